@@ -1,0 +1,38 @@
+//===- tessera/ir/AccessRegions.h - Inferring a block's reads and writes ---===//
+//
+// When a block does not spell out T.reads/T.writes, its regions are inferred
+// from the loads and stores in its init and body, as TensorIR does:
+//   - an access A[vi, vk] at block iter vars gives the point region
+//     A[vi:vi+1, vk:vk+1];
+//   - indices that use loops or let-variables defined inside the block are
+//     relaxed over those loops' ranges (lower and upper bounds of sums,
+//     differences, products with constants, floordiv/floormod by constants,
+//     min/max); an index that cannot be bounded covers the whole dimension;
+//   - several accesses of one buffer merge into their bounding box when their
+//     bounds are comparable (same expression plus different constants), else
+//     the dimension is the whole extent;
+//   - a buffer allocated inside the block is not reported; a buffer both read
+//     and written appears in both lists; order is first appearance.
+// Nested blocks contribute their own (already inferred or written) regions,
+// relaxed over the loops between the two blocks.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <utility>
+#include <vector>
+
+#include "tessera/ir/Stmt.h"
+
+namespace tessera::ir {
+
+struct AccessRegions {
+  std::vector<BufferRegion> reads;
+  std::vector<BufferRegion> writes;
+};
+
+/// The regions that `init` and `body` access, excluding buffers in `allocs`.
+AccessRegions infer_access_regions(const std::optional<Stmt> &init, const Stmt &body,
+                                   const std::vector<Buffer> &allocs);
+
+}  // namespace tessera::ir

@@ -1,0 +1,55 @@
+//===- Annotation.cpp - Annotation values ----------------------------------===//
+#include "tessera/ir/Annotation.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+
+namespace tessera::ir {
+
+/// Shortest decimal text that reads back to the same double (Python's repr).
+static std::string float_repr(double v) {
+  if (std::isinf(v)) return v > 0 ? "float(\"inf\")" : "float(\"-inf\")";
+  if (std::isnan(v)) return "float(\"nan\")";
+  char buf[64];
+  for (int prec = 1; prec <= 17; ++prec) {
+    std::snprintf(buf, sizeof(buf), "%.*g", prec, v);
+    if (std::strtod(buf, nullptr) == v) break;
+  }
+  std::string s = buf;
+  if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
+  return s;
+}
+
+std::string AnnValue::str() const {
+  if (is_bool()) return as_bool() ? "True" : "False";
+  if (is_int()) return std::to_string(as_int());
+  if (is_float()) return float_repr(as_float());
+  if (is_string()) {
+    std::string out = "\"";
+    for (char c : as_string()) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+    return out + "\"";
+  }
+  std::string out = "[";
+  const List &l = as_list();
+  for (size_t i = 0; i < l.size(); ++i) out += (i ? ", " : "") + l[i].str();
+  return out + "]";
+}
+
+size_t AnnValue::hash() const {
+  size_t h = v_.index() * 0x9e3779b97f4a7c15ull;
+  auto mix = [&](size_t x) { h ^= x + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); };
+  if (is_bool()) mix(as_bool());
+  else if (is_int()) mix(std::hash<int64_t>()(as_int()));
+  else if (is_float()) mix(std::hash<double>()(as_float()));
+  else if (is_string()) mix(std::hash<std::string>()(as_string()));
+  else
+    for (const AnnValue &x : as_list()) mix(x.hash());
+  return h;
+}
+
+}  // namespace tessera::ir
