@@ -1,0 +1,95 @@
+//===- tools/Commands.cpp - The `tessera` subcommands ----------------------===//
+#include "Commands.h"
+
+#include <charconv>
+#include <ostream>
+
+#include "tessera/runtime/Interpreter.h"
+#include "tessera/script/Parser.h"
+#include "tessera/script/Printer.h"
+
+namespace tessera::cli {
+
+namespace {
+
+/// Runs `body`, mapping exceptions to the documented exit statuses.
+template <typename F>
+int guarded(std::ostream &err, F &&body) {
+  try {
+    return body();
+  } catch (const script::ParseError &e) {
+    err << e.what() << "\n";
+    return 1;
+  } catch (const UserError &e) {
+    err << "error: " << e.what() << "\n";
+    return 1;
+  } catch (const InternalError &e) {
+    err << e.what() << "\n";
+    return 2;
+  } catch (const std::exception &e) {
+    err << "internal error (this is a bug in tessera): " << e.what() << "\n";
+    return 2;
+  }
+}
+
+ir::PrimFunc select_func(const ir::Module &m, const std::string &wanted, const std::string &file) {
+  if (!wanted.empty()) {
+    if (ir::PrimFunc f = m.lookup(wanted); f.defined()) return f;
+    throw UserError(file + ": no function named '" + wanted + "'");
+  }
+  if (m.funcs.size() == 1) return m.funcs[0];
+  if (ir::PrimFunc f = m.lookup("main"); f.defined()) return f;
+  std::string names;
+  for (const ir::PrimFunc &f : m.funcs) names += (names.empty() ? "" : ", ") + f.name();
+  throw UserError(file + " holds several functions (" + names + "): choose one with --func");
+}
+
+}  // namespace
+
+std::pair<std::string, int64_t> parse_dim_binding(const std::string &text) {
+  auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw UserError("--dim expects NAME=VALUE, got '" + text + "'");
+  std::string name = text.substr(0, eq);
+  std::string value = text.substr(eq + 1);
+  int64_t v = 0;
+  auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+  if (ec != std::errc() || p != value.data() + value.size() || value.empty())
+    throw UserError("--dim " + name + ": expected an integer, got '" + value + "'");
+  if (v < 0) throw UserError("--dim " + name + ": a dimension cannot be negative, got " + value);
+  return {name, v};
+}
+
+int fmt_command(const FmtOptions &opts, std::ostream &out, std::ostream &err) {
+  int status = 0;
+  for (const std::string &file : opts.files) {
+    int rc = guarded(err, [&] {
+      ir::Module m = script::parse_file(file);
+      out << script::print(m);
+      return 0;
+    });
+    status = std::max(status, rc);
+  }
+  return status;
+}
+
+int run_command(const RunOptions &opts, std::ostream &out, std::ostream &err) {
+  return guarded(err, [&] {
+    runtime::DimBindings dims;
+    for (const std::string &d : opts.dims) {
+      auto [name, value] = parse_dim_binding(d);
+      dims[name] = value;
+    }
+    ir::Module m = script::parse_file(opts.file);
+    ir::PrimFunc f = select_func(m, opts.func, opts.file);
+    std::vector<runtime::NDArray> args = runtime::make_random_args(f, dims, opts.seed);
+    runtime::interpret(f, args);
+    for (size_t i = 0; i < f.params().size(); ++i) {
+      ir::Buffer b = f.buffer_of(f.params()[i]);
+      if (b.defined()) out << args[i].summary(b.name()) << "\n";
+    }
+    return 0;
+  });
+}
+
+}  // namespace tessera::cli

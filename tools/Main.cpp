@@ -1,0 +1,39 @@
+//===- tools/Main.cpp - The `tessera` command-line program -----------------===//
+//
+// Parses the command line with CLI11 and dispatches to Commands.h. Kept to
+// this one translation unit because CLI11 is slow to compile.
+//
+//===----------------------------------------------------------------------===//
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "Commands.h"
+
+int main(int argc, char **argv) {
+  using namespace tessera::cli;
+  CLI::App app{"tessera: tensor programs (TVMScript) to fast, verified GPU kernels"};
+  app.set_version_flag("--version", std::string("tessera ") + TESSERA_VERSION);
+  app.require_subcommand(1);
+
+  FmtOptions fmt;
+  CLI::App *fmt_cmd = app.add_subcommand("fmt", "Print TVMScript files in canonical form");
+  fmt_cmd->add_option("files", fmt.files, "TVMScript files")->required()->check(CLI::ExistingFile);
+
+  RunOptions run;
+  std::vector<std::string> dims;
+  CLI::App *run_cmd = app.add_subcommand(
+      "run", "Interpret a function on random inputs and print a summary of every buffer parameter");
+  run_cmd->add_option("file", run.file, "TVMScript file")->required()->check(CLI::ExistingFile);
+  run_cmd->add_option("--dim", run.dims, "Bind a symbolic dimension, e.g. --dim n=64 (repeatable)");
+  run_cmd->add_option("--seed", run.seed, "Random seed for the inputs")->capture_default_str();
+  run_cmd->add_option("--func", run.func, "Function of a module to run (default: the only one, or main)");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError &e) {
+    return app.exit(e);
+  }
+  if (*fmt_cmd) return fmt_command(fmt, std::cout, std::cerr);
+  if (*run_cmd) return run_command(run, std::cout, std::cerr);
+  return 1;
+}
