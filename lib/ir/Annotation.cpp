@@ -1,9 +1,11 @@
 //===- Annotation.cpp - Annotation values ----------------------------------===//
 #include "tessera/ir/Annotation.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 
 namespace tessera::ir {
@@ -12,11 +14,16 @@ namespace tessera::ir {
 static std::string float_repr(double v) {
   if (std::isinf(v)) return v > 0 ? "float(\"inf\")" : "float(\"-inf\")";
   if (std::isnan(v)) return "float(\"nan\")";
+  // The fewest significant digits that read back exactly, then Python's
+  // layout: positional for decimal exponents in [-4, 16), else scientific.
   char buf[64];
-  for (int prec = 1; prec <= 17; ++prec) {
-    std::snprintf(buf, sizeof(buf), "%.*g", prec, v);
+  int prec = 1;
+  for (; prec <= 17; ++prec) {
+    std::snprintf(buf, sizeof(buf), "%.*e", prec - 1, v);
     if (std::strtod(buf, nullptr) == v) break;
   }
+  int exp10 = std::atoi(std::strchr(buf, 'e') + 1);
+  if (exp10 >= -4 && exp10 < 16) std::snprintf(buf, sizeof(buf), "%.*f", std::max(prec - 1 - exp10, 0), v);
   std::string s = buf;
   if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
   return s;

@@ -79,6 +79,7 @@ std::vector<Var> PrimFunc::shape_vars() const {
 }
 
 PrimFunc PrimFunc::with_body(Stmt body) const {
+  if (body.same_as(ptr_->body)) return *this;
   return make(name(), params(), buffer_map(), std::move(body), attrs());
 }
 

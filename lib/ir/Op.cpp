@@ -103,7 +103,10 @@ Expr call(Intrinsic op, std::vector<Expr> args) {
       return Call::make(DataType::bool_(), op, std::move(args));
     case Intrinsic::Abs:
       TESSERA_ICHECK(args.size() == 1) << "abs takes 1 argument";
-      return Call::make(args[0].dtype(), op, std::move(args));
+      {
+        DataType t = args[0].dtype();  // read before `args` is moved from
+        return Call::make(t, op, std::move(args));
+      }
     default: break;
   }
   DataType t = DataType::void_();

@@ -48,6 +48,7 @@ Stmt For::make(Var loop_var, Expr min, Expr extent, ForKind kind, Stmt body, std
 
 Stmt For::with_body(Stmt b) const {
   TESSERA_ICHECK(b.defined()) << "For::with_body(undefined)";
+  if (b.same_as(body)) return Stmt(std::static_pointer_cast<const StmtNode>(shared_from_this()));
   return make(loop_var, min, extent, for_kind, std::move(b), thread_tag, annotations);
 }
 
@@ -83,6 +84,7 @@ Stmt Block::make(std::string name, std::vector<IterVar> iter_vars, std::vector<E
 }
 
 Stmt Block::with_body(Stmt b) const {
+  if (b.same_as(body)) return Stmt(std::static_pointer_cast<const StmtNode>(shared_from_this()));
   return make(name, iter_vars, bindings, predicate, reads, writes, allocs, init, std::move(b), annotations);
 }
 

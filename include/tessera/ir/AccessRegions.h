@@ -35,4 +35,10 @@ struct AccessRegions {
 AccessRegions infer_access_regions(const std::optional<Stmt> &init, const Stmt &body,
                                    const std::vector<Buffer> &allocs);
 
+/// `end - min` for a half-open range, folded to a constant when the two differ
+/// by one and kept free of `+ 0` and `- 0` otherwise. Used for region slices
+/// (`A[k * 32:k * 32 + 32]` has extent 32) and loop extents (`range(1, n)`).
+///   extent_between(k * 32, k * 32 + 32) == 32;  extent_between(0, n) is n
+Expr extent_between(const Expr &min, const Expr &end);
+
 }  // namespace tessera::ir

@@ -65,6 +65,7 @@ class PrimFunc {
   /// Symbolic shape variables, in order of first appearance in the parameter buffers' shapes.
   std::vector<Var> shape_vars() const;
 
+  /// A copy with a new body (this function when the body is the same).
   PrimFunc with_body(Stmt body) const;
   PrimFunc with_name(std::string name) const;
 

@@ -26,8 +26,10 @@ enum class NodeKind : uint8_t {
 /// Name of a node kind, e.g. "Binary".
 const char *node_kind_name(NodeKind kind);
 
-/// Base of every IR node.
-struct Node {
+/// Base of every IR node. Nodes are always owned by a shared_ptr (factories
+/// use make_shared), so a node can hand out its own handle: `with_*` methods
+/// return the node itself when nothing changes.
+struct Node : std::enable_shared_from_this<Node> {
   explicit Node(NodeKind k) : kind(k) {}
   Node(const Node &) = delete;
   Node &operator=(const Node &) = delete;

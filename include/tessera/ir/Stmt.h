@@ -99,7 +99,7 @@ struct Block : StmtNode {
                    Expr predicate, std::vector<BufferRegion> reads, std::vector<BufferRegion> writes,
                    std::vector<Buffer> allocs, std::optional<Stmt> init, Stmt body,
                    Annotations annotations = {});
-  /// A copy with a new body.
+  /// A copy with a new body (returns this node when the body is the same).
   Stmt with_body(Stmt body) const;
 };
 

@@ -9,6 +9,13 @@
 // Free variables (not defined anywhere in the compared trees) must be
 // identical nodes.
 //
+// Everything else is compared: node kinds, dtypes, operators, constants
+// (floats bit for bit, but any NaN equals any NaN), buffer dtype, shape,
+// strides and scope, loop kinds and thread tags, annotations, block names
+// (schedules find blocks by name), iter kinds, domains, bindings, predicates,
+// reads/writes regions, allocations, init presence, function names and
+// attributes. Modules compare their functions pairwise, in order.
+//
 // structural_hash is consistent with structural_equal: equal programs hash
 // equally (names and variable identities do not enter the hash).
 //
@@ -28,7 +35,11 @@ bool structural_equal(const Stmt &a, const Stmt &b);
 bool structural_equal(const Expr &a, const Expr &b);
 
 /// Like structural_equal, but explains the first difference (for test
-/// failures): "body.Seq[1].For(j).extent: 64 vs 128". Empty when equal.
+/// failures) as a path from the function and both values:
+///   "body.Block(root).Seq[1].For(j).extent: 64 vs 128"
+///   "body.Block(root).For(i).For(j).Block(C).Store(C).value.a.Load(A).indices[0]:
+///    vj vs vi (they refer to different definitions)"
+/// Empty when equal.
 std::string structural_diff(const PrimFunc &a, const PrimFunc &b);
 
 size_t structural_hash(const PrimFunc &f);

@@ -1,19 +1,30 @@
 //===- tessera/ir/Verifier.h - Well-formedness checks ----------------------===//
 //
 // The verifier reports ill-formed IR that the node factories cannot see
-// locally, for example:
-//   - a variable used outside the scope that defines it (undefined variable);
-//   - a variable defined twice (two loops or iter vars sharing one Var node);
-//   - a load or store of a buffer that is neither a parameter buffer nor
-//     allocated by an enclosing block;
-//   - a block binding arity mismatch, or a reduction block iter var bound in a
-//     block without init where one is required (reported as a warning-free
-//     error only for arity);
-//   - a block's iter var used in its bindings, or a loop variable of an inner
-//     loop used in an outer block binding;
-//   - a non-bool predicate, a thread-bound loop without a thread tag;
-//   - reads/writes regions with the wrong number of dimensions.
-// Every problem is reported; none throws halfway.
+// locally. It checks, in one walk (scalar parameters and the symbolic shape
+// variables of parameter buffers are defined for the whole function):
+//   - a variable used outside the scope that defines it, or never defined;
+//   - a variable defined twice anywhere in the function (two loops, iter vars
+//     or lets sharing one Var node, or shadowing a parameter);
+//   - a load, store, reads region or writes region of a buffer that is
+//     neither a parameter buffer nor allocated by an enclosing block; a
+//     buffer allocated twice;
+//   - a block whose iter vars and bindings differ in number;
+//   - a block's iter var used in its own bindings, domains or predicate, and
+//     a loop variable used in its own loop's min or extent;
+//   - reads/writes regions, loads or stores with the wrong number of
+//     dimensions; a store whose value type differs from the buffer's;
+//   - a thread-bound loop without a thread tag (or a tag on another kind);
+//   - a loop variable, min or extent that is not an integer;
+//   - a block iter var whose type or domain is not an integer; a non-bool
+//     block predicate;
+//   - an init statement on a block without reduction iter vars;
+//   - several blocks with the same name in one function (schedules look
+//     blocks up by name).
+// Every problem is reported; none throws halfway. Messages name the function,
+// the innermost block and loop, and the object:
+//   in function 'main', block 'C', loop 'k': variable 'vi' is used outside
+//   the loop that defines it
 //
 //===----------------------------------------------------------------------===//
 #pragma once

@@ -21,7 +21,9 @@ namespace tessera::runtime {
 class NDArray {
  public:
   NDArray() = default;
-  /// Zero-filled array.
+  /// Zero-filled array. An empty shape is a 0-d array with one element (used
+  /// for scalar parameters). A negative dimension or a vector/handle/void
+  /// dtype is a UserError.
   NDArray(ir::DataType dtype, std::vector<int64_t> shape);
 
   ir::DataType dtype() const { return dtype_; }
@@ -35,25 +37,36 @@ class NDArray {
   template <typename T>
   const T *data_as() const { return reinterpret_cast<const T *>(bytes_.data()); }
 
-  /// Element `flat` (row-major) as a double; integers exactly up to 2^53.
+  /// Element `flat` (row-major) as a double; integers exactly up to 2^53,
+  /// uint64 as its unsigned value. `flat` outside [0, numel) is a UserError
+  /// (so are the other accessors').
   double get(int64_t flat) const;
-  /// Stores `v` converted to the dtype (rounding floats, wrapping integers).
+  /// Stores `v` converted to the dtype: floats round to nearest even; integers
+  /// truncate toward zero (NaN -> 0) and wrap at the width; bool is v != 0.
   void set(int64_t flat, double v);
-  /// Integer elements exactly (int64/uint64 included).
+  /// Integer elements exactly: signed types sign-extended, unsigned types
+  /// zero-extended, uint64 as its bit pattern (UINT64_MAX reads as -1). Float
+  /// elements truncate toward zero.
   int64_t get_int(int64_t flat) const;
+  /// Stores the low bits of `v` (wrap-around); float dtypes round.
   void set_int(int64_t flat, int64_t v);
 
   /// Fills with values that are never all zero: floats uniform in [-1, 1)
-  /// (float16/bfloat16 rounded), signed integers in [-8, 8), unsigned in
-  /// [0, 16), bool true or false — the range a dtype's arithmetic cannot
-  /// overflow in typical kernels.
+  /// (float16/bfloat16 rounded, so an element may round to 1), signed integers
+  /// in [-8, 8), unsigned in [0, 16), bool true or false — the range a dtype's
+  /// arithmetic cannot overflow in typical kernels. When every drawn element
+  /// is zero (a one-element bool array, say), element 0 is set to 1.
+  /// Deterministic for a given generator state.
   void fill_random(std::mt19937_64 &rng);
 
-  /// Summary used by `tessera run`: "A float32[128, 64] l2=... max=... mean=..."
-  /// (max is the largest absolute value).
+  /// Summary used by `tessera run`, each number printed with printf's "%.6g":
+  ///   "A float32[2, 2] l2=5 max=4 mean=-0.25"
+  /// l2 is sqrt(sum x^2), max the largest absolute value, mean the arithmetic
+  /// mean (all computed in double; an empty array gives 0 for all three; a NaN
+  /// element makes them nan).
   std::string summary(const std::string &name) const;
 
-  /// "float32[128, 64]"
+  /// "float32[128, 64]"; a 0-d array is "float32[]".
   std::string type_str() const;
 
  private:
@@ -63,10 +76,14 @@ class NDArray {
   std::vector<uint8_t> bytes_;
 };
 
-/// Largest relative error between two arrays of the same shape:
-/// max |a - b| / max(|b|, 1e-6 * max|b| , tiny). Shapes must match.
+/// Largest relative error of `a` against the reference `b`, over elements i:
+///   |a_i - b_i| / max(|b_i|, 1e-6 * max_j |b_j|, DBL_MIN)
+/// (max_j over finite b_j). Equal elements (also equal infinities, or NaN in
+/// both) count 0; NaN in one only counts infinity. Dtypes may differ (a
+/// float16 result against a float32 reference). Different shapes are a UserError.
 double max_rel_error(const NDArray &a, const NDArray &b);
-/// Element-wise |a - b| <= atol + rtol * |b| (NaN equals NaN).
+/// Element-wise |a - b| <= atol + rtol * |b| (NaN equals NaN, equal infinities
+/// are close). False when the shapes differ.
 bool allclose(const NDArray &a, const NDArray &b, double rtol, double atol);
 /// Default tolerances per dtype for comparing a transformed program with a
 /// reference: float16 1e-2, bfloat16 3e-2, float32 1e-5, float64 1e-12, integers exact.

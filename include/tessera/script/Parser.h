@@ -21,6 +21,30 @@
 // written (ir/AccessRegions.h), and the body becomes the function's root
 // block. Errors are ParseErrors; the parser never returns a partial result.
 //
+// Choices where TVMScript leaves room (kept in step with the printer):
+//   - `T.serial/parallel/vectorized/unroll(a, b)` and `T.thread_binding(a, b,
+//     thread=...)` mean [a, b) as in TVMScript, not (min, extent);
+//     `T.axis.spatial((a, b), v)` likewise is the domain [a, b);
+//   - `with T.block():` without a name makes a block named "" (TVMScript's
+//     default);
+//   - a value stored into a buffer, or bound by `x: T.int32 = ...`, must have
+//     that type; only Python literals convert (`B[i] = 0` into float16 is
+//     T.float16(0)); anything else is an error that suggests T.Cast;
+//   - `**` on floats is T.pow; on integers the exponent must be a constant in
+//     [0, 64] and the power is expanded into multiplications;
+//   - `&` and `|` on two bools are logical and/or; `a if c else b` is
+//     T.if_then_else; `T.likely(x)` is x;
+//   - `T.let(v, value, body)` declares a new `v` (typed by `value`) for `body`;
+//     `x = value` binds a LetStmt over the rest of its statement list;
+//   - a 0-d buffer is indexed as `A[()]`;
+//   - buffer kwargs the IR does not model (offset_factor, align, elem_offset,
+//     axis_separators, buffer_type) are accepted and dropped, as are
+//     `@T.prim_func(private=..., check_well_formed=...)`; attrs are stored as
+//     written ("tir.noalias" and "tirx.noalias" alike);
+//   - a `with T.block("root"):` that is the function's body is its root block
+//     (its reads/writes stay empty); function-level T.alloc_buffer goes into
+//     the root block that the parser then builds.
+//
 //===----------------------------------------------------------------------===//
 #pragma once
 

@@ -1,0 +1,221 @@
+//===- Interpreter.cpp - Argument binding and the run loop -----------------===//
+//
+// Compilation is in CompileExpr.cpp / CompileStmt.cpp; this file binds the
+// arguments of one run (scalar parameters, then symbolic shape variables from
+// the arrays' shapes, then checks every dimension) and executes the body.
+//
+//===----------------------------------------------------------------------===//
+#include "tessera/runtime/Interpreter.h"
+
+#include <sstream>
+#include <unordered_map>
+
+#include "Closures.h"
+#include "tessera/ir/Functor.h"
+
+namespace tessera::runtime {
+
+using detail::BufState;
+using detail::Frame;
+using detail::Program;
+
+struct Interpreter::Impl {
+  std::unique_ptr<Program> prog;
+};
+
+Interpreter::Interpreter(const ir::PrimFunc &f) : impl_(std::make_unique<Impl>()) {
+  TESSERA_ICHECK(f.defined()) << "Interpreter of an undefined function";
+  impl_->prog = detail::compile_program(f);
+}
+Interpreter::~Interpreter() = default;
+Interpreter::Interpreter(Interpreter &&) noexcept = default;
+Interpreter &Interpreter::operator=(Interpreter &&) noexcept = default;
+
+namespace {
+
+std::string arg_name(const Program &p, int i) {
+  const ir::Var &v = p.func.params()[i];
+  ir::Buffer b = p.func.buffer_of(v);
+  std::ostringstream os;
+  os << "argument " << i << " ('" << (b.defined() ? b.name() : v.name()) << "')";
+  return os.str();
+}
+
+}  // namespace
+
+void Interpreter::run(std::vector<NDArray *> args) const {
+  const Program &p = *impl_->prog;
+  const auto &params = p.func.params();
+  if (args.size() != params.size())
+    throw InterpretError("function '" + p.func.name() + "' takes " + std::to_string(params.size()) +
+                         " arguments, got " + std::to_string(args.size()));
+  for (size_t i = 0; i < args.size(); ++i)
+    if (!args[i]) throw InterpretError(arg_name(p, static_cast<int>(i)) + " is null");
+
+  std::vector<int64_t> iv(std::max(p.num_int_slots, 1), 0);
+  std::vector<double> fv(std::max(p.num_float_slots, 1), 0.0);
+  std::vector<BufState> bufs(std::max(p.num_buf_slots, 1));
+  std::vector<std::vector<uint8_t>> alloc_storage(p.num_allocs);
+  Frame f{iv.data(), fv.data(), bufs.data(), &alloc_storage};
+
+  // Step 1. Scalar parameters.
+  std::vector<std::string> bound_from(p.num_int_slots);
+  for (const detail::ScalarParam &sp : p.scalars) {
+    const NDArray &a = *args[sp.param_index];
+    if (a.numel() != 1)
+      throw InterpretError(arg_name(p, sp.param_index) + ": scalar parameter of type " + sp.var.dtype().str() +
+                           " needs a one-element array, got " + a.type_str());
+    if (sp.is_float) {
+      f.fv[sp.slot] = detail::round_float(sp.var.dtype(), a.get(0));
+    } else {
+      int64_t v = a.dtype().is_float() ? static_cast<int64_t>(a.get(0)) : a.get_int(0);
+      f.iv[sp.slot] = detail::wrap_int(sp.var.dtype(), v);
+      bound_from[sp.slot] = "scalar parameter '" + sp.var.name() + "'";
+    }
+  }
+
+  // Step 2. Types, ranks, and shape variables bound by their first appearance.
+  for (const detail::ParamBuffer &pb : p.buffers) {
+    const NDArray &a = *args[pb.param_index];
+    const ir::Buffer &b = pb.buffer;
+    if (a.dtype() != b.dtype())
+      throw InterpretError(arg_name(p, pb.param_index) + ": buffer '" + b.name() + "' has dtype " + b.dtype().str() +
+                           " but the array is " + a.type_str());
+    if (static_cast<int>(a.shape().size()) != b.ndim())
+      throw InterpretError(arg_name(p, pb.param_index) + ": buffer '" + b.name() + "' has " +
+                           std::to_string(b.ndim()) + " dimensions but the array is " + a.type_str());
+    for (int d = 0; d < b.ndim(); ++d) {
+      int s = pb.dim_var_slot[d];
+      if (s < 0 || !bound_from[s].empty()) continue;
+      f.iv[s] = a.shape()[d];
+      bound_from[s] = "buffer '" + b.name() + "' dimension " + std::to_string(d);
+    }
+  }
+
+  // Step 3. Every dimension (and stride) against the array.
+  for (const detail::ParamBuffer &pb : p.buffers) {
+    NDArray &a = *args[pb.param_index];
+    const ir::Buffer &b = pb.buffer;
+    BufState &st = f.bufs[pb.slot];
+    st.ndim = b.ndim();
+    st.data = a.data();
+    st.storage = a.numel();
+    for (int d = 0; d < b.ndim(); ++d) {
+      int64_t want = pb.dims[d]->eval(f), got = a.shape()[d];
+      if (want != got) {
+        std::ostringstream os;
+        os << "shape mismatch for buffer '" << b.name() << "' dimension " << d << ": expected ";
+        int s = pb.dim_var_slot[d];
+        if (s >= 0)
+          os << p.shape_var_names.at(s) << " = " << want << " (bound from " << bound_from[s] << ")";
+        else
+          os << want;
+        os << ", got " << got << " (array " << a.type_str() << ")";
+        throw InterpretError(os.str());
+      }
+      st.shape[d] = got;
+    }
+    if (pb.strides.empty()) {
+      int64_t s = 1;
+      for (int d = b.ndim() - 1; d >= 0; --d) {
+        st.strides[d] = s;
+        s *= st.shape[d];
+      }
+    } else {
+      int64_t last = 0;
+      for (int d = 0; d < b.ndim(); ++d) {
+        st.strides[d] = pb.strides[d]->eval(f);
+        if (st.shape[d] > 0) last += (st.shape[d] - 1) * st.strides[d];
+      }
+      if (a.numel() > 0 && last >= a.numel())
+        throw InterpretError(arg_name(p, pb.param_index) + ": the strides of buffer '" + b.name() +
+                             "' reach element " + std::to_string(last) + " but the array " + a.type_str() +
+                             " has " + std::to_string(a.numel()));
+    }
+  }
+
+  // Step 4. Run.
+  p.body->exec(f);
+}
+
+std::vector<NDArray> make_random_args(const ir::PrimFunc &f, const DimBindings &dims, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::unordered_map<const ir::VarNode *, int64_t> values;
+  std::vector<std::pair<ir::Var, int64_t>> known;
+  const auto &params = f.params();
+  std::vector<NDArray> out(params.size());
+
+  // Scalars first: an integer scalar parameter may also be a shape variable.
+  for (size_t i = 0; i < params.size(); ++i) {
+    const ir::Var &v = params[i];
+    if (v.dtype().is_handle()) continue;
+    NDArray a(v.dtype(), {});
+    auto it = dims.find(v.name());
+    if (v.dtype().is_float()) {
+      a.set(0, it != dims.end() ? static_cast<double>(it->second)
+                                : std::uniform_real_distribution<double>(0.5, 2.0)(rng));
+    } else {
+      int64_t x = it != dims.end() ? it->second : static_cast<int64_t>(rng() % 8) + 1;
+      a.set_int(0, x);
+      values[v.get()] = a.get_int(0);
+      known.emplace_back(v, a.get_int(0));
+    }
+    out[i] = std::move(a);
+  }
+  for (const ir::Var &v : f.shape_vars()) {
+    if (values.count(v.get())) continue;
+    if (auto it = dims.find(v.name()); it != dims.end()) {
+      values[v.get()] = it->second;
+      known.emplace_back(v, it->second);
+    }
+  }
+
+  // Shapes: compile each dimension with the known variables in scope.
+  Program prog;
+  detail::Compiler c(prog);
+  std::vector<std::pair<int, int64_t>> slots;
+  for (const auto &[v, value] : known) slots.emplace_back(c.bind_var(v), value);
+  for (size_t i = 0; i < params.size(); ++i) {
+    ir::Buffer b = f.buffer_of(params[i]);
+    if (!b.defined()) continue;
+    std::vector<int64_t> shape;
+    for (int d = 0; d < b.ndim(); ++d) {
+      const ir::Expr &e = b.shape()[d];
+      // Name the first unbound variable of this dimension, if any.
+      struct FindFree : ir::IRVisitor {
+        const std::unordered_map<const ir::VarNode *, int64_t> *values;
+        std::string missing;
+        void visit_(const ir::VarNode *op) override {
+          if (missing.empty() && !values->count(op)) missing = op->name;
+        }
+      } ff;
+      ff.values = &values;
+      ff.visit(e);
+      if (!ff.missing.empty())
+        throw InterpretError("symbolic dimension '" + ff.missing + "' of buffer '" + b.name() + "' (dimension " +
+                             std::to_string(d) + ") has no value; pass it in the dims");
+      detail::IntPtr fn = c.compile_int(e);
+      std::vector<int64_t> iv(std::max(prog.num_int_slots, 1), 0);
+      for (auto [slot, value] : slots) iv[slot] = value;
+      Frame fr{iv.data(), nullptr, nullptr, nullptr};
+      int64_t n = fn->eval(fr);
+      if (n < 0)
+        throw InterpretError("dimension " + std::to_string(d) + " of buffer '" + b.name() + "' is negative: " +
+                             std::to_string(n));
+      shape.push_back(n);
+    }
+    NDArray a(b.dtype(), std::move(shape));
+    a.fill_random(rng);
+    out[i] = std::move(a);
+  }
+  return out;
+}
+
+void interpret(const ir::PrimFunc &f, std::vector<NDArray> &args) {
+  std::vector<NDArray *> ptrs;
+  ptrs.reserve(args.size());
+  for (NDArray &a : args) ptrs.push_back(&a);
+  Interpreter(f).run(std::move(ptrs));
+}
+
+}  // namespace tessera::runtime

@@ -1,0 +1,227 @@
+//===- NDArray.cpp - Host arrays -------------------------------------------===//
+#include "tessera/runtime/NDArray.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <sstream>
+
+#include "tessera/support/Error.h"
+#include "tessera/support/Half.h"
+
+namespace tessera::runtime {
+
+using ir::DataType;
+using ir::TypeCode;
+
+NDArray::NDArray(DataType dtype, std::vector<int64_t> shape) : dtype_(dtype), shape_(std::move(shape)) {
+  if (dtype.lanes() != 1 || dtype.is_handle() || dtype.is_void())
+    throw UserError("cannot make an array of " + dtype.str());
+  numel_ = 1;
+  for (size_t d = 0; d < shape_.size(); ++d) {
+    if (shape_[d] < 0)
+      throw UserError("array dimension " + std::to_string(d) + " is negative: " + std::to_string(shape_[d]));
+    numel_ *= shape_[d];
+  }
+  bytes_.assign(static_cast<size_t>(numel_) * dtype.bytes(), 0);
+}
+
+static void check_flat(const NDArray &a, int64_t flat) {
+  if (flat < 0 || flat >= a.numel())
+    throw UserError("element " + std::to_string(flat) + " is out of range for " + a.type_str());
+}
+
+double NDArray::get(int64_t flat) const {
+  check_flat(*this, flat);
+  const uint8_t *p = bytes_.data() + flat * dtype_.bytes();
+  auto rd = [p]<typename T>(T) {
+    T v;
+    std::memcpy(&v, p, sizeof(T));
+    return v;
+  };
+  switch (dtype_.code()) {
+    case TypeCode::Bool: return *p != 0;
+    case TypeCode::BFloat: return bfloat16_bits_to_float(rd(uint16_t{}));
+    case TypeCode::Float:
+      if (dtype_.bits() == 16) return half_bits_to_float(rd(uint16_t{}));
+      if (dtype_.bits() == 32) return rd(float{});
+      return rd(double{});
+    case TypeCode::UInt:
+      if (dtype_.bits() == 64) return static_cast<double>(rd(uint64_t{}));
+      return static_cast<double>(get_int(flat));
+    default: return static_cast<double>(get_int(flat));
+  }
+}
+
+int64_t NDArray::get_int(int64_t flat) const {
+  check_flat(*this, flat);
+  if (dtype_.is_float()) return static_cast<int64_t>(std::trunc(get(flat)));
+  const uint8_t *p = bytes_.data() + flat * dtype_.bytes();
+  if (dtype_.is_bool()) return *p != 0;
+  bool s = dtype_.is_int();
+  switch (dtype_.bits()) {
+    case 8: return s ? static_cast<int8_t>(*p) : *p;
+    case 16: {
+      uint16_t v;
+      std::memcpy(&v, p, 2);
+      return s ? static_cast<int16_t>(v) : v;
+    }
+    case 32: {
+      uint32_t v;
+      std::memcpy(&v, p, 4);
+      return s ? static_cast<int32_t>(v) : static_cast<int64_t>(v);
+    }
+    default: {
+      int64_t v;
+      std::memcpy(&v, p, 8);
+      return v;
+    }
+  }
+}
+
+void NDArray::set_int(int64_t flat, int64_t v) {
+  check_flat(*this, flat);
+  if (dtype_.is_float()) {
+    set(flat, static_cast<double>(v));
+    return;
+  }
+  uint8_t *p = bytes_.data() + flat * dtype_.bytes();
+  if (dtype_.is_bool()) {
+    *p = v != 0;
+    return;
+  }
+  // Little-endian: the low bytes are the wrapped value.
+  std::memcpy(p, &v, dtype_.bytes());
+}
+
+void NDArray::set(int64_t flat, double v) {
+  check_flat(*this, flat);
+  uint8_t *p = bytes_.data() + flat * dtype_.bytes();
+  if (dtype_.is_bool()) {
+    *p = v != 0;
+    return;
+  }
+  if (dtype_.is_bfloat16()) {
+    uint16_t h = float_to_bfloat16_bits(static_cast<float>(v));
+    std::memcpy(p, &h, 2);
+    return;
+  }
+  if (dtype_.is_float()) {
+    if (dtype_.bits() == 16) {
+      uint16_t h = float_to_half_bits(static_cast<float>(v));
+      std::memcpy(p, &h, 2);
+    } else if (dtype_.bits() == 32) {
+      float f = static_cast<float>(v);
+      std::memcpy(p, &f, 4);
+    } else {
+      std::memcpy(p, &v, 8);
+    }
+    return;
+  }
+  // Integers: truncate toward zero (NaN -> 0, beyond 64 bits saturates), then wrap.
+  if (std::isnan(v)) v = 0;
+  v = std::trunc(v);
+  int64_t i;
+  if (v >= 0x1p64)
+    i = -1;
+  else if (v >= 0x1p63)
+    i = static_cast<int64_t>(static_cast<uint64_t>(v));
+  else if (v < -0x1p63)
+    i = std::numeric_limits<int64_t>::min();
+  else
+    i = static_cast<int64_t>(v);
+  set_int(flat, i);
+}
+
+void NDArray::fill_random(std::mt19937_64 &rng) {
+  bool any_nonzero = false;
+  for (int64_t i = 0; i < numel_; ++i) {
+    if (dtype_.is_float()) {
+      std::uniform_real_distribution<double> u(-1.0, 1.0);
+      set(i, u(rng));
+    } else if (dtype_.is_bool()) {
+      set_int(i, static_cast<int64_t>(rng() & 1));
+    } else if (dtype_.is_int()) {
+      set_int(i, static_cast<int64_t>(rng() % 16) - 8);
+    } else {
+      set_int(i, static_cast<int64_t>(rng() % 16));
+    }
+    any_nonzero |= get(i) != 0;
+  }
+  if (numel_ > 0 && !any_nonzero) set(0, 1.0);
+}
+
+std::string NDArray::type_str() const {
+  std::ostringstream os;
+  os << dtype_.str() << "[";
+  for (size_t d = 0; d < shape_.size(); ++d) os << (d ? ", " : "") << shape_[d];
+  os << "]";
+  return os.str();
+}
+
+std::string NDArray::summary(const std::string &name) const {
+  double sq = 0, mx = 0, sum = 0;
+  for (int64_t i = 0; i < numel_; ++i) {
+    double v = get(i);
+    sq += v * v;
+    sum += v;
+    double a = std::fabs(v);
+    if (a > mx || std::isnan(a)) mx = std::isnan(mx) ? mx : a;
+  }
+  double mean = numel_ ? sum / static_cast<double>(numel_) : 0.0;
+  char buf[128];
+  std::snprintf(buf, sizeof(buf), " l2=%.6g max=%.6g mean=%.6g", std::sqrt(sq), mx, mean);
+  return name + " " + type_str() + buf;
+}
+
+static void check_same_shape(const NDArray &a, const NDArray &b, const char *what) {
+  if (a.shape() != b.shape())
+    throw UserError(std::string(what) + ": shapes differ: " + a.type_str() + " vs " + b.type_str());
+}
+
+double max_rel_error(const NDArray &a, const NDArray &b) {
+  check_same_shape(a, b, "max_rel_error");
+  double bmax = 0;
+  for (int64_t i = 0; i < b.numel(); ++i) {
+    double v = std::fabs(b.get(i));
+    if (std::isfinite(v) && v > bmax) bmax = v;
+  }
+  double floor = std::max(1e-6 * bmax, std::numeric_limits<double>::min());
+  double worst = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    double x = a.get(i), y = b.get(i);
+    if (std::isnan(x) && std::isnan(y)) continue;
+    if (x == y) continue;  // also equal infinities
+    double err = std::fabs(x - y) / std::max(std::fabs(y), floor);
+    if (std::isnan(err)) err = std::numeric_limits<double>::infinity();
+    worst = std::max(worst, err);
+  }
+  return worst;
+}
+
+bool allclose(const NDArray &a, const NDArray &b, double rtol, double atol) {
+  if (a.shape() != b.shape()) return false;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    double x = a.get(i), y = b.get(i);
+    if (std::isnan(x) || std::isnan(y)) {
+      if (std::isnan(x) && std::isnan(y)) continue;
+      return false;
+    }
+    if (x == y) continue;
+    if (!(std::fabs(x - y) <= atol + rtol * std::fabs(y))) return false;
+  }
+  return true;
+}
+
+double default_rtol(DataType t) {
+  if (t.is_bfloat16()) return 3e-2;
+  if (t.is_float()) {
+    if (t.bits() == 16) return 1e-2;
+    if (t.bits() == 32) return 1e-5;
+    return 1e-12;
+  }
+  return 0.0;
+}
+
+}  // namespace tessera::runtime

@@ -1,0 +1,424 @@
+//===- BuildExpr.cpp - TVMScript expressions to IR -------------------------===//
+//
+// Typing follows TVMScript: a Python literal adapts to the other operand
+// (`x + 1` with x float16 is `x + T.float16(1)`), otherwise operands promote
+// as in ir/Op.h. Every operand is type-checked here before an IR factory sees
+// it, so bad text gives a ParseError and never an internal error.
+//
+//===----------------------------------------------------------------------===//
+#include <cmath>
+#include <limits>
+
+#include "Builder.h"
+#include "tessera/ir/Op.h"
+
+namespace tessera::script::detail {
+
+using namespace tessera::ir;
+
+namespace {
+
+Operand typed(Expr e) { return Operand{std::move(e)}; }
+
+Operand int_literal(int64_t v) {
+  bool fits32 = v >= std::numeric_limits<int32_t>::min() && v <= std::numeric_limits<int32_t>::max();
+  Operand o{make_int(fits32 ? DataType::int32() : DataType::int64(), v), Operand::Lit::Int, v, 0};
+  return o;
+}
+
+Operand float_literal(double v) {
+  return Operand{FloatImm::make(DataType::float32(), v), Operand::Lit::Float, 0, v};
+}
+
+// A literal in type `t` (the type of the other operand), when Python would allow it.
+Operand adapt(const Operand &lit, DataType t) {
+  switch (lit.lit) {
+    case Operand::Lit::Int:
+      if (t.is_integer()) return typed(make_int(t, lit.int_value));
+      if (t.is_float()) return typed(make_const(t, static_cast<double>(lit.int_value)));
+      return lit;
+    case Operand::Lit::Float:
+      if (t.is_float()) return typed(FloatImm::make(t, lit.float_value));
+      return lit;  // float literal with an integer: the integer promotes to float32
+    case Operand::Lit::Bool:
+      if (t.is_integer()) return typed(make_int(t, lit.int_value));
+      if (t.is_float()) return typed(make_const(t, static_cast<double>(lit.int_value)));
+      return lit;
+    case Operand::Lit::None: return lit;
+  }
+  return lit;
+}
+
+// A literal as a constant of type `t` (integers exactly, floats rounded).
+Expr literal_as(const Operand &v, DataType t) {
+  if (v.lit != Operand::Lit::Float && t.is_int_like()) return make_int(t, v.int_value);
+  return make_const(t, v.lit == Operand::Lit::Float ? v.float_value : static_cast<double>(v.int_value));
+}
+
+const char *type_word(DataType t) { return t.is_handle() ? "handle" : "value"; }
+
+}  // namespace
+
+std::string Builder::dotted_name(const PyExpr &e) const {
+  if (e.kind == PyExprKind::Name) return e.name;
+  if (e.kind == PyExprKind::Attr && e.base) {
+    std::string b = dotted_name(*e.base);
+    return b.empty() ? "" : b + "." + e.name;
+  }
+  return "";
+}
+
+const Binding *Builder::lookup(const std::string &name) const {
+  for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it)
+    if (auto f = it->find(name); f != it->end()) return &f->second;
+  return nullptr;
+}
+
+void Builder::expect_args(const PyExpr &call, size_t lo, size_t hi, const std::string &fn) {
+  size_t n = call.args.size();
+  if (n >= lo && n <= hi) return;
+  std::string want = lo == hi ? std::to_string(lo) : std::to_string(lo) + " to " + std::to_string(hi);
+  src_.fail(call.pos, fn + " takes " + want + " argument" + (hi == 1 ? "" : "s") + ", found " + std::to_string(n));
+}
+
+void Builder::reject_kwargs(const PyExpr &call, const std::string &fn) {
+  if (!call.kwargs.empty())
+    src_.fail(call.kwarg_pos[0], "unexpected keyword argument " + quote(call.kwargs[0].first) + " to " + fn);
+}
+
+std::string Builder::expect_string(const PyExpr &e, const std::string &what) {
+  if (e.kind != PyExprKind::Str) src_.fail(e.pos, "expected a string for " + what);
+  return e.name;
+}
+
+ir::Buffer Builder::lookup_buffer(const PyExpr &e) {
+  if (e.kind != PyExprKind::Name) src_.fail(e.pos, "expected a buffer name before '['");
+  const Binding *b = lookup(e.name);
+  if (!b) src_.fail(e.pos, "undefined name " + quote(e.name));
+  if (b->kind != Binding::Kind::Buffer)
+    src_.fail(e.pos, quote(e.name) + " is not a buffer and cannot be indexed");
+  return b->buffer;
+}
+
+Expr Builder::build_int(const PyExpr &e, const std::string &what) {
+  Operand o = build(e);
+  if (!o.e.dtype().is_integer())
+    src_.fail(e.pos, what + " must be an integer, found " + o.e.dtype().str());
+  return o.e;
+}
+
+Expr Builder::convert_to(const Operand &v, DataType t, Pos p, const std::string &what) {
+  DataType from = v.e.dtype();
+  if (from == t) return v.e;
+  if (v.lit == Operand::Lit::Float && t.is_int_like() && v.float_value != std::trunc(v.float_value))
+    src_.fail(p, "cannot convert float literal " + std::to_string(v.float_value) + " to " + t.str() + " for " + what);
+  if (v.is_lit() && !t.is_handle() && !t.is_void()) return literal_as(v, t);
+  src_.fail(p, "type mismatch: " + what + " has type " + t.str() + " but the value has type " + from.str() +
+                   " (use T.Cast(\"" + t.str() + "\", ...) to convert)");
+}
+
+Operand Builder::build(const PyExpr &e) {
+  switch (e.kind) {
+    case PyExprKind::Int: return int_literal(e.int_value);
+    case PyExprKind::Float: return float_literal(e.float_value);
+    case PyExprKind::Bool: return Operand{make_int(DataType::bool_(), e.int_value), Operand::Lit::Bool, e.int_value, 0};
+    case PyExprKind::Name: {
+      const Binding *b = lookup(e.name);
+      if (!b) src_.fail(e.pos, "undefined name " + quote(e.name));
+      if (b->kind == Binding::Kind::Buffer)
+        src_.fail(e.pos, "buffer " + quote(e.name) + " used as a value; index it as " + e.name + "[...]");
+      if (b->kind == Binding::Kind::Handle)
+        src_.fail(e.pos, "handle " + quote(e.name) + " used as a value; bind it with T.match_buffer first");
+      return typed(b->expr);
+    }
+    case PyExprKind::Call: return build_call(e);
+    case PyExprKind::Subscript: return build_load(e);
+    case PyExprKind::BinOp: {
+      Operand a = build(*e.args[0]);
+      Operand b = build(*e.args[1]);
+      return build_binop(e.op, std::move(a), std::move(b), e.pos);
+    }
+    case PyExprKind::UnaryOp: return build_unary(e.op, build(*e.args[0]), e.pos);
+    case PyExprKind::Compare: {
+      // 0 <= i < n  ->  0 <= i and i < n
+      Operand lhs = build(*e.args[0]);
+      Operand result;
+      for (size_t k = 0; k < e.ops.size(); ++k) {
+        Operand rhs = build(*e.args[k + 1]);
+        Operand c = build_binop(e.ops[k], lhs, rhs, e.pos);
+        result = k == 0 ? c : typed(logical_and(result.e, c.e));
+        lhs = rhs;
+      }
+      return result;
+    }
+    case PyExprKind::BoolOp: {
+      Operand acc = build(*e.args[0]);
+      for (size_t k = 1; k < e.args.size(); ++k)
+        acc = build_binop(e.op, acc, build(*e.args[k]), e.pos);
+      return acc;
+    }
+    case PyExprKind::IfExp: {
+      Operand c = build(*e.args[1]);
+      Operand t = build(*e.args[0]);
+      Operand f = build(*e.args[2]);
+      if (t.is_lit() && !f.is_lit()) t = adapt(t, f.e.dtype());
+      if (f.is_lit() && !t.is_lit()) f = adapt(f, t.e.dtype());
+      for (const Operand *o : {&c, &t, &f})
+        if (o->e.dtype().is_handle()) src_.fail(e.pos, "conditional expression of a handle");
+      return typed(if_then_else(c.e, t.e, f.e));
+    }
+    case PyExprKind::Attr: {
+      std::string n = dotted_name(e);
+      src_.fail(e.pos, "expected a value, found " + quote(n.empty() ? e.name : n) +
+                           (n.rfind("T.", 0) == 0 ? " (call it: " + n + "(...))" : ""));
+    }
+    case PyExprKind::Str: src_.fail(e.pos, "expected a value, found string " + quote(e.name));
+    case PyExprKind::None: src_.fail(e.pos, "expected a value, found 'None'");
+    case PyExprKind::Tuple: src_.fail(e.pos, "expected a value, found a tuple");
+    case PyExprKind::List: src_.fail(e.pos, "expected a value, found a list");
+    case PyExprKind::Dict: src_.fail(e.pos, "expected a value, found a dictionary");
+    case PyExprKind::Slice: src_.fail(e.pos, "slices are only allowed in T.reads and T.writes");
+  }
+  src_.fail(e.pos, "unsupported expression");
+}
+
+Operand Builder::build_load(const PyExpr &e) {
+  Buffer buf = lookup_buffer(*e.base);
+  if (static_cast<int>(e.args.size()) != buf.ndim())
+    src_.fail(e.pos, "buffer " + quote(buf.name()) + " has " + std::to_string(buf.ndim()) + " dimension" +
+                         (buf.ndim() == 1 ? "" : "s") + " but is indexed with " + std::to_string(e.args.size()) +
+                         " ind" + (e.args.size() == 1 ? "ex" : "ices"));
+  std::vector<Expr> idx;
+  for (const PyExprPtr &a : e.args) {
+    if (a->kind == PyExprKind::Slice) src_.fail(a->pos, "slices are only allowed in T.reads and T.writes");
+    idx.push_back(build_int(*a, "index of buffer " + quote(buf.name())));
+  }
+  return typed(Load::make(buf, std::move(idx)));
+}
+
+Operand Builder::build_unary(const std::string &op, Operand a, Pos p) {
+  DataType t = a.e.dtype();
+  if (t.is_handle() || t.is_void()) src_.fail(p, "operator " + quote(op) + " on a " + type_word(t));
+  if (op == "not") return typed(logical_not(a.e));
+  if (op == "+") return a;
+  if (op == "~") {
+    if (!t.is_int_like()) src_.fail(p, "operator '~' needs an integer operand, found " + t.str());
+    return typed(bitwise_not(a.e));
+  }
+  // Unary minus keeps a literal weak: `x * -1` adapts -1 to x's type.
+  if (a.lit == Operand::Lit::Int && a.int_value != std::numeric_limits<int64_t>::min()) {
+    Operand r = int_literal(-a.int_value);
+    return r;
+  }
+  if (a.lit == Operand::Lit::Float) return float_literal(-a.float_value);
+  if (t.is_bool()) src_.fail(p, "unary '-' on a bool value");
+  return typed(neg(a.e));
+}
+
+Operand Builder::build_binop(const std::string &op, Operand a, Operand b, Pos p) {
+  for (const Operand *o : {&a, &b})
+    if (o->e.dtype().is_handle() || o->e.dtype().is_void())
+      src_.fail(p, "operator " + quote(op) + " on a " + type_word(o->e.dtype()));
+  if (op == "and") return typed(logical_and(a.e, b.e));
+  if (op == "or") return typed(logical_or(a.e, b.e));
+  // Fold arithmetic on two literals the way Python would, keeping them weak.
+  if (a.is_lit() && b.is_lit() && a.lit != Operand::Lit::Bool && b.lit != Operand::Lit::Bool &&
+      (op == "+" || op == "-" || op == "*")) {
+    if (a.lit == Operand::Lit::Int && b.lit == Operand::Lit::Int) {
+      int64_t r;
+      bool overflow = op == "+"   ? __builtin_add_overflow(a.int_value, b.int_value, &r)
+                      : op == "-" ? __builtin_sub_overflow(a.int_value, b.int_value, &r)
+                                  : __builtin_mul_overflow(a.int_value, b.int_value, &r);
+      if (!overflow) return int_literal(r);
+    } else {
+      double x = a.lit == Operand::Lit::Int ? static_cast<double>(a.int_value) : a.float_value;
+      double y = b.lit == Operand::Lit::Int ? static_cast<double>(b.int_value) : b.float_value;
+      return float_literal(op == "+" ? x + y : op == "-" ? x - y : x * y);
+    }
+  }
+  if (a.is_lit() && !b.is_lit()) a = adapt(a, b.e.dtype());
+  if (b.is_lit() && !a.is_lit()) b = adapt(b, a.e.dtype());
+  DataType ta = a.e.dtype(), tb = b.e.dtype();
+  bool any_float = ta.is_float() || tb.is_float();
+  if (op == "+") return typed(add(a.e, b.e));
+  if (op == "-") return typed(sub(a.e, b.e));
+  if (op == "*") return typed(mul(a.e, b.e));
+  if (op == "/") return typed(div(a.e, b.e));
+  if (op == "//") return typed(any_float ? call(Intrinsic::Floor, {div(a.e, b.e)}) : floordiv(a.e, b.e));
+  if (op == "%") {
+    if (any_float) src_.fail(p, "operator '%' needs integer operands, found " + ta.str() + " and " + tb.str());
+    return typed(floormod(a.e, b.e));
+  }
+  if (op == "**") {
+    if (any_float) return typed(call(Intrinsic::Pow, {a.e, b.e}));
+    // Integer power: only a constant exponent, expanded to multiplications.
+    auto k = as_const_int(b.e);
+    if (!k || *k < 0 || *k > 64)
+      src_.fail(p, "integer '**' needs a constant exponent between 0 and 64; use T.pow on floats");
+    Expr r = make_int(promote_types(ta, tb), 1);
+    Expr base = cast(promote_types(ta, tb), a.e);
+    for (int64_t i = 0; i < *k; ++i) r = i == 0 ? base : mul(r, base);
+    return typed(r);
+  }
+  if (op == "<") return typed(lt(a.e, b.e));
+  if (op == "<=") return typed(le(a.e, b.e));
+  if (op == ">") return typed(gt(a.e, b.e));
+  if (op == ">=") return typed(ge(a.e, b.e));
+  if (op == "==") return typed(eq(a.e, b.e));
+  if (op == "!=") return typed(ne(a.e, b.e));
+  // Bitwise operators: on two bools, & and | are the logical operators.
+  if (op == "&" || op == "|" || op == "^" || op == "<<" || op == ">>") {
+    if (ta.is_bool() && tb.is_bool() && op == "&") return typed(logical_and(a.e, b.e));
+    if (ta.is_bool() && tb.is_bool() && op == "|") return typed(logical_or(a.e, b.e));
+    if (!ta.is_int_like() || !tb.is_int_like())
+      src_.fail(p, "operator " + quote(op) + " needs integer operands, found " + ta.str() + " and " + tb.str());
+    if (op == "&") return typed(bitwise_and(a.e, b.e));
+    if (op == "|") return typed(bitwise_or(a.e, b.e));
+    if (op == "^") return typed(bitwise_xor(a.e, b.e));
+    if (op == "<<") return typed(shift_left(a.e, b.e));
+    return typed(shift_right(a.e, b.e));
+  }
+  src_.fail(p, "unsupported operator " + quote(op));
+}
+
+Operand Builder::build_call(const PyExpr &e) {
+  std::string fn = dotted_name(*e.base);
+  if (fn.rfind("T.", 0) != 0) {
+    if (fn == "range") src_.fail(e.pos, "'range' is only allowed as a for-loop iterator");
+    if (e.base->kind == PyExprKind::Name && !lookup(e.base->name))
+      src_.fail(e.pos, "undefined name " + quote(e.base->name));
+    src_.fail(e.pos, "unknown function " + quote(fn.empty() ? "<expression>" : fn));
+  }
+  std::string name = fn.substr(2);
+  auto nargs = [&](size_t lo, size_t hi) { expect_args(e, lo, hi, fn); };
+
+  // Typed constants and conversions: T.float16(1.5), T.float32("inf"), T.int64(n).
+  if (auto dt = parse_scalar_type(name); dt && !dt->is_handle() && !dt->is_void()) {
+    reject_kwargs(e, fn);
+    if (e.args.empty()) src_.fail(e.pos, fn + "() without a value declares a variable; assign it: n = " + fn + "()");
+    nargs(1, 1);
+    const PyExpr &a = *e.args[0];
+    if (a.kind == PyExprKind::Str) {
+      if (!dt->is_float()) src_.fail(a.pos, fn + " of a string needs a float type");
+      const std::string &s = a.name;
+      double v;
+      if (s == "inf" || s == "+inf") v = std::numeric_limits<double>::infinity();
+      else if (s == "-inf") v = -std::numeric_limits<double>::infinity();
+      else if (s == "nan" || s == "-nan") v = std::numeric_limits<double>::quiet_NaN();
+      else src_.fail(a.pos, "expected \"inf\", \"-inf\" or \"nan\", found string " + quote(s));
+      return typed(FloatImm::make(*dt, v));
+    }
+    Operand v = build(a);
+    if (v.e.dtype().is_handle()) src_.fail(a.pos, "cannot convert a handle to " + dt->str());
+    if (v.lit == Operand::Lit::Float && dt->is_int_like() && v.float_value != std::trunc(v.float_value))
+      src_.fail(a.pos, "float literal does not fit " + dt->str());
+    if (v.is_lit()) return typed(literal_as(v, *dt));
+    return typed(cast(*dt, v.e));
+  }
+  if (name == "Cast" || name == "reinterpret") {
+    reject_kwargs(e, fn);
+    nargs(2, 2);
+    DataType t = parse_dtype(*e.args[0]);
+    Operand v = build(*e.args[1]);
+    if (v.e.dtype().is_handle() || t.is_handle()) src_.fail(e.pos, fn + " of a handle");
+    if (name == "Cast") return typed(v.is_lit() ? cast(t, v.e) : Cast::make(t, v.e));
+    if (v.e.dtype().bits() != t.bits())
+      src_.fail(e.pos, "T.reinterpret from " + v.e.dtype().str() + " to " + t.str() + " changes the width");
+    return typed(Call::make(t, Intrinsic::Reinterpret, {v.e}));
+  }
+  if (name == "max_value" || name == "min_value") {
+    reject_kwargs(e, fn);
+    nargs(1, 1);
+    DataType t = parse_dtype(*e.args[0]);
+    if (t.is_handle() || t.is_bool()) src_.fail(e.args[0]->pos, fn + " of " + t.str());
+    return typed(Call::make(t, name == "max_value" ? Intrinsic::MaxValue : Intrinsic::MinValue, {}));
+  }
+  if (name == "let") {
+    // T.let(v, value, body): `v` is a new variable for `body` only, typed by `value`.
+    reject_kwargs(e, fn);
+    nargs(3, 3);
+    const PyExpr &v = *e.args[0];
+    if (v.kind != PyExprKind::Name) src_.fail(v.pos, "expected a variable name as the first argument of T.let");
+    Operand value = build(*e.args[1]);
+    if (value.e.dtype().is_handle()) src_.fail(e.args[1]->pos, "T.let of a handle");
+    Var var(v.name, value.e.dtype());
+    push_scope();
+    bind_scalar(v.name, var);
+    Operand body = build(*e.args[2]);
+    pop_scope();
+    return typed(Let::make(var, value.e, body.e));
+  }
+  if (name == "likely") {
+    nargs(1, 1);
+    return build(*e.args[0]);
+  }
+
+  std::vector<Operand> args;
+  auto build_args = [&]() {
+    reject_kwargs(e, fn);
+    for (const PyExprPtr &a : e.args) {
+      args.push_back(build(*a));
+      if (args.back().e.dtype().is_handle()) src_.fail(a->pos, "argument of " + fn + " is a handle");
+    }
+  };
+  static const std::pair<const char *, const char *> kBinary[] = {
+      {"min", "min"},           {"max", "max"},           {"floordiv", "//"},      {"floormod", "%"},
+      {"truncdiv", "truncdiv"}, {"truncmod", "truncmod"}, {"Div", "truncdiv"},    {"Mod", "truncmod"},
+      {"FloorDiv", "//"},       {"FloorMod", "%"},        {"bitwise_and", "&"},    {"bitwise_or", "|"},
+      {"bitwise_xor", "^"},     {"shift_left", "<<"},     {"shift_right", ">>"},   {"ceildiv", "ceildiv"},
+      {"Min", "min"},           {"Max", "max"},           {"Add", "+"},            {"Sub", "-"},
+      {"Mul", "*"}};
+  for (const auto &[spelling, op] : kBinary) {
+    if (name != spelling) continue;
+    nargs(2, 2);
+    build_args();
+    Operand a = args[0], b = args[1];
+    std::string o = op;
+    if (o == "min" || o == "max" || o == "truncdiv" || o == "truncmod" || o == "ceildiv") {
+      if (a.is_lit() && !b.is_lit()) a = adapt(a, b.e.dtype());
+      if (b.is_lit() && !a.is_lit()) b = adapt(b, a.e.dtype());
+      bool any_float = a.e.dtype().is_float() || b.e.dtype().is_float();
+      if (o == "min") return typed(min(a.e, b.e));
+      if (o == "max") return typed(max(a.e, b.e));
+      if (o == "truncdiv") return typed(truncdiv(a.e, b.e));
+      if (any_float && o == "truncmod") src_.fail(e.pos, fn + " needs integer operands");
+      if (o == "truncmod") return typed(truncmod(a.e, b.e));
+      // ceildiv(a, b) = floordiv(a + b - 1, b) on integers, ceil(a / b) on floats.
+      if (any_float) return typed(call(Intrinsic::Ceil, {div(a.e, b.e)}));
+      Operand num = build_binop("-", build_binop("+", a, b, e.pos), int_literal(1), e.pos);
+      return build_binop("//", num, b, e.pos);
+    }
+    return build_binop(o, a, b, e.pos);
+  }
+  if (name == "bitwise_not") {
+    nargs(1, 1);
+    build_args();
+    return build_unary("~", args[0], e.pos);
+  }
+  if (name == "Select" || name == "if_then_else") {
+    nargs(3, 3);
+    build_args();
+    Operand c = args[0], t = args[1], f = args[2];
+    if (t.is_lit() && !f.is_lit()) t = adapt(t, f.e.dtype());
+    if (f.is_lit() && !t.is_lit()) f = adapt(f, t.e.dtype());
+    return typed(name == "Select" ? select(c.e, t.e, f.e) : if_then_else(c.e, t.e, f.e));
+  }
+  if (auto op = intrinsic_from_name(name)) {
+    int arity = intrinsic_arity(*op);
+    nargs(arity, arity);
+    build_args();
+    std::vector<Expr> xs;
+    // A literal next to a typed operand adapts (T.pow(x, 2) with x float16).
+    DataType like = DataType::void_();
+    for (const Operand &a : args)
+      if (!a.is_lit()) like = like.is_void() ? a.e.dtype() : promote_types(like, a.e.dtype());
+    for (Operand &a : args) xs.push_back(a.is_lit() && !like.is_void() ? adapt(a, like).e : a.e);
+    if ((*op == Intrinsic::IsNan || *op == Intrinsic::IsInf || *op == Intrinsic::IsFinite) && !xs[0].dtype().is_float())
+      xs[0] = cast(DataType::float32(), xs[0]);
+    if (*op == Intrinsic::Abs && xs[0].dtype().is_bool()) xs[0] = cast(DataType::int32(), xs[0]);
+    return typed(call(*op, std::move(xs)));
+  }
+  src_.fail(e.pos, "unknown function " + quote(fn));
+}
+
+}  // namespace tessera::script::detail

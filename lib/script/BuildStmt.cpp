@@ -1,0 +1,538 @@
+//===- BuildStmt.cpp - TVMScript statements, loops and blocks to IR --------===//
+//
+// Statements are built in order inside a scope per statement list. A plain
+// `x = value` (or `x: T.int32 = value`) becomes a LetStmt over the rest of
+// its list, as in TVMScript. Declarations (T.axis.*, T.reads/T.writes,
+// T.where, T.block_attr, T.alloc_buffer, T.init) fill the innermost
+// BlockFrame and produce no statement; they are legal only directly inside a
+// block. Reads/writes that a block does not spell out are inferred.
+//
+//===----------------------------------------------------------------------===//
+#include "Builder.h"
+#include "tessera/ir/AccessRegions.h"
+#include "tessera/ir/Op.h"
+
+namespace tessera::script::detail {
+
+using namespace tessera::ir;
+
+namespace {
+
+// Restores the builder's nesting state when a nested body is done.
+template <typename T>
+struct Restore {
+  T &ref;
+  T saved;
+  Restore(T &r, T v) : ref(r), saved(r) { ref = std::move(v); }
+  ~Restore() { ref = std::move(saved); }
+};
+
+}  // namespace
+
+Stmt Builder::build_body(const PyBody &body) {
+  // Each item is a statement or a pending let that wraps the items after it.
+  struct Item {
+    Stmt stmt;
+    Var let_var;
+    Expr let_value;
+  };
+  std::vector<Item> items;
+  push_scope();
+  for (const PyStmtPtr &s : body) {
+    stmt_pos_ = s->pos;
+    pending_let_.reset();
+    std::optional<Stmt> st = build_stmt(*s);
+    if (pending_let_) {
+      items.push_back({Stmt(), pending_let_->first, pending_let_->second});
+      pending_let_.reset();
+    } else if (st) {
+      items.push_back({*st, Var(), Expr()});
+    }
+  }
+  pop_scope();
+  // Fold from the back so that long let chains need no recursion.
+  std::vector<Stmt> tail;  // reversed
+  for (auto it = items.rbegin(); it != items.rend(); ++it) {
+    if (it->stmt.defined()) {
+      tail.push_back(it->stmt);
+      continue;
+    }
+    std::vector<Stmt> rest(tail.rbegin(), tail.rend());
+    Stmt inner = rest.empty() ? Evaluate::make(i32(0)) : Seq::make(std::move(rest));
+    tail.assign(1, LetStmt::make(it->let_var, it->let_value, std::move(inner)));
+  }
+  if (tail.empty()) return Evaluate::make(i32(0));
+  return Seq::make(std::vector<Stmt>(tail.rbegin(), tail.rend()));
+}
+
+std::optional<Stmt> Builder::build_stmt(const PyStmt &s) {
+  switch (s.kind) {
+    case PyStmtKind::Expr: return build_expr_stmt(s);
+    case PyStmtKind::Assign: return build_assign(s);
+    case PyStmtKind::AugAssign: {
+      Operand rhs = build(*s.value);
+      if (s.target->kind == PyExprKind::Subscript) {
+        Operand cur = build_load(*s.target);
+        return build_store(*s.target, build_binop(s.op, cur, rhs, s.pos), s.value->pos);
+      }
+      if (s.target->kind != PyExprKind::Name) src_.fail(s.target->pos, "expected a name or a buffer element before " + quote(s.op + "="));
+      Operand cur = build(*s.target);
+      Operand v = build_binop(s.op, cur, rhs, s.pos);
+      Var var(s.target->name, v.e.dtype());
+      pending_let_ = {var, v.e};
+      bind_scalar(s.target->name, var);
+      return std::nullopt;
+    }
+    case PyStmtKind::AnnAssign: {
+      if (s.target->kind != PyExprKind::Name) src_.fail(s.target->pos, "expected a variable name before ':'");
+      DataType t = parse_dtype(*s.annotation);
+      if (!s.value) src_.fail(s.annotation->pos, "expected '=' and a value after the type of " + quote(s.target->name));
+      Operand v = build(*s.value);
+      Expr value = convert_to(v, t, s.value->pos, "variable " + quote(s.target->name));
+      Var var(s.target->name, t);
+      pending_let_ = {var, value};
+      bind_scalar(s.target->name, var);
+      return std::nullopt;
+    }
+    case PyStmtKind::For: return build_for(s);
+    case PyStmtKind::With: return build_with(s);
+    case PyStmtKind::If: return build_if(s);
+    case PyStmtKind::Pass:
+    case PyStmtKind::Import: return std::nullopt;
+    case PyStmtKind::Return: src_.fail(s.pos, "'return' is not supported in a prim_func");
+    case PyStmtKind::FuncDef:
+    case PyStmtKind::ClassDef: src_.fail(s.pos, "nested definitions are not supported");
+  }
+  src_.fail(s.pos, "unsupported statement");
+}
+
+BlockFrame &Builder::block_frame(Pos p, const std::string &what) {
+  if (!block_) src_.fail(p, what + " must be directly inside a 'with T.block(...)'");
+  return *block_;
+}
+
+std::optional<Stmt> Builder::build_expr_stmt(const PyStmt &s) {
+  const PyExpr &v = *s.value;
+  if (v.kind == PyExprKind::Str) return std::nullopt;  // a docstring
+  std::string fn = v.kind == PyExprKind::Call ? dotted_name(*v.base) : "";
+  if (fn == "T.evaluate") {
+    reject_kwargs(v, fn);
+    expect_args(v, 1, 1, fn);
+    Operand x = build(*v.args[0]);
+    if (x.e.dtype().is_handle()) src_.fail(v.args[0]->pos, "T.evaluate of a handle");
+    return Evaluate::make(x.e);
+  }
+  if (fn == "T.reads" || fn == "T.writes") {
+    BlockFrame &f = block_frame(v.pos, fn);
+    auto &slot = fn == "T.reads" ? f.reads : f.writes;
+    if (slot) src_.fail(v.pos, fn + " appears twice in block " + quote(f.name));
+    slot = build_regions(v);
+    return std::nullopt;
+  }
+  if (fn == "T.where") {
+    BlockFrame &f = block_frame(v.pos, fn);
+    reject_kwargs(v, fn);
+    expect_args(v, 1, 1, fn);
+    if (f.predicate.defined()) src_.fail(v.pos, "T.where appears twice in block " + quote(f.name));
+    Operand c = build(*v.args[0]);
+    DataType t = c.e.dtype();
+    if (!t.is_int_like()) src_.fail(v.args[0]->pos, "T.where needs a bool condition, found " + t.str());
+    f.predicate = t.is_bool() ? c.e : ne(c.e, make_int(t, 0));
+    return std::nullopt;
+  }
+  if (fn == "T.block_attr") {
+    BlockFrame &f = block_frame(v.pos, fn);
+    reject_kwargs(v, fn);
+    expect_args(v, 1, 1, fn);
+    for (auto &[k, val] : build_annotations(*v.args[0])) f.annotations[k] = val;
+    return std::nullopt;
+  }
+  if (fn == "T.func_attr") {
+    if (!func_level_) src_.fail(v.pos, "T.func_attr must be at function level");
+    reject_kwargs(v, fn);
+    expect_args(v, 1, 1, fn);
+    for (auto &[k, val] : build_annotations(*v.args[0])) func_->attrs[k] = val;
+    return std::nullopt;
+  }
+  if (fn == "T.alloc_buffer" || fn == "T.sblock_alloc_buffer" || fn == "T.match_buffer")
+    src_.fail(v.pos, "the result of " + fn + " must be assigned to a name");
+  if (fn.rfind("T.axis.", 0) == 0) src_.fail(v.pos, "the result of " + fn + " must be assigned to a name");
+  Operand x = build(v);
+  if (x.e.dtype().is_handle()) src_.fail(v.pos, "expression statement of a handle");
+  return Evaluate::make(x.e);
+}
+
+std::optional<Stmt> Builder::build_assign(const PyStmt &s) {
+  const PyExpr &t = *s.target;
+  const PyExpr &v = *s.value;
+  if (t.kind == PyExprKind::Subscript) return build_store(t, build(v), v.pos);
+  std::string fn = v.kind == PyExprKind::Call ? dotted_name(*v.base) : "";
+  if (fn.rfind("T.axis.", 0) == 0) {
+    build_axis(s, v);
+    return std::nullopt;
+  }
+  if (t.kind != PyExprKind::Name) {
+    if (t.kind == PyExprKind::Tuple) src_.fail(t.pos, "tuple assignment is only supported for T.axis.remap");
+    src_.fail(t.pos, "cannot assign to this expression; expected a name or a buffer element");
+  }
+  const std::string &name = t.name;
+  if (fn == "T.match_buffer") {
+    if (!func_level_) src_.fail(v.pos, "T.match_buffer must be at function level");
+    if (v.args.size() < 2) expect_args(v, 2, 3, fn);
+    const PyExpr &h = *v.args[0];
+    const Binding *b = h.kind == PyExprKind::Name ? lookup(h.name) : nullptr;
+    if (!b || b->kind != Binding::Kind::Handle)
+      src_.fail(h.pos, "the first argument of T.match_buffer must be a T.handle parameter");
+    if (!func_->matched_handles.insert(b->handle.get()).second)
+      src_.fail(h.pos, "handle " + quote(h.name) + " is matched to a buffer twice");
+    Var handle = b->handle;
+    Buffer buf = build_buffer(v, 1, name, fn.c_str());
+    func_->buffer_map.emplace_back(handle, buf);
+    Binding nb;
+    nb.kind = Binding::Kind::Buffer;
+    nb.buffer = buf;
+    bind(name, nb);
+    return std::nullopt;
+  }
+  if (fn == "T.alloc_buffer" || fn == "T.sblock_alloc_buffer") {
+    if (!block_ && !func_level_)
+      src_.fail(v.pos, fn + " must be at function level or directly inside a 'with T.block(...)'");
+    Buffer buf = build_buffer(v, 0, name, fn.c_str());
+    (block_ ? block_->allocs : func_->root_allocs).push_back(buf);
+    Binding nb;
+    nb.kind = Binding::Kind::Buffer;
+    nb.buffer = buf;
+    bind(name, nb);
+    return std::nullopt;
+  }
+  if (fn == "T.Buffer") src_.fail(v.pos, "T.Buffer is a parameter type; allocate with T.alloc_buffer");
+  if (fn.rfind("T.", 0) == 0 && v.args.empty() && v.kwargs.empty()) {
+    // n = T.int64(): a symbolic variable.
+    auto dt = parse_scalar_type(fn.substr(2));
+    if (dt && !dt->is_handle() && !dt->is_void()) {
+      bind_scalar(name, Var(name, *dt));
+      return std::nullopt;
+    }
+  }
+  Operand val = build(v);
+  if (val.e.dtype().is_handle()) src_.fail(v.pos, "cannot bind a handle to " + quote(name));
+  Var var(name, val.e.dtype());
+  pending_let_ = {var, val.e};
+  bind_scalar(name, var);
+  return std::nullopt;
+}
+
+Stmt Builder::build_store(const PyExpr &target, Operand value, Pos value_pos) {
+  if (target.base->kind != PyExprKind::Name) src_.fail(target.pos, "expected a buffer name before '['");
+  const Binding *b = lookup(target.base->name);
+  if (!b) src_.fail(target.base->pos, "undefined name " + quote(target.base->name));
+  if (b->kind != Binding::Kind::Buffer)
+    src_.fail(target.base->pos, "cannot store to " + quote(target.base->name) + ", which is not a buffer");
+  Buffer buf = b->buffer;
+  Operand load = build_load(target);  // checks the indices
+  const auto *ld = load.e.as<Load>();
+  Expr v = convert_to(value, buf.dtype(), value_pos, "buffer " + quote(buf.name()));
+  return Store::make(buf, v, ld->indices);
+}
+
+Stmt Builder::build_for(const PyStmt &s) {
+  const PyExpr &it = *s.value;
+  std::string fn = it.kind == PyExprKind::Call ? dotted_name(*it.base) : "";
+  struct Spec {
+    Operand start, stop;
+    Pos pos;
+  };
+  std::vector<Spec> specs;
+  ForKind kind = ForKind::Serial;
+  std::string thread;
+  Annotations ann;
+  auto zero = [] { return Operand{i32(0), Operand::Lit::Int, 0, 0}; };
+  auto take_kwargs = [&](bool allow_thread) {
+    for (size_t k = 0; k < it.kwargs.size(); ++k) {
+      const auto &[key, val] = it.kwargs[k];
+      if (key == "annotations") ann = build_annotations(*val);
+      else if (key == "thread" && allow_thread) thread = expect_string(*val, "the thread tag");
+      else src_.fail(it.kwarg_pos[k], "unexpected keyword argument " + quote(key) + " to " + fn);
+    }
+  };
+  if (fn == "T.grid") {
+    reject_kwargs(it, fn);
+    if (it.args.empty()) src_.fail(it.pos, "T.grid needs at least one extent");
+    for (const PyExprPtr &a : it.args) specs.push_back({zero(), build(*a), a->pos});
+  } else if (fn == "range") {
+    reject_kwargs(it, fn);
+    expect_args(it, 1, 3, fn);
+    if (it.args.size() == 3) {
+      Operand step = build(*it.args[2]);
+      if (!is_const_int(step.e, 1)) src_.fail(it.args[2]->pos, "range with a step other than 1 is not supported");
+    }
+    if (it.args.size() == 1) specs.push_back({zero(), build(*it.args[0]), it.pos});
+    else specs.push_back({build(*it.args[0]), build(*it.args[1]), it.pos});
+  } else if (fn == "T.serial" || fn == "T.parallel" || fn == "T.vectorized" || fn == "T.unroll") {
+    kind = fn == "T.serial" ? ForKind::Serial : fn == "T.parallel" ? ForKind::Parallel
+         : fn == "T.vectorized" ? ForKind::Vectorized : ForKind::Unrolled;
+    expect_args(it, 1, 2, fn);
+    take_kwargs(false);
+    // T.serial(stop) or T.serial(start, stop), as TVMScript (not start and extent).
+    if (it.args.size() == 1) specs.push_back({zero(), build(*it.args[0]), it.pos});
+    else specs.push_back({build(*it.args[0]), build(*it.args[1]), it.pos});
+  } else if (fn == "T.thread_binding") {
+    kind = ForKind::ThreadBinding;
+    take_kwargs(true);
+    size_t n = it.args.size();
+    bool thread_positional = n >= 2 && it.args[n - 1]->kind == PyExprKind::Str;
+    if (thread_positional) {
+      if (!thread.empty()) src_.fail(it.pos, "T.thread_binding: the thread tag is given twice");
+      thread = it.args[n - 1]->name;
+      --n;
+    }
+    if (n < 1 || n > 2) src_.fail(it.pos, "T.thread_binding takes (stop, thread) or (start, stop, thread)");
+    if (thread.empty()) src_.fail(it.pos, "T.thread_binding needs a thread tag such as \"threadIdx.x\"");
+    if (n == 1) specs.push_back({zero(), build(*it.args[0]), it.pos});
+    else specs.push_back({build(*it.args[0]), build(*it.args[1]), it.pos});
+  } else {
+    src_.fail(it.pos, "expected range(...), T.grid(...), T.serial/parallel/vectorized/unroll(...) or "
+                      "T.thread_binding(...) as the loop iterator");
+  }
+
+  std::vector<const PyExpr *> targets;
+  if (s.target->kind == PyExprKind::Tuple) {
+    for (const PyExprPtr &t : s.target->args) targets.push_back(t.get());
+  } else {
+    targets.push_back(s.target.get());
+  }
+  for (const PyExpr *t : targets)
+    if (t->kind != PyExprKind::Name) src_.fail(t->pos, "expected a loop variable name");
+  if (targets.size() != specs.size())
+    src_.fail(s.target->pos, "the loop declares " + std::to_string(targets.size()) + " variable" +
+                                 (targets.size() == 1 ? "" : "s") + " but " + fn + " gives " +
+                                 std::to_string(specs.size()));
+
+  struct Loop {
+    Var var;
+    Expr min, extent;
+  };
+  std::vector<Loop> loops;
+  push_scope();
+  for (size_t k = 0; k < specs.size(); ++k) {
+    Operand a = specs[k].start, b = specs[k].stop;
+    for (const Operand *o : {&a, &b})
+      if (!o->e.dtype().is_integer())
+        src_.fail(specs[k].pos, "loop bounds must be integers, found " + o->e.dtype().str());
+    // Loop variables take the type of the bounds: literals adapt, others promote.
+    DataType t = a.is_lit() && !b.is_lit() ? b.e.dtype()
+               : b.is_lit() && !a.is_lit() ? a.e.dtype()
+                                           : promote_types(a.e.dtype(), b.e.dtype());
+    Expr lo = cast(t, a.e), hi = cast(t, b.e);
+    Var v(targets[k]->name, t);
+    Expr extent = extent_between(lo, hi);
+    loop_ranges_[v.get()] = Range{lo, extent};
+    bind_scalar(targets[k]->name, v);
+    loops.push_back({v, lo, extent});
+  }
+  Stmt body;
+  {
+    Restore<BlockFrame *> rb(block_, nullptr);
+    Restore<bool> rf(func_level_, false);
+    body = build_body(s.body);
+  }
+  pop_scope();
+  for (auto it2 = loops.rbegin(); it2 != loops.rend(); ++it2) {
+    loop_ranges_.erase(it2->var.get());
+    bool inner = it2 == loops.rbegin();
+    body = For::make(it2->var, it2->min, it2->extent, kind, body, thread,
+                     inner ? ann : Annotations{});
+  }
+  return body;
+}
+
+std::optional<Stmt> Builder::build_with(const PyStmt &s) {
+  const PyExpr &v = *s.value;
+  std::string fn = v.kind == PyExprKind::Call ? dotted_name(*v.base) : "";
+  if (s.target) src_.fail(s.target->pos, "'as' is not supported on " + (fn.empty() ? std::string("'with'") : fn));
+  if (fn == "T.block" || fn == "T.sblock") return build_block(s, v);
+  if (fn == "T.init") {
+    reject_kwargs(v, fn);
+    expect_args(v, 0, 0, fn);
+    BlockFrame &f = block_frame(v.pos, fn);
+    if (f.init) src_.fail(v.pos, "T.init appears twice in block " + quote(f.name));
+    Restore<BlockFrame *> rb(block_, nullptr);
+    Restore<bool> rf(func_level_, false);
+    f.init = build_body(s.body);
+    return std::nullopt;
+  }
+  src_.fail(v.pos, "expected T.block(...), T.sblock(...) or T.init() after 'with'");
+}
+
+Stmt Builder::build_block(const PyStmt &s, const PyExpr &call) {
+  std::string fn = dotted_name(*call.base);
+  for (size_t k = 0; k < call.kwargs.size(); ++k)
+    if (call.kwargs[k].first != "no_realize")
+      src_.fail(call.kwarg_pos[k], "unexpected keyword argument " + quote(call.kwargs[k].first) + " to " + fn);
+  expect_args(call, 0, 1, fn);
+  BlockFrame f;
+  // An unnamed block is named "", as in TVMScript.
+  if (!call.args.empty()) f.name = expect_string(*call.args[0], "the block name");
+  f.is_root = func_level_ && f.name == "root";
+  Stmt body;
+  {
+    Restore<BlockFrame *> rb(block_, &f);
+    Restore<bool> rf(func_level_, false);
+    body = build_body(s.body);
+  }
+  // The root block has no regions of its own (TensorIR leaves them empty).
+  if ((!f.reads || !f.writes) && !(f.is_root && f.iter_vars.empty())) {
+    AccessRegions r = infer_access_regions(f.init, body, f.allocs);
+    if (!f.reads) f.reads = std::move(r.reads);
+    if (!f.writes) f.writes = std::move(r.writes);
+  }
+  return Block::make(f.name, f.iter_vars, f.bindings, f.predicate, f.reads.value_or(std::vector<BufferRegion>{}),
+                     f.writes.value_or(std::vector<BufferRegion>{}), f.allocs, f.init, body, f.annotations);
+}
+
+Stmt Builder::build_if(const PyStmt &s) {
+  Operand c = build(*s.value);
+  DataType t = c.e.dtype();
+  if (!t.is_int_like()) src_.fail(s.value->pos, "if condition must be bool, found " + t.str());
+  Expr cond = t.is_bool() ? c.e : ne(c.e, make_int(t, 0));
+  Restore<BlockFrame *> rb(block_, nullptr);
+  Restore<bool> rf(func_level_, false);
+  Stmt then_case = build_body(s.body);
+  std::optional<Stmt> else_case;
+  if (!s.orelse.empty()) else_case = build_body(s.orelse);
+  return IfThenElse::make(cond, then_case, else_case);
+}
+
+void Builder::build_axis(const PyStmt &s, const PyExpr &call) {
+  std::string fn = dotted_name(*call.base);
+  BlockFrame &f = block_frame(call.pos, fn);
+  std::vector<const PyExpr *> names;
+  if (s.target->kind == PyExprKind::Tuple) {
+    for (const PyExprPtr &t : s.target->args) names.push_back(t.get());
+  } else {
+    names.push_back(s.target.get());
+  }
+  for (const PyExpr *n : names)
+    if (n->kind != PyExprKind::Name) src_.fail(n->pos, "expected an iter var name");
+  reject_kwargs(call, fn);
+  std::string sub = fn.substr(7);
+  auto kind_of = [&](char c, Pos p) {
+    if (c == 'S') return IterKind::Spatial;
+    if (c == 'R') return IterKind::Reduce;
+    if (c == 'O') return IterKind::Opaque;
+    src_.fail(p, "unknown iter kind " + quote(std::string(1, c)) + " in T.axis.remap (expected 'S', 'R' or 'O')");
+  };
+  std::vector<IterVar> ivs;
+  std::vector<Expr> binds;
+  if (sub == "remap") {
+    expect_args(call, 2, 2, fn);
+    std::string kinds = expect_string(*call.args[0], "the iter kinds of T.axis.remap");
+    const PyExpr &list = *call.args[1];
+    std::vector<const PyExpr *> vals;
+    if (list.kind == PyExprKind::List || list.kind == PyExprKind::Tuple) {
+      for (const PyExprPtr &a : list.args) vals.push_back(a.get());
+    } else {
+      vals.push_back(&list);
+    }
+    if (kinds.size() != vals.size())
+      src_.fail(call.args[0]->pos, "T.axis.remap kinds " + quote(kinds) + " have " + std::to_string(kinds.size()) +
+                                       " letter" + (kinds.size() == 1 ? "" : "s") + " but " +
+                                       std::to_string(vals.size()) + " binding" + (vals.size() == 1 ? " is" : "s are") + " given");
+    if (names.size() != vals.size())
+      src_.fail(s.target->pos, "T.axis.remap binds " + std::to_string(vals.size()) + " iter var" +
+                                   (vals.size() == 1 ? "" : "s") + " but " + std::to_string(names.size()) +
+                                   " name" + (names.size() == 1 ? " is" : "s are") + " assigned");
+    for (size_t k = 0; k < vals.size(); ++k) {
+      IterKind ik = kind_of(kinds[k], call.args[0]->pos);
+      Operand b = build(*vals[k]);
+      auto r = loop_ranges_.find(b.e.get());
+      if (r == loop_ranges_.end())
+        src_.fail(vals[k]->pos, "T.axis.remap binding must be a loop variable");
+      ivs.push_back({Var(names[k]->name, b.e.dtype()), r->second, ik});
+      binds.push_back(b.e);
+    }
+  } else {
+    IterKind ik;
+    if (sub == "spatial" || sub == "S") ik = IterKind::Spatial;
+    else if (sub == "reduce" || sub == "R") ik = IterKind::Reduce;
+    else if (sub == "opaque" || sub == "scan" || sub == "O") ik = IterKind::Opaque;
+    else src_.fail(call.pos, "unknown function " + quote(fn));
+    expect_args(call, 2, 2, fn);
+    if (names.size() != 1) src_.fail(s.target->pos, fn + " declares one iter var but " + std::to_string(names.size()) + " names are assigned");
+    Operand b = build(*call.args[1]);
+    if (!b.e.dtype().is_integer()) src_.fail(call.args[1]->pos, "iter var binding must be an integer, found " + b.e.dtype().str());
+    DataType t = b.e.dtype();
+    auto to_t = [&](const PyExpr &e) {
+      Operand o = build(e);
+      if (!o.e.dtype().is_integer()) src_.fail(e.pos, "iter var domain must be an integer, found " + o.e.dtype().str());
+      return cast(t, o.e);
+    };
+    const PyExpr &dom = *call.args[0];
+    Range r;
+    if (dom.kind == PyExprKind::Tuple || dom.kind == PyExprKind::List) {
+      if (dom.args.size() != 2) src_.fail(dom.pos, "an iter var domain is (begin, end), found " + std::to_string(dom.args.size()) + " values");
+      Expr lo = to_t(*dom.args[0]);
+      r = Range{lo, extent_between(lo, to_t(*dom.args[1]))};
+    } else {
+      r = Range{make_int(t, 0), to_t(dom)};
+    }
+    ivs.push_back({Var(names[0]->name, t), r, ik});
+    binds.push_back(b.e);
+  }
+  for (size_t k = 0; k < ivs.size(); ++k) {
+    for (const IterVar &iv : f.iter_vars)
+      if (iv.var.name() == ivs[k].var.name())
+        src_.fail(names[k]->pos, "iter var " + quote(iv.var.name()) + " is declared twice in block " + quote(f.name));
+    f.iter_vars.push_back(ivs[k]);
+    f.bindings.push_back(binds[k]);
+    bind_scalar(names[k]->name, ivs[k].var);
+  }
+}
+
+std::vector<BufferRegion> Builder::build_regions(const PyExpr &call) {
+  reject_kwargs(call, dotted_name(*call.base));
+  std::vector<BufferRegion> out;
+  for (const PyExprPtr &a : call.args) {
+    if (a->kind == PyExprKind::List || a->kind == PyExprKind::Tuple) {
+      for (const PyExprPtr &x : a->args) out.push_back(build_region(*x));
+    } else {
+      out.push_back(build_region(*a));
+    }
+  }
+  return out;
+}
+
+BufferRegion Builder::build_region(const PyExpr &e) {
+  if (e.kind == PyExprKind::Name) return BufferRegion::full(lookup_buffer(e));
+  if (e.kind != PyExprKind::Subscript) src_.fail(e.pos, "expected a buffer region such as A[vi, 0:128]");
+  Buffer buf = lookup_buffer(*e.base);
+  if (static_cast<int>(e.args.size()) != buf.ndim())
+    src_.fail(e.pos, "buffer " + quote(buf.name()) + " has " + std::to_string(buf.ndim()) +
+                         " dimensions but the region gives " + std::to_string(e.args.size()));
+  BufferRegion r{buf, {}};
+  for (size_t d = 0; d < e.args.size(); ++d) {
+    const PyExpr &a = *e.args[d];
+    std::string what = "region bound of buffer " + quote(buf.name());
+    if (a.kind != PyExprKind::Slice) {
+      Expr idx = build_int(a, what);
+      r.region.push_back(Range{idx, make_int(idx.dtype(), 1)});
+      continue;
+    }
+    if (a.args[2]) {
+      Operand step = build(*a.args[2]);
+      if (!is_const_int(step.e, 1)) src_.fail(a.args[2]->pos, "region slices with a step are not supported");
+    }
+    Operand lo = a.args[0] ? build(*a.args[0]) : Operand{make_int(buf.shape()[d].dtype(), 0)};
+    Operand hi = a.args[1] ? build(*a.args[1]) : Operand{buf.shape()[d]};
+    for (const Operand *o : {&lo, &hi})
+      if (!o->e.dtype().is_integer()) src_.fail(a.pos, what + " must be an integer, found " + o->e.dtype().str());
+    DataType t = lo.is_lit() && !hi.is_lit() ? hi.e.dtype()
+               : hi.is_lit() && !lo.is_lit() ? lo.e.dtype()
+                                             : promote_types(lo.e.dtype(), hi.e.dtype());
+    Expr l = cast(t, lo.e);
+    r.region.push_back(Range{l, extent_between(l, cast(t, hi.e))});
+  }
+  return r;
+}
+
+}  // namespace tessera::script::detail

@@ -1,0 +1,156 @@
+//===- Builder.h - Giving the Python AST its TVMScript meaning --*- C++ -*-===//
+//
+// Private to lib/script. The Builder walks the AST of Ast.h and builds IR:
+// expressions with TVMScript's typing (BuildExpr.cpp), statements, loops and
+// blocks (BuildStmt.cpp), functions, buffers and modules (BuildFunc.cpp).
+//
+// Names live in a stack of scopes; every binding creates a new Var, so a name
+// may be rebound in sibling scopes and shadowed in nested ones. Python
+// literals stay "weak" (Operand::lit) until they meet a typed operand or a
+// buffer, as in TVMScript.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "Ast.h"
+#include "tessera/ir/Func.h"
+
+namespace tessera::script::detail {
+
+/// A scalar TVMScript type name ("float16", "int64", "bool", "handle"); vector
+/// types ("float32x4") and "void" are not accepted in programs.
+inline std::optional<ir::DataType> parse_scalar_type(std::string_view name) {
+  auto t = ir::DataType::parse(name);
+  if (!t || t->is_void() || t->lanes() != 1) return std::nullopt;
+  return t;
+}
+
+/// An expression with the literal it came from, when it is an untyped Python literal.
+struct Operand {
+  enum class Lit : uint8_t { None, Int, Float, Bool };
+  ir::Expr e;
+  Lit lit = Lit::None;
+  int64_t int_value = 0;
+  double float_value = 0;
+  bool is_lit() const { return lit != Lit::None; }
+};
+
+/// What a name is bound to.
+struct Binding {
+  enum class Kind : uint8_t { Scalar, Buffer, Handle };
+  Kind kind = Kind::Scalar;
+  ir::Expr expr;
+  ir::Buffer buffer;
+  ir::Var handle;
+};
+
+/// Declarations collected while building one `with T.block(...)`.
+struct BlockFrame {
+  std::string name;
+  bool is_root = false;
+  std::vector<ir::IterVar> iter_vars;
+  std::vector<ir::Expr> bindings;
+  ir::Expr predicate;
+  std::optional<std::vector<ir::BufferRegion>> reads, writes;
+  std::vector<ir::Buffer> allocs;
+  std::optional<ir::Stmt> init;
+  ir::Annotations annotations;
+};
+
+/// Declarations collected while building one function.
+struct FuncFrame {
+  std::vector<ir::Var> params;
+  std::vector<std::pair<ir::Var, ir::Buffer>> buffer_map;
+  std::unordered_set<const void *> matched_handles;
+  ir::Annotations attrs;
+  std::vector<ir::Buffer> root_allocs;
+};
+
+class Builder {
+ public:
+  explicit Builder(const SourceFile &src) : src_(src) {}
+
+  /// Builds every function of a file (bare prim_funcs or one ir_module class).
+  ir::Module build_module(const PyBody &file);
+  /// Position of the last statement started (for errors the builder did not foresee).
+  Pos last_pos() const { return stmt_pos_; }
+
+ private:
+  // ---- BuildFunc.cpp ----
+  ir::PrimFunc build_func(const PyStmt &def);
+  void check_prim_func_decorator(const PyStmt &def);
+  void build_param(const PyParam &p, FuncFrame &f);
+  /// T.Buffer(shape, dtype, ...), T.match_buffer(h, shape, ...), T.alloc_buffer(shape, ...):
+  /// `first` is the index of the shape argument.
+  ir::Buffer build_buffer(const PyExpr &call, size_t first, const std::string &name, const char *what);
+  std::vector<ir::Expr> build_shape(const PyExpr &e);
+  ir::DataType parse_dtype(const PyExpr &e);
+  ir::Annotations build_annotations(const PyExpr &dict);
+  ir::AnnValue build_ann_value(const PyExpr &e);
+
+  // ---- BuildStmt.cpp ----
+  /// Builds a statement list in a new scope; `x = value` lets cover the rest of the list.
+  ir::Stmt build_body(const PyBody &body);
+  /// One statement; nullopt for declarations (T.reads, T.axis, T.alloc_buffer, ...).
+  std::optional<ir::Stmt> build_stmt(const PyStmt &s);
+  std::optional<ir::Stmt> build_assign(const PyStmt &s);
+  std::optional<ir::Stmt> build_expr_stmt(const PyStmt &s);
+  ir::Stmt build_store(const PyExpr &target, Operand value, Pos value_pos);
+  ir::Stmt build_for(const PyStmt &s);
+  std::optional<ir::Stmt> build_with(const PyStmt &s);
+  ir::Stmt build_block(const PyStmt &s, const PyExpr &call);
+  ir::Stmt build_if(const PyStmt &s);
+  void build_axis(const PyStmt &s, const PyExpr &call);
+  std::vector<ir::BufferRegion> build_regions(const PyExpr &call);
+  ir::BufferRegion build_region(const PyExpr &e);
+  BlockFrame &block_frame(Pos p, const std::string &what);
+
+  // ---- BuildExpr.cpp ----
+  Operand build(const PyExpr &e);
+  /// build() that must give an integer (indices, extents, shapes).
+  ir::Expr build_int(const PyExpr &e, const std::string &what);
+  Operand build_call(const PyExpr &e);
+  Operand build_binop(const std::string &op, Operand a, Operand b, Pos p);
+  Operand build_unary(const std::string &op, Operand a, Pos p);
+  Operand build_load(const PyExpr &e);
+  /// The value converted to `t` for a store or a typed let: literals convert, others must match.
+  ir::Expr convert_to(const Operand &v, ir::DataType t, Pos p, const std::string &what);
+  ir::Buffer lookup_buffer(const PyExpr &e);
+  std::string dotted_name(const PyExpr &e) const;
+  void expect_args(const PyExpr &call, size_t lo, size_t hi, const std::string &fn);
+  void reject_kwargs(const PyExpr &call, const std::string &fn);
+  std::string expect_string(const PyExpr &e, const std::string &what);
+
+  // ---- scopes ----
+  void push_scope() { scopes_.emplace_back(); }
+  void pop_scope() { scopes_.pop_back(); }
+  void bind(const std::string &name, Binding b) { scopes_.back()[name] = std::move(b); }
+  void bind_scalar(const std::string &name, ir::Expr e) {
+    Binding b;
+    b.expr = std::move(e);
+    bind(name, std::move(b));
+  }
+  const Binding *lookup(const std::string &name) const;
+
+  const SourceFile &src_;
+  std::vector<std::unordered_map<std::string, Binding>> scopes_;
+  /// Ranges of the loops in scope (T.axis.remap takes its domains from them).
+  std::unordered_map<const void *, ir::Range> loop_ranges_;
+  FuncFrame *func_ = nullptr;
+  /// The block whose statement list is being built directly, or null.
+  BlockFrame *block_ = nullptr;
+  /// True while building the function's own statement list (not nested).
+  bool func_level_ = false;
+  /// Set by build_stmt when the statement is `x = value`: a let over the rest of the list.
+  std::optional<std::pair<ir::Var, ir::Expr>> pending_let_;
+  /// Position of the statement being built, for converting IR invariant failures.
+  Pos stmt_pos_;
+};
+
+}  // namespace tessera::script::detail
