@@ -82,6 +82,10 @@ int run_command(const RunOptions &opts, std::ostream &out, std::ostream &err) {
     }
     ir::Module m = script::parse_file(opts.file);
     ir::PrimFunc f = select_func(m, opts.func, opts.file);
+    for (const ir::Var &v : f.shape_vars())
+      if (!dims.count(v.name()))
+        throw UserError("function '" + f.name() + "' has a symbolic dimension '" + v.name() +
+                        "' with no value: pass --dim " + v.name() + "=N");
     std::vector<runtime::NDArray> args = runtime::make_random_args(f, dims, opts.seed);
     runtime::interpret(f, args);
     for (size_t i = 0; i < f.params().size(); ++i) {

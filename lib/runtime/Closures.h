@@ -127,6 +127,8 @@ class Compiler {
   IntPtr compile_int(const ir::Expr &e);
   FloatPtr compile_float(const ir::Expr &e);
   StmtPtr compile_stmt(const ir::Stmt &s);
+  /// Compiles `e` into `fval` when it has a float type, else into `ival`.
+  void compile_value(const ir::Expr &e, IntPtr &ival, FloatPtr &fval);
 
   /// The int slot of a plain integer variable expression in scope, else -1.
   int int_var_slot(const ir::Expr &e) const;
@@ -136,6 +138,8 @@ class Compiler {
  private:
   StmtPtr compile_block(const ir::Block &b);
   int buffer_slot(const ir::Buffer &b, const char *use);
+  /// The slot of variable `v` in scope (throws when `v` is out of scope).
+  int var_slot(const ir::VarNode &v) const;
 
   Program &prog_;
   std::string block_ = "root";

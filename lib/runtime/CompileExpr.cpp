@@ -10,8 +10,7 @@
 #include <limits>
 #include <sstream>
 
-#include "Closures.h"
-#include "Scalar.h"
+#include "ExprNodes.h"
 
 namespace tessera::runtime::detail {
 
@@ -54,25 +53,6 @@ void throw_out_of_bounds(const ErrCtx *ctx, bool store, const int64_t *idx, cons
 
 namespace {
 
-/// Wraps an int64 computed modulo 2^64 to a type's width and signedness.
-struct Wrap {
-  uint64_t mask = ~uint64_t{0};
-  int sh = 0;
-  bool sgn = true;
-  bool is_bool = false;
-  explicit Wrap(DataType t) : sgn(t.is_int()), is_bool(t.is_bool()) {
-    if (!is_bool && t.bits() < 64) {
-      mask = (uint64_t{1} << t.bits()) - 1;
-      sh = 64 - t.bits();
-    }
-  }
-  int64_t operator()(uint64_t u) const {
-    if (is_bool) return u != 0;
-    if (sgn) return static_cast<int64_t>(u << sh) >> sh;
-    return static_cast<int64_t>(u & mask);
-  }
-};
-
 [[noreturn]] void throw_div_zero(const ErrCtx *c, int64_t x) {
   std::ostringstream os;
   os << "integer division by zero in block '" << c->block << "': " << c->what << "(" << x << ", 0)";
@@ -85,29 +65,6 @@ struct Wrap {
      << " in block '" << c->block << "'";
   throw InterpretError(os.str());
 }
-
-// ---- leaves -----------------------------------------------------------------
-
-struct IConst final : IntExpr {
-  int64_t v;
-  explicit IConst(int64_t x) : v(x) {}
-  int64_t eval(Frame &) const override { return v; }
-};
-struct IVar final : IntExpr {
-  int slot;
-  explicit IVar(int s) : slot(s) {}
-  int64_t eval(Frame &f) const override { return f.iv[slot]; }
-};
-struct FConst final : FloatExpr {
-  double v;
-  explicit FConst(double x) : v(x) {}
-  double eval(Frame &) const override { return v; }
-};
-struct FVar final : FloatExpr {
-  int slot;
-  explicit FVar(int s) : slot(s) {}
-  double eval(Frame &f) const override { return f.fv[slot]; }
-};
 
 // ---- integer operators ------------------------------------------------------
 
@@ -147,55 +104,7 @@ struct ILogic final : IntExpr {
   }
 };
 
-template <typename Fn>
-struct IUn final : IntExpr {
-  IntPtr a;
-  Fn fn;
-  IUn(IntPtr x, Fn f) : a(std::move(x)), fn(f) {}
-  int64_t eval(Frame &f) const override { return fn(a->eval(f)); }
-};
-template <typename Fn>
-IntPtr iun(IntPtr a, Fn fn) {
-  return std::make_unique<IUn<Fn>>(std::move(a), fn);
-}
-
-struct ISelect final : IntExpr {
-  IntPtr c, t, e;
-  ISelect(IntPtr x, IntPtr y, IntPtr z) : c(std::move(x)), t(std::move(y)), e(std::move(z)) {}
-  int64_t eval(Frame &f) const override { return c->eval(f) ? t->eval(f) : e->eval(f); }
-};
-
 // ---- float operators --------------------------------------------------------
-
-template <FK K, typename Fn>
-struct FBin final : FloatExpr {
-  FloatPtr a, b;
-  Fn fn;
-  FBin(FloatPtr x, FloatPtr y, Fn f) : a(std::move(x)), b(std::move(y)), fn(f) {}
-  double eval(Frame &f) const override {
-    using T = typename FloatOps<K>::T;
-    return FloatOps<K>::fin(fn(static_cast<T>(a->eval(f)), static_cast<T>(b->eval(f))));
-  }
-};
-template <typename Fn>
-FloatPtr fbin(DataType t, FloatPtr a, FloatPtr b, Fn fn) {
-  return dispatch_fk(t, [&]<FK K>() -> FloatPtr { return std::make_unique<FBin<K, Fn>>(std::move(a), std::move(b), fn); });
-}
-
-template <FK K, typename Fn>
-struct FUn final : FloatExpr {
-  FloatPtr a;
-  Fn fn;
-  FUn(FloatPtr x, Fn f) : a(std::move(x)), fn(f) {}
-  double eval(Frame &f) const override {
-    using T = typename FloatOps<K>::T;
-    return FloatOps<K>::fin(fn(static_cast<T>(a->eval(f))));
-  }
-};
-template <typename Fn>
-FloatPtr fun(DataType t, FloatPtr a, Fn fn) {
-  return dispatch_fk(t, [&]<FK K>() -> FloatPtr { return std::make_unique<FUn<K, Fn>>(std::move(a), fn); });
-}
 
 /// Float comparison, an IntExpr (bool). Ordered: NaN compares false except `!=`.
 template <typename Fn>
@@ -209,22 +118,6 @@ template <typename Fn>
 IntPtr fcmp(FloatPtr a, FloatPtr b, Fn fn) {
   return std::make_unique<FCmp<Fn>>(std::move(a), std::move(b), fn);
 }
-
-/// A float-to-int predicate (isnan, ...).
-template <typename Fn>
-struct FPred final : IntExpr {
-  FloatPtr a;
-  Fn fn;
-  FPred(FloatPtr x, Fn f) : a(std::move(x)), fn(f) {}
-  int64_t eval(Frame &f) const override { return fn(a->eval(f)) ? 1 : 0; }
-};
-
-struct FSelect final : FloatExpr {
-  IntPtr c;
-  FloatPtr t, e;
-  FSelect(IntPtr x, FloatPtr y, FloatPtr z) : c(std::move(x)), t(std::move(y)), e(std::move(z)) {}
-  double eval(Frame &f) const override { return c->eval(f) ? t->eval(f) : e->eval(f); }
-};
 
 // ---- casts ------------------------------------------------------------------
 
@@ -284,66 +177,6 @@ struct CastFF final : FloatExpr {
     return FloatOps<K>::fin(static_cast<T>(a->eval(f)));
   }
 };
-
-// ---- reinterpret ------------------------------------------------------------
-
-/// The bit pattern of a float value of type `t` (zero-extended to 64 bits).
-uint64_t float_bits(DataType t, double v) {
-  switch (float_kind(t)) {
-    case FK::F16: return float_to_half_bits(static_cast<float>(v));
-    case FK::BF16: return float_to_bfloat16_bits(static_cast<float>(v));
-    case FK::F32: {
-      float x = static_cast<float>(v);
-      uint32_t u;
-      std::memcpy(&u, &x, 4);
-      return u;
-    }
-    default: {
-      uint64_t u;
-      std::memcpy(&u, &v, 8);
-      return u;
-    }
-  }
-}
-
-double bits_float(DataType t, uint64_t u) {
-  switch (float_kind(t)) {
-    case FK::F16: return half_bits_to_float(static_cast<uint16_t>(u));
-    case FK::BF16: return bfloat16_bits_to_float(static_cast<uint16_t>(u));
-    case FK::F32: {
-      uint32_t w = static_cast<uint32_t>(u);
-      float x;
-      std::memcpy(&x, &w, 4);
-      return x;
-    }
-    default: {
-      double x;
-      std::memcpy(&x, &u, 8);
-      return x;
-    }
-  }
-}
-
-struct ReinterpretFI final : IntExpr {
-  FloatPtr a;
-  DataType from;
-  Wrap w;
-  ReinterpretFI(FloatPtr x, DataType f, DataType t) : a(std::move(x)), from(f), w(t) {}
-  int64_t eval(Frame &f) const override { return w(float_bits(from, a->eval(f))); }
-};
-struct ReinterpretIF final : FloatExpr {
-  IntPtr a;
-  DataType to;
-  ReinterpretIF(IntPtr x, DataType t) : a(std::move(x)), to(t) {}
-  double eval(Frame &f) const override { return bits_float(to, static_cast<uint64_t>(a->eval(f))); }
-};
-struct ReinterpretFF final : FloatExpr {
-  FloatPtr a;
-  DataType from, to;
-  ReinterpretFF(FloatPtr x, DataType f, DataType t) : a(std::move(x)), from(f), to(t) {}
-  double eval(Frame &f) const override { return bits_float(to, float_bits(from, a->eval(f))); }
-};
-
 // ---- loads ------------------------------------------------------------------
 
 template <typename E, typename Ix>
@@ -395,18 +228,17 @@ FloatPtr fbin_fused(DataType t, FloatPtr a, FloatPtr b, Fn fn) {
     return with_b.template operator()<FloatExpr>();
   });
 }
-
 // ---- let --------------------------------------------------------------------
 
-template <typename Body, typename Ptr, typename R>
+/// `let var = value in body`: stores the value in var's slot, then evaluates the body.
+template <typename Body, typename R>
 struct LetNode final : Body {
   int slot = 0;
-  bool value_is_float = false;
   IntPtr ival;
   FloatPtr fval;
-  Ptr body;
+  std::unique_ptr<Body> body;
   R eval(Frame &f) const override {
-    if (value_is_float)
+    if (fval)
       f.fv[slot] = fval->eval(f);
     else
       f.iv[slot] = ival->eval(f);
@@ -414,59 +246,15 @@ struct LetNode final : Body {
   }
 };
 
-// ---- float math ---------------------------------------------------------------
-
-FloatPtr compile_float_call(Compiler &cc, const ir::Call &c) {
-  DataType t = c.dtype;
-  auto arg = [&](int i) { return cc.compile_float(c.args[i]); };
-  switch (c.op) {
-#define TESSERA_MATH1(Name, expr) \
-  case Intrinsic::Name: return fun(t, arg(0), [](auto x) { return expr; });
-    TESSERA_MATH1(Exp, std::exp(x))
-    TESSERA_MATH1(Exp2, std::exp2(x))
-    TESSERA_MATH1(Exp10, std::pow(decltype(x)(10), x))
-    TESSERA_MATH1(Log, std::log(x))
-    TESSERA_MATH1(Log2, std::log2(x))
-    TESSERA_MATH1(Log10, std::log10(x))
-    TESSERA_MATH1(Log1p, std::log1p(x))
-    TESSERA_MATH1(Sqrt, std::sqrt(x))
-    TESSERA_MATH1(Rsqrt, decltype(x)(1) / std::sqrt(x))
-    TESSERA_MATH1(Sigmoid, decltype(x)(1) / (decltype(x)(1) + std::exp(-x)))
-    TESSERA_MATH1(Tanh, std::tanh(x))
-    TESSERA_MATH1(Sin, std::sin(x))
-    TESSERA_MATH1(Cos, std::cos(x))
-    TESSERA_MATH1(Erf, std::erf(x))
-    TESSERA_MATH1(Abs, std::fabs(x))
-    TESSERA_MATH1(Floor, std::floor(x))
-    TESSERA_MATH1(Ceil, std::ceil(x))
-    TESSERA_MATH1(Round, std::round(x))
-    TESSERA_MATH1(Trunc, std::trunc(x))
-    TESSERA_MATH1(NearbyInt, std::nearbyint(x))
-#undef TESSERA_MATH1
-    case Intrinsic::Pow: return fbin(t, arg(0), arg(1), [](auto x, auto y) { return std::pow(x, y); });
-    default: break;
-  }
-  throw InterpretError(std::string("intrinsic '") + ir::intrinsic_name(c.op) + "' cannot produce " + t.str() +
-                       " in block '" + cc.block() + "'");
-}
-
-double float_extreme(DataType t, bool max) {
-  double v;
-  switch (float_kind(t)) {
-    case FK::F16: v = 65504.0; break;
-    case FK::BF16: v = bfloat16_bits_to_float(0x7f7f); break;
-    case FK::F32: v = std::numeric_limits<float>::max(); break;
-    default: v = std::numeric_limits<double>::max();
-  }
-  return max ? v : -v;
-}
-
-int64_t int_extreme(DataType t, bool max) {
-  if (t.is_bool()) return max ? 1 : 0;
-  if (t.is_uint()) return max ? wrap_int(t, -1) : 0;
-  if (t.bits() >= 64) return max ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
-  int64_t m = (int64_t{1} << (t.bits() - 1));
-  return max ? m - 1 : -m;
+/// Compiles a Let; `compile_body` is compile_int or compile_float, by the Let's type.
+template <typename Body, typename R, typename CompileBody>
+std::unique_ptr<Body> compile_let(Compiler &cc, const ir::Let &l, CompileBody compile_body) {
+  auto n = std::make_unique<LetNode<Body, R>>();
+  cc.compile_value(l.value, n->ival, n->fval);
+  n->slot = cc.bind_var(l.var);
+  n->body = compile_body(l.body);
+  cc.unbind_var(l.var);
+  return n;
 }
 
 }  // namespace
@@ -480,7 +268,6 @@ Indexer::Indexer(Compiler &cc, const ir::Buffer &b, int slot, const std::vector<
     if (var_slot[d] < 0) idx[d] = cc.compile_int(indices[d]);
   }
 }
-
 
 int Compiler::int_var_slot(const Expr &e) const {
   const auto *v = e.as<ir::VarNode>();
@@ -504,6 +291,25 @@ static void check_scalar_type(DataType t, const char *what, const std::string &b
                          "' has no value the interpreter can compute");
 }
 
+[[noreturn]] static void throw_cannot_interpret(const Expr &e, const std::string &block) {
+  throw InterpretError(std::string("cannot interpret ") + ir::node_kind_name(e.kind()) + " of type " +
+                       e.dtype().str() + " in block '" + block + "'");
+}
+
+int Compiler::var_slot(const ir::VarNode &v) const {
+  auto it = vars_.find(&v);
+  if (it == vars_.end() || it->second.empty())
+    throw InterpretError("variable '" + v.name + "' is used outside its scope in block '" + block_ + "'");
+  return it->second.back().slot;
+}
+
+void Compiler::compile_value(const Expr &e, IntPtr &ival, FloatPtr &fval) {
+  if (e.dtype().is_float())
+    fval = compile_float(e);
+  else
+    ival = compile_int(e);
+}
+
 IntPtr Compiler::compile_int(const Expr &e) {
   DataType t = e.dtype();
   check_scalar_type(t, "an expression", block_);
@@ -514,13 +320,7 @@ IntPtr Compiler::compile_int(const Expr &e) {
   }
   switch (e.kind()) {
     case ir::NodeKind::IntImm: return std::make_unique<IConst>(e.as<ir::IntImm>()->value);
-    case ir::NodeKind::Var: {
-      const auto *v = e.as<ir::VarNode>();
-      auto it = vars_.find(v);
-      if (it == vars_.end() || it->second.empty())
-        throw InterpretError("variable '" + v->name + "' is used outside its scope in block '" + block_ + "'");
-      return std::make_unique<IVar>(it->second.back().slot);
-    }
+    case ir::NodeKind::Var: return std::make_unique<IVar>(var_slot(*e.as<ir::VarNode>()));
     case ir::NodeKind::Binary: {
       const auto *b = e.as<ir::Binary>();
       DataType ot = b->a.dtype();
@@ -671,61 +471,12 @@ IntPtr Compiler::compile_int(const Expr &e) {
         });
       });
     }
-    case ir::NodeKind::Call: {
-      const auto *c = e.as<ir::Call>();
-      switch (c->op) {
-        case Intrinsic::IfThenElse:
-          return std::make_unique<ISelect>(compile_int(c->args[0]), compile_int(c->args[1]), compile_int(c->args[2]));
-        case Intrinsic::MaxValue: return std::make_unique<IConst>(int_extreme(t, true));
-        case Intrinsic::MinValue: return std::make_unique<IConst>(int_extreme(t, false));
-        case Intrinsic::IsNan:
-        case Intrinsic::IsInf:
-        case Intrinsic::IsFinite: {
-          const Expr &x = c->args[0];
-          if (!x.dtype().is_float()) {
-            // Integers are never NaN or infinite; still evaluate the operand (it may fail).
-            int64_t r = c->op == Intrinsic::IsFinite;
-            return iun(compile_int(x), [r](int64_t) { return r; });
-          }
-          FloatPtr a = compile_float(x);
-          if (c->op == Intrinsic::IsNan)
-            return std::make_unique<FPred<bool (*)(double)>>(std::move(a), [](double v) { return std::isnan(v); });
-          if (c->op == Intrinsic::IsInf)
-            return std::make_unique<FPred<bool (*)(double)>>(std::move(a), [](double v) { return std::isinf(v); });
-          return std::make_unique<FPred<bool (*)(double)>>(std::move(a), [](double v) { return std::isfinite(v); });
-        }
-        case Intrinsic::Abs: {
-          Wrap w(t);
-          return iun(compile_int(c->args[0]), [w](int64_t x) { return w(x < 0 ? uint64_t(0) - uint64_t(x) : uint64_t(x)); });
-        }
-        case Intrinsic::Reinterpret: {
-          DataType from = c->args[0].dtype();
-          if (from.is_float()) return std::make_unique<ReinterpretFI>(compile_float(c->args[0]), from, t);
-          Wrap w(t);
-          return iun(compile_int(c->args[0]), [w](int64_t x) { return w(uint64_t(x)); });
-        }
-        default:
-          throw InterpretError(std::string("intrinsic '") + ir::intrinsic_name(c->op) + "' cannot produce " +
-                               t.str() + " in block '" + block_ + "'");
-      }
-    }
-    case ir::NodeKind::Let: {
-      const auto *l = e.as<ir::Let>();
-      auto n = std::make_unique<LetNode<IntExpr, IntPtr, int64_t>>();
-      n->value_is_float = l->value.dtype().is_float();
-      if (n->value_is_float)
-        n->fval = compile_float(l->value);
-      else
-        n->ival = compile_int(l->value);
-      n->slot = bind_var(l->var);
-      n->body = compile_int(l->body);
-      unbind_var(l->var);
-      return n;
-    }
+    case ir::NodeKind::Call: return compile_int_call(*this, *e.as<ir::Call>());
+    case ir::NodeKind::Let:
+      return compile_let<IntExpr, int64_t>(*this, *e.as<ir::Let>(), [this](const Expr &b) { return compile_int(b); });
     default: break;
   }
-  throw InterpretError(std::string("cannot interpret ") + ir::node_kind_name(e.kind()) + " of type " + t.str() +
-                       " in block '" + block_ + "'");
+  throw_cannot_interpret(e, block_);
 }
 
 FloatPtr Compiler::compile_float(const Expr &e) {
@@ -736,13 +487,7 @@ FloatPtr Compiler::compile_float(const Expr &e) {
                          " in block '" + block_ + "'");
   switch (e.kind()) {
     case ir::NodeKind::FloatImm: return std::make_unique<FConst>(round_float(t, e.as<ir::FloatImm>()->value));
-    case ir::NodeKind::Var: {
-      const auto *v = e.as<ir::VarNode>();
-      auto it = vars_.find(v);
-      if (it == vars_.end() || it->second.empty())
-        throw InterpretError("variable '" + v->name + "' is used outside its scope in block '" + block_ + "'");
-      return std::make_unique<FVar>(it->second.back().slot);
-    }
+    case ir::NodeKind::Var: return std::make_unique<FVar>(var_slot(*e.as<ir::VarNode>()));
     case ir::NodeKind::Binary: {
       const auto *b = e.as<ir::Binary>();
       FloatPtr x = compile_float(b->a), y = compile_float(b->b);
@@ -811,38 +556,12 @@ FloatPtr Compiler::compile_float(const Expr &e) {
         });
       });
     }
-    case ir::NodeKind::Call: {
-      const auto *c = e.as<ir::Call>();
-      switch (c->op) {
-        case Intrinsic::IfThenElse:
-          return std::make_unique<FSelect>(compile_int(c->args[0]), compile_float(c->args[1]), compile_float(c->args[2]));
-        case Intrinsic::MaxValue: return std::make_unique<FConst>(float_extreme(t, true));
-        case Intrinsic::MinValue: return std::make_unique<FConst>(float_extreme(t, false));
-        case Intrinsic::Reinterpret: {
-          DataType from = c->args[0].dtype();
-          if (from.is_float()) return std::make_unique<ReinterpretFF>(compile_float(c->args[0]), from, t);
-          return std::make_unique<ReinterpretIF>(compile_int(c->args[0]), t);
-        }
-        default: return compile_float_call(*this, *c);
-      }
-    }
-    case ir::NodeKind::Let: {
-      const auto *l = e.as<ir::Let>();
-      auto n = std::make_unique<LetNode<FloatExpr, FloatPtr, double>>();
-      n->value_is_float = l->value.dtype().is_float();
-      if (n->value_is_float)
-        n->fval = compile_float(l->value);
-      else
-        n->ival = compile_int(l->value);
-      n->slot = bind_var(l->var);
-      n->body = compile_float(l->body);
-      unbind_var(l->var);
-      return n;
-    }
+    case ir::NodeKind::Call: return compile_float_call(*this, *e.as<ir::Call>());
+    case ir::NodeKind::Let:
+      return compile_let<FloatExpr, double>(*this, *e.as<ir::Let>(), [this](const Expr &b) { return compile_float(b); });
     default: break;
   }
-  throw InterpretError(std::string("cannot interpret ") + ir::node_kind_name(e.kind()) + " of type " + t.str() +
-                       " in block '" + block_ + "'");
+  throw_cannot_interpret(e, block_);
 }
 
 }  // namespace tessera::runtime::detail

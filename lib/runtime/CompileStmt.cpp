@@ -324,10 +324,7 @@ StmtPtr Compiler::compile_stmt(const ir::Stmt &s) {
     case ir::NodeKind::LetStmt: {
       const auto *l = s.as<ir::LetStmt>();
       auto n = std::make_unique<LetStmtNode>();
-      if (l->value.dtype().is_float())
-        n->fval = compile_float(l->value);
-      else
-        n->ival = compile_int(l->value);
+      compile_value(l->value, n->ival, n->fval);
       n->slot = bind_var(l->var);
       n->body = compile_stmt(l->body);
       unbind_var(l->var);
@@ -336,10 +333,7 @@ StmtPtr Compiler::compile_stmt(const ir::Stmt &s) {
     case ir::NodeKind::Evaluate: {
       const auto *e = s.as<ir::Evaluate>();
       auto n = std::make_unique<EvalNode>();
-      if (e->value.dtype().is_float())
-        n->fval = compile_float(e->value);
-      else
-        n->ival = compile_int(e->value);
+      compile_value(e->value, n->ival, n->fval);
       return n;
     }
     case ir::NodeKind::Block: return compile_block(*s.as<ir::Block>());

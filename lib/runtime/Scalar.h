@@ -47,53 +47,54 @@ struct HalfTag {};
 struct BF16Tag {};
 struct BoolTag {};
 
+/// Element `off` of an array of `E` at `p` (memcpy: `p` need not be aligned).
+template <typename E>
+inline E load_elem(const uint8_t *p, int64_t off) {
+  E v;
+  std::memcpy(&v, p + off * static_cast<int64_t>(sizeof(E)), sizeof(E));
+  return v;
+}
+
+/// Stores `v` as element `off` of an array of `E` at `p`.
+template <typename E>
+inline void store_elem(uint8_t *p, int64_t off, E v) {
+  std::memcpy(p + off * static_cast<int64_t>(sizeof(E)), &v, sizeof(E));
+}
+
 template <typename E>
 inline int64_t read_int(const uint8_t *p, int64_t off) {
-  if constexpr (std::is_same_v<E, BoolTag>) {
+  if constexpr (std::is_same_v<E, BoolTag>)
     return p[off] != 0;
-  } else {
-    E v;
-    std::memcpy(&v, p + off * static_cast<int64_t>(sizeof(E)), sizeof(E));
-    return static_cast<int64_t>(v);
-  }
+  else
+    return static_cast<int64_t>(load_elem<E>(p, off));
 }
 
 template <typename E>
 inline void write_int(uint8_t *p, int64_t off, int64_t v) {
-  if constexpr (std::is_same_v<E, BoolTag>) {
+  if constexpr (std::is_same_v<E, BoolTag>)
     p[off] = v != 0;
-  } else {
-    E e = static_cast<E>(v);
-    std::memcpy(p + off * static_cast<int64_t>(sizeof(E)), &e, sizeof(E));
-  }
+  else
+    store_elem<E>(p, off, static_cast<E>(v));
 }
 
 template <typename E>
 inline double read_float(const uint8_t *p, int64_t off) {
-  if constexpr (std::is_same_v<E, HalfTag> || std::is_same_v<E, BF16Tag>) {
-    uint16_t h;
-    std::memcpy(&h, p + off * 2, 2);
-    if constexpr (std::is_same_v<E, HalfTag>)
-      return half_bits_to_float(h);
-    else
-      return bfloat16_bits_to_float(h);
-  } else {
-    E v;
-    std::memcpy(&v, p + off * static_cast<int64_t>(sizeof(E)), sizeof(E));
-    return static_cast<double>(v);
-  }
+  if constexpr (std::is_same_v<E, HalfTag>)
+    return half_bits_to_float(load_elem<uint16_t>(p, off));
+  else if constexpr (std::is_same_v<E, BF16Tag>)
+    return bfloat16_bits_to_float(load_elem<uint16_t>(p, off));
+  else
+    return static_cast<double>(load_elem<E>(p, off));
 }
 
 template <typename E>
 inline void write_float(uint8_t *p, int64_t off, double v) {
-  if constexpr (std::is_same_v<E, HalfTag> || std::is_same_v<E, BF16Tag>) {
-    uint16_t h = std::is_same_v<E, HalfTag> ? float_to_half_bits(static_cast<float>(v))
-                                            : float_to_bfloat16_bits(static_cast<float>(v));
-    std::memcpy(p + off * 2, &h, 2);
-  } else {
-    E e = static_cast<E>(v);
-    std::memcpy(p + off * static_cast<int64_t>(sizeof(E)), &e, sizeof(E));
-  }
+  if constexpr (std::is_same_v<E, HalfTag>)
+    store_elem<uint16_t>(p, off, float_to_half_bits(static_cast<float>(v)));
+  else if constexpr (std::is_same_v<E, BF16Tag>)
+    store_elem<uint16_t>(p, off, float_to_bfloat16_bits(static_cast<float>(v)));
+  else
+    store_elem<E>(p, off, static_cast<E>(v));
 }
 
 /// Calls `fn.template operator()<E>()` with the storage type of integer/bool dtype `t`.

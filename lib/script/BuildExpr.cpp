@@ -6,6 +6,7 @@
 // it, so bad text gives a ParseError and never an internal error.
 //
 //===----------------------------------------------------------------------===//
+#include <charconv>
 #include <cmath>
 #include <limits>
 
@@ -20,6 +21,12 @@ namespace {
 
 Operand typed(Expr e) { return Operand{std::move(e)}; }
 
+// A literal operand remembers where it is written; typed operands need no position.
+Operand at(Operand o, Pos p) {
+  if (o.is_lit()) o.pos = p;
+  return o;
+}
+
 Operand int_literal(int64_t v) {
   bool fits32 = v >= std::numeric_limits<int32_t>::min() && v <= std::numeric_limits<int32_t>::max();
   Operand o{make_int(fits32 ? DataType::int32() : DataType::int64(), v), Operand::Lit::Int, v, 0};
@@ -30,29 +37,27 @@ Operand float_literal(double v) {
   return Operand{FloatImm::make(DataType::float32(), v), Operand::Lit::Float, 0, v};
 }
 
-// A literal in type `t` (the type of the other operand), when Python would allow it.
-Operand adapt(const Operand &lit, DataType t) {
-  switch (lit.lit) {
-    case Operand::Lit::Int:
-      if (t.is_integer()) return typed(make_int(t, lit.int_value));
-      if (t.is_float()) return typed(make_const(t, static_cast<double>(lit.int_value)));
-      return lit;
-    case Operand::Lit::Float:
-      if (t.is_float()) return typed(FloatImm::make(t, lit.float_value));
-      return lit;  // float literal with an integer: the integer promotes to float32
-    case Operand::Lit::Bool:
-      if (t.is_integer()) return typed(make_int(t, lit.int_value));
-      if (t.is_float()) return typed(make_const(t, static_cast<double>(lit.int_value)));
-      return lit;
-    case Operand::Lit::None: return lit;
-  }
-  return lit;
+// A literal's value for messages: "300", "-1", "70000", "1e+39", "0.5".
+std::string number_text(double v) {
+  if (v == std::trunc(v) && std::fabs(v) < 1e16) return std::to_string(static_cast<int64_t>(v));
+  char buf[32];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  return ec == std::errc() ? std::string(buf, end) : std::to_string(v);
 }
 
-// A literal as a constant of type `t` (integers exactly, floats rounded).
-Expr literal_as(const Operand &v, DataType t) {
-  if (v.lit != Operand::Lit::Float && t.is_int_like()) return make_int(t, v.int_value);
-  return make_const(t, v.lit == Operand::Lit::Float ? v.float_value : static_cast<double>(v.int_value));
+// The largest finite value of a float type, and the magnitude from which a
+// value rounds (to nearest even) to infinity: max + half an ulp at max.
+double max_finite(DataType t) {
+  if (t.is_bfloat16()) return 0x1.fep127;
+  if (t.bits() == 16) return 65504.0;
+  if (t.bits() == 32) return std::numeric_limits<float>::max();
+  return std::numeric_limits<double>::max();
+}
+double overflow_threshold(DataType t) {
+  if (t.is_bfloat16()) return 0x1.ffp127;
+  if (t.bits() == 16) return 65520.0;
+  if (t.bits() == 32) return 0x1.ffffffp127;
+  return std::numeric_limits<double>::infinity();
 }
 
 const char *type_word(DataType t) { return t.is_handle() ? "handle" : "value"; }
@@ -107,9 +112,71 @@ Expr Builder::build_int(const PyExpr &e, const std::string &what) {
   return o.e;
 }
 
+void Builder::check_literal_fits(const Operand &v, DataType t) {
+  if (!v.is_lit()) return;
+  if (t.is_int_like()) {
+    int64_t lo = 0, hi = 1;  // bool
+    if (t.is_uint()) {
+      hi = t.bits() >= 63 ? std::numeric_limits<int64_t>::max() : (int64_t{1} << t.bits()) - 1;
+    } else if (t.is_int()) {
+      lo = t.bits() >= 64 ? std::numeric_limits<int64_t>::min() : -(int64_t{1} << (t.bits() - 1));
+      hi = t.bits() >= 64 ? std::numeric_limits<int64_t>::max() : (int64_t{1} << (t.bits() - 1)) - 1;
+    }
+    bool fits;
+    std::string text;
+    if (v.lit == Operand::Lit::Float) {  // a whole number here (callers reject fractions first)
+      double fv = v.float_value;
+      text = number_text(fv);
+      fits = fv >= -0x1p63 && fv < 0x1p63 && static_cast<int64_t>(fv) >= lo && static_cast<int64_t>(fv) <= hi;
+    } else {
+      text = std::to_string(v.int_value);
+      fits = v.int_value >= lo && v.int_value <= hi;
+    }
+    if (!fits) {
+      std::string top = t.is_uint() && t.bits() == 64 ? "18446744073709551615" : std::to_string(hi);
+      src_.fail(v.pos, "value " + text + " is out of range for " + t.str() + " [" + std::to_string(lo) + ", " + top + "]");
+    }
+    return;
+  }
+  if (t.is_float()) {
+    double fv = v.lit == Operand::Lit::Float ? v.float_value : static_cast<double>(v.int_value);
+    // inf and nan are kept: TVM allows them in any float type. A value that rounds
+    // to the largest finite value fits (the printer writes float32 max as 3.4028235e+38).
+    if (std::isfinite(fv) && std::fabs(fv) >= overflow_threshold(t))
+      src_.fail(v.pos, "value " + number_text(fv) + " overflows " + t.str() + " (largest finite value " +
+                           number_text(max_finite(t)) + ")");
+  }
+}
+
+Operand Builder::adapt(const Operand &lit, DataType t) {
+  switch (lit.lit) {
+    case Operand::Lit::Int:
+    case Operand::Lit::Bool:
+      if (!t.is_integer() && !t.is_float()) return lit;
+      check_literal_fits(lit, t);
+      if (t.is_integer()) return typed(make_int(t, lit.int_value));
+      return typed(make_const(t, static_cast<double>(lit.int_value)));
+    case Operand::Lit::Float:
+      if (!t.is_float()) return lit;  // float literal with an integer: the integer promotes to float32
+      check_literal_fits(lit, t);
+      return typed(FloatImm::make(t, lit.float_value));
+    case Operand::Lit::None: return lit;
+  }
+  return lit;
+}
+
+Expr Builder::literal_as(const Operand &v, DataType t) {
+  check_literal_fits(v, t);
+  if (v.lit != Operand::Lit::Float && t.is_int_like()) return make_int(t, v.int_value);
+  return make_const(t, v.lit == Operand::Lit::Float ? v.float_value : static_cast<double>(v.int_value));
+}
+
 Expr Builder::convert_to(const Operand &v, DataType t, Pos p, const std::string &what) {
   DataType from = v.e.dtype();
-  if (from == t) return v.e;
+  if (from == t) {
+    check_literal_fits(v, t);  // a weak float literal is already float32 but may overflow it
+    return v.e;
+  }
   if (v.lit == Operand::Lit::Float && t.is_int_like() && v.float_value != std::trunc(v.float_value))
     src_.fail(p, "cannot convert float literal " + std::to_string(v.float_value) + " to " + t.str() + " for " + what);
   if (v.is_lit() && !t.is_handle() && !t.is_void()) return literal_as(v, t);
@@ -119,9 +186,10 @@ Expr Builder::convert_to(const Operand &v, DataType t, Pos p, const std::string 
 
 Operand Builder::build(const PyExpr &e) {
   switch (e.kind) {
-    case PyExprKind::Int: return int_literal(e.int_value);
-    case PyExprKind::Float: return float_literal(e.float_value);
-    case PyExprKind::Bool: return Operand{make_int(DataType::bool_(), e.int_value), Operand::Lit::Bool, e.int_value, 0};
+    case PyExprKind::Int: return at(int_literal(e.int_value), e.pos);
+    case PyExprKind::Float: return at(float_literal(e.float_value), e.pos);
+    case PyExprKind::Bool:
+      return at(Operand{make_int(DataType::bool_(), e.int_value), Operand::Lit::Bool, e.int_value, 0}, e.pos);
     case PyExprKind::Name: {
       const Binding *b = lookup(e.name);
       if (!b) src_.fail(e.pos, "undefined name " + quote(e.name));
@@ -136,9 +204,9 @@ Operand Builder::build(const PyExpr &e) {
     case PyExprKind::BinOp: {
       Operand a = build(*e.args[0]);
       Operand b = build(*e.args[1]);
-      return build_binop(e.op, std::move(a), std::move(b), e.pos);
+      return at(build_binop(e.op, std::move(a), std::move(b), e.pos), e.pos);  // `200 + 100` folds
     }
-    case PyExprKind::UnaryOp: return build_unary(e.op, build(*e.args[0]), e.pos);
+    case PyExprKind::UnaryOp: return at(build_unary(e.op, build(*e.args[0]), e.pos), e.pos);  // `-1`
     case PyExprKind::Compare: {
       // 0 <= i < n  ->  0 <= i and i < n
       Operand lhs = build(*e.args[0]);

@@ -323,6 +323,8 @@ Stmt Builder::build_for(const PyStmt &s) {
     DataType t = a.is_lit() && !b.is_lit() ? b.e.dtype()
                : b.is_lit() && !a.is_lit() ? a.e.dtype()
                                            : promote_types(a.e.dtype(), b.e.dtype());
+    check_literal_fits(a, t);
+    check_literal_fits(b, t);
     Expr lo = cast(t, a.e), hi = cast(t, b.e);
     Var v(targets[k]->name, t);
     Expr extent = extent_between(lo, hi);
@@ -349,6 +351,7 @@ Stmt Builder::build_for(const PyStmt &s) {
 std::optional<Stmt> Builder::build_with(const PyStmt &s) {
   const PyExpr &v = *s.value;
   std::string fn = v.kind == PyExprKind::Call ? dotted_name(*v.base) : "";
+  if (fn == "T.LetStmt") return build_let_stmt(s, v);
   if (s.target) src_.fail(s.target->pos, "'as' is not supported on " + (fn.empty() ? std::string("'with'") : fn));
   if (fn == "T.block" || fn == "T.sblock") return build_block(s, v);
   if (fn == "T.init") {
@@ -362,6 +365,49 @@ std::optional<Stmt> Builder::build_with(const PyStmt &s) {
     return std::nullopt;
   }
   src_.fail(v.pos, "expected T.block(...), T.sblock(...) or T.init() after 'with'");
+}
+
+Stmt Builder::build_let_stmt(const PyStmt &s, const PyExpr &call) {
+  const std::string fn = "T.LetStmt";
+  expect_args(call, 1, 1, fn);
+  const PyExpr *var_arg = nullptr;
+  for (size_t k = 0; k < call.kwargs.size(); ++k) {
+    if (call.kwargs[k].first != "var")
+      src_.fail(call.kwarg_pos[k], "unexpected keyword argument " + quote(call.kwargs[k].first) + " to " + fn);
+    var_arg = call.kwargs[k].second.get();
+  }
+  if (var_arg && s.target) src_.fail(s.target->pos, fn + " names its variable twice ('as' and var=)");
+  if (!var_arg && !s.target) src_.fail(call.pos, fn + " needs a variable: with T.LetStmt(value) as x:");
+  const PyExpr &value_arg = *call.args[0];
+  Operand value = build(value_arg);
+  if (value.e.dtype().is_handle() || value.e.dtype().is_void())
+    src_.fail(value_arg.pos, fn + " of a " + std::string(value.e.dtype().is_handle() ? "handle" : "value without a type"));
+  Var var;
+  Expr init = value.e;
+  if (s.target) {
+    // `as x`: a new variable, typed by the value, for the body only.
+    if (s.target->kind != PyExprKind::Name) src_.fail(s.target->pos, "expected a variable name after 'as'");
+    var = Var(s.target->name, value.e.dtype());
+  } else {
+    // var=x: x is a variable declared before (x = T.int32()); the value converts to its type.
+    if (var_arg->kind != PyExprKind::Name) src_.fail(var_arg->pos, "expected a variable name for var= of " + fn);
+    const Binding *b = lookup(var_arg->name);
+    if (!b) src_.fail(var_arg->pos, "undefined name " + quote(var_arg->name));
+    const auto *declared = b->kind == Binding::Kind::Scalar ? b->expr.as<VarNode>() : nullptr;
+    if (!declared) src_.fail(var_arg->pos, quote(var_arg->name) + " is not a scalar variable");
+    var = Var::from(b->expr);
+    init = convert_to(value, var.dtype(), value_arg.pos, "variable " + quote(var_arg->name));
+  }
+  Stmt body;
+  push_scope();
+  bind_scalar(var.name(), var);
+  {
+    Restore<BlockFrame *> rb(block_, nullptr);
+    Restore<bool> rf(func_level_, false);
+    body = build_body(s.body);
+  }
+  pop_scope();
+  return LetStmt::make(var, init, body);
 }
 
 Stmt Builder::build_block(const PyStmt &s, const PyExpr &call) {
@@ -465,6 +511,7 @@ void Builder::build_axis(const PyStmt &s, const PyExpr &call) {
     auto to_t = [&](const PyExpr &e) {
       Operand o = build(e);
       if (!o.e.dtype().is_integer()) src_.fail(e.pos, "iter var domain must be an integer, found " + o.e.dtype().str());
+      check_literal_fits(o, t);
       return cast(t, o.e);
     };
     const PyExpr &dom = *call.args[0];
@@ -529,6 +576,8 @@ BufferRegion Builder::build_region(const PyExpr &e) {
     DataType t = lo.is_lit() && !hi.is_lit() ? hi.e.dtype()
                : hi.is_lit() && !lo.is_lit() ? lo.e.dtype()
                                              : promote_types(lo.e.dtype(), hi.e.dtype());
+    check_literal_fits(lo, t);
+    check_literal_fits(hi, t);
     Expr l = cast(t, lo.e);
     r.region.push_back(Range{l, extent_between(l, cast(t, hi.e))});
   }

@@ -34,10 +34,15 @@ inline std::optional<ir::DataType> parse_scalar_type(std::string_view name) {
 /// An expression with the literal it came from, when it is an untyped Python literal.
 struct Operand {
   enum class Lit : uint8_t { None, Int, Float, Bool };
+  Operand() = default;
+  Operand(ir::Expr e, Lit lit = Lit::None, int64_t int_value = 0, double float_value = 0)
+      : e(std::move(e)), lit(lit), int_value(int_value), float_value(float_value) {}
   ir::Expr e;
   Lit lit = Lit::None;
   int64_t int_value = 0;
   double float_value = 0;
+  /// Where the literal is written (its sign included), for range errors.
+  Pos pos;
   bool is_lit() const { return lit != Lit::None; }
 };
 
@@ -105,6 +110,8 @@ class Builder {
   ir::Stmt build_for(const PyStmt &s);
   std::optional<ir::Stmt> build_with(const PyStmt &s);
   ir::Stmt build_block(const PyStmt &s, const PyExpr &call);
+  /// `with T.LetStmt(value) as x:` (or var=x): a LetStmt over the `with` body.
+  ir::Stmt build_let_stmt(const PyStmt &s, const PyExpr &call);
   ir::Stmt build_if(const PyStmt &s);
   void build_axis(const PyStmt &s, const PyExpr &call);
   std::vector<ir::BufferRegion> build_regions(const PyExpr &call);
@@ -121,6 +128,14 @@ class Builder {
   Operand build_load(const PyExpr &e);
   /// The value converted to `t` for a store or a typed let: literals convert, others must match.
   ir::Expr convert_to(const Operand &v, ir::DataType t, Pos p, const std::string &what);
+  /// A weak literal in type `t` (the type of the other operand), when Python would allow it.
+  Operand adapt(const Operand &lit, ir::DataType t);
+  /// A literal as a constant of type `t` (integers exactly, floats rounded).
+  ir::Expr literal_as(const Operand &v, ir::DataType t);
+  /// Fails at the literal's position when its value does not fit `t`: an integer
+  /// outside the range of an integer type, or a finite value beyond the largest
+  /// finite value of a float type (TVM rejects both rather than wrapping).
+  void check_literal_fits(const Operand &v, ir::DataType t);
   ir::Buffer lookup_buffer(const PyExpr &e);
   std::string dotted_name(const PyExpr &e) const;
   void expect_args(const PyExpr &call, size_t lo, size_t hi, const std::string &fn);

@@ -199,10 +199,13 @@ Expr plus(const Expr &a, const Expr &b) {
   return Binary::make(BinaryOp::Add, a, b);
 }
 
-bool is_default_root(const Block &b) {
-  return b.iter_vars.empty() && b.reads.empty() && b.writes.empty() && b.allocs.empty() && !b.init &&
-         b.annotations.empty() && is_const_int(b.predicate, 1);
+/// A root block that carries allocations and nothing else.
+bool only_allocates(const Block &b) {
+  return b.iter_vars.empty() && b.reads.empty() && b.writes.empty() && !b.init && b.annotations.empty() &&
+         is_const_int(b.predicate, 1);
 }
+
+bool is_default_root(const Block &b) { return only_allocates(b) && b.allocs.empty(); }
 
 class Printer {
  public:
@@ -216,7 +219,10 @@ class Printer {
 
   std::string name_of(const void *key, const std::string &hint) {
     if (!unique_) return hint;
-    if (auto it = names_.find(key); it != names_.end()) return it->second;
+    if (auto it = names_.find(key); it != names_.end()) {
+      used_.insert(it->second);
+      return it->second;
+    }
     std::string base = sanitize(hint), name = base;
     for (int i = 1; is_reserved(name) || used_.count(name); ++i) name = base + "_" + std::to_string(i);
     used_.insert(name);
@@ -225,6 +231,11 @@ class Printer {
   }
   std::string name_of(const Var &v) { return name_of(v.get(), v.name()); }
   std::string name_of(const Buffer &b) { return name_of(b.get(), b.name()); }
+  /// Ends the scope of a loop or iter variable: its name may be taken again by
+  /// a variable of a sibling scope (as TVM prints `for i` in every loop nest).
+  void release(const Var &v) {
+    if (auto it = names_.find(v.get()); it != names_.end()) used_.erase(it->second);
+  }
   /// Reserves a name that no variable may take (e.g. `var_A` of a handle).
   std::string name_as(const void *key, const std::string &hint) { return name_of(key, hint); }
 
@@ -437,7 +448,10 @@ class Printer {
       line(ind, "for " + var + " in " + loop_iter(*f) + ":");
     }
     stmt(loops.back()->body, ind + 1);
-    for (const For *l : loops) ranges_.erase(l->loop_var.get());
+    for (const For *l : loops) {
+      ranges_.erase(l->loop_var.get());
+      release(l->loop_var);
+    }
   }
 
   std::string loop_iter(const For &f) {
@@ -540,6 +554,7 @@ class Printer {
       stmt(*b.init, in + 1);
     }
     stmt(b.body, in);
+    for (const IterVar &iv : b.iter_vars) release(iv.var);
   }
 
   //===--------------------------------------------------------------------===//
@@ -594,6 +609,14 @@ class Printer {
     bool nested_root = root.body.is<Block>() && root.body.as<Block>()->name == "root" &&
                        root.body.as<Block>()->iter_vars.empty();
     if (is_default_root(root) && !nested_root) {
+      stmt(root.body, in);
+    } else if (only_allocates(root) && !nested_root) {
+      // Function-level T.alloc_buffer lines, which the parser puts back into
+      // the root block (TVM prints the root block this way too).
+      for (const Buffer &a : root.allocs) {
+        std::string decl = alloc_decl(a);
+        line(in, name_of(a) + " = " + decl);
+      }
       stmt(root.body, in);
     } else {
       stmt(f.body(), in);

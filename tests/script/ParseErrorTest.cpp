@@ -139,3 +139,41 @@ TEST(ParseError, NestingTooDeep) {
   ParseError e = parse_error(func("    A[0] = " + deep + "1" + std::string(500, ')') + "\n"));
   EXPECT_NE(e.message.find("nesting too deep"), std::string::npos) << e.what();
 }
+
+// ---- typed literals out of range (TVM rejects them instead of wrapping) ----
+TEST(ParseError, Int8ConstructorOutOfRange) {
+  expect_error(func("    A[0] = T.int8(300)\n", "A: T.Buffer((16,), \"int8\")"), 3, 19,
+               "value 300 is out of range for int8 [-128, 127]");
+}
+TEST(ParseError, Uint8ConstructorOfNegative) {
+  expect_error(func("    A[0] = T.uint8(-1)\n", "A: T.Buffer((16,), \"uint8\")"), 3, 20,
+               "value -1 is out of range for uint8 [0, 255]");
+}
+TEST(ParseError, Int32ConstructorOutOfRange) {
+  expect_error(func("    A[0] = T.int32(3000000000)\n", "A: T.Buffer((16,), \"int32\")"), 3, 20,
+               "value 3000000000 is out of range for int32 [-2147483648, 2147483647]");
+}
+TEST(ParseError, LiteralAdaptedToInt8OperandOutOfRange) {
+  expect_error(func("    A[0] = A[1] + 300\n", "A: T.Buffer((16,), \"int8\")"), 3, 19,
+               "value 300 is out of range for int8 [-128, 127]");
+}
+TEST(ParseError, LiteralStoredToInt8BufferOutOfRange) {
+  expect_error(func("    A[0] = -129\n", "A: T.Buffer((16,), \"int8\")"), 3, 12,
+               "value -129 is out of range for int8 [-128, 127]");
+}
+TEST(ParseError, Float16ConstructorOverflows) {
+  expect_error(func("    A[0] = T.float16(70000)\n", "A: T.Buffer((16,), \"float16\")"), 3, 22,
+               "value 70000 overflows float16");
+}
+TEST(ParseError, FloatLiteralAdaptedToFloat16OperandOverflows) {
+  expect_error(func("    A[0] = A[1] * 1e5\n", "A: T.Buffer((16,), \"float16\")"), 3, 19,
+               "value 100000 overflows float16");
+}
+
+// ---- with T.LetStmt ----
+TEST(ParseError, LetStmtWithoutVariable) {
+  expect_error(func("    with T.LetStmt(3):\n        A[0] = 1\n"), 3, 10, "T.LetStmt needs a variable");
+}
+TEST(ParseError, LetStmtAsNonName) {
+  expect_error(func("    with T.LetStmt(3) as A[0]:\n        A[0] = 1\n"), 3, 26, "expected a variable name after 'as'");
+}

@@ -330,6 +330,31 @@ def f(A: T.Buffer((16,), "float16"), B: T.Buffer((16,), "int64"), C: T.Buffer(()
   EXPECT_EQ(st[8]->value.dtype(), DataType::int64());
 }
 
+TEST(Parser, LiteralsAtTheEdgesOfTheirTypes) {
+  // The extremes fit; inf and nan stay allowed when spelled explicitly.
+  PrimFunc f = parse_func(R"(
+@T.prim_func
+def f(A: T.Buffer((16,), "int8"), B: T.Buffer((16,), "uint8"), H: T.Buffer((16,), "float16")):
+    A[0] = T.int8(-128)
+    A[1] = A[2] + 127
+    B[0] = T.uint8(255)
+    H[0] = T.float16(65504)
+    H[1] = T.float16("inf")
+    H[2] = T.float16("-inf")
+    H[3] = T.float16("nan")
+    H[4] = H[5] * -65504.0
+)");
+  auto st = stmts_of<Store>(f.body());
+  ASSERT_EQ(st.size(), 8u);
+  EXPECT_TRUE(is_const_int(st[0]->value, -128));
+  const auto *inf = st[4]->value.as<FloatImm>();
+  ASSERT_NE(inf, nullptr);
+  EXPECT_TRUE(std::isinf(inf->value));
+  const auto *nan = st[6]->value.as<FloatImm>();
+  ASSERT_NE(nan, nullptr);
+  EXPECT_TRUE(std::isnan(nan->value));
+}
+
 TEST(Parser, Int64PromotionAndChainedComparison) {
   PrimFunc f = parse_func(R"(
 @T.prim_func
@@ -417,6 +442,55 @@ def f(A: T.Buffer((16,), "float32")):
   EXPECT_EQ(lets[0]->var.name(), "x");
   EXPECT_TRUE(lets[0]->body.is<LetStmt>());
   EXPECT_TRUE(lets[1]->body.is<Store>());
+}
+
+TEST(Parser, WithLetStmtScopesOverItsBody) {
+  // The printer's spelling of a let that is not the tail of its statement list.
+  PrimFunc f = parse_func(R"(
+@T.prim_func
+def f(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "int64")):
+    with T.LetStmt(3) as x:
+        A[x] = T.float32(x)
+    with T.LetStmt(T.int64(7)) as x:
+        B[0] = x
+    A[1] = T.float32(2)
+)");
+  auto lets = stmts_of<LetStmt>(f.body());
+  ASSERT_EQ(lets.size(), 2u);
+  EXPECT_EQ(lets[0]->var.name(), "x");
+  EXPECT_EQ(lets[0]->var.dtype(), DataType::int32());
+  EXPECT_TRUE(is_const_int(lets[0]->value, 3));
+  const auto *st = lets[0]->body.as<Store>();
+  ASSERT_NE(st, nullptr);
+  EXPECT_TRUE(st->indices[0].same_as(lets[0]->var));
+  // A second `as x` is a fresh variable typed by its value.
+  EXPECT_FALSE(lets[1]->var.same_as(lets[0]->var));
+  EXPECT_EQ(lets[1]->var.dtype(), DataType::int64());
+  // The let covers only its body: the last store follows it in the function's list.
+  const Block *root = find_block(f, "root");
+  ASSERT_NE(root, nullptr);
+  const auto *seq = root->body.as<Seq>();
+  ASSERT_NE(seq, nullptr);
+  ASSERT_EQ(seq->stmts.size(), 3u);
+  EXPECT_TRUE(seq->stmts[2].is<Store>());
+}
+
+TEST(Parser, WithLetStmtVarKeywordUsesDeclaredVariable) {
+  PrimFunc f = parse_func(R"(
+@T.prim_func
+def f(A: T.Buffer((16,), "int64")):
+    n = T.int64()
+    with T.LetStmt(5, var=n):
+        A[n] = n
+)");
+  auto lets = stmts_of<LetStmt>(f.body());
+  ASSERT_EQ(lets.size(), 1u);
+  EXPECT_EQ(lets[0]->var.name(), "n");
+  EXPECT_EQ(lets[0]->var.dtype(), DataType::int64());
+  EXPECT_EQ(lets[0]->value.dtype(), DataType::int64());  // the literal takes the variable's type
+  const auto *st = lets[0]->body.as<Store>();
+  ASSERT_NE(st, nullptr);
+  EXPECT_TRUE(st->value.same_as(lets[0]->var));
 }
 
 TEST(Parser, ScopingRebindsAndShadows) {

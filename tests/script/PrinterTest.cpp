@@ -179,8 +179,10 @@ def main(A: T.Buffer((128, 64), "float32"), B: T.Buffer((128, 64), "float32")):
 TEST(PrinterFuncTest, NamesAreMadeUniqueAndAvoidKeywords) {
   Var pa("in", DataType::handle());
   Buffer a = Buffer::make("in", DataType::int32(), {i32(8)});
-  Var i1("i"), i2("i"), t("T"), bad("x.outer");
-  Stmt body = Seq::make({serial(i1, 8, Store::make(a, i1, {i1})), serial(i2, 8, Store::make(a, i2, {i2})),
+  Var i1("i"), i2("i"), i3("i"), t("T"), bad("x.outer");
+  // Sibling loops may reuse a name; a loop nested in another of the same name may not.
+  Stmt nested = serial(i2, 8, serial(i3, 8, Store::make(a, i3, {i2})));
+  Stmt body = Seq::make({serial(i1, 8, Store::make(a, i1, {i1})), nested,
                          serial(t, 8, Store::make(a, t, {t})), serial(bad, 8, Store::make(a, bad, {bad}))});
   PrimFunc f = PrimFunc::make("main", {pa}, {{pa, a}}, body);
   expect_printed(f, R"(# from tvm.script import tir as T
@@ -189,8 +191,8 @@ TEST(PrinterFuncTest, NamesAreMadeUniqueAndAvoidKeywords) {
 def main(in_1: T.Buffer((8,), "int32")):
     for i in range(8):
         in_1[i] = i
-    for i_1 in range(8):
-        in_1[i_1] = i_1
+    for i, i_1 in T.grid(8, 8):
+        in_1[i] = i_1
     for T_1 in range(8):
         in_1[T_1] = T_1
     for x_outer in range(8):
@@ -279,30 +281,28 @@ def main(var_A: T.handle, var_B: T.handle):
     n = T.int64()
     A = T.match_buffer(var_A, (n, T.int64(128)))
     B = T.match_buffer(var_B, (n,), "float16")
-    with T.block("root"):
-        T.reads()
-        T.writes()
-        tmp = T.alloc_buffer((T.int64(128),), scope="local")
-        for i, j in T.grid(n, T.int64(128)):
-            with T.block("B"):
-                v_i = T.axis.spatial(n, i * T.int64(1))
-                T.reads(A[v_i, T.int64(0):T.int64(128)])
-                T.writes(B[v_i])
-                B[v_i] = T.Cast("float16", A[v_i, j])
+    tmp = T.alloc_buffer((T.int64(128),), scope="local")
+    for i, j in T.grid(n, T.int64(128)):
+        with T.block("B"):
+            v_i = T.axis.spatial(n, i * T.int64(1))
+            T.reads(A[v_i, T.int64(0):T.int64(128)])
+            T.writes(B[v_i])
+            B[v_i] = T.Cast("float16", A[v_i, j])
 )");
 }
 
 TEST(PrinterFuncTest, LetStatementsAndIfElse) {
   Var pa("A", DataType::handle());
   Buffer a = Buffer::make("A", DataType::int32(), {i32(4)});
-  Var x("x"), y("y"), i("i");
-  Stmt tail = LetStmt::make(y, x * 2, Store::make(a, y, {i32(1)}));
+  // Two variables named x (each defined once, as TensorIR requires); the printer uniquifies the second.
+  Var x("x"), x2("x"), y("y"), i("i");
+  Stmt tail = LetStmt::make(y, x2 * 2, Store::make(a, y, {i32(1)}));
   Stmt inner = LetStmt::make(x, i32(3), Store::make(a, x, {i32(0)}));
   Stmt branch = IfThenElse::make(eq(i, i32(0)), Evaluate::make(i32(0)), Store::make(a, i, {i}));
-  Stmt body = Seq::make({inner, serial(i, 4, branch), LetStmt::make(x, i32(5), tail)});
+  Stmt body = Seq::make({inner, serial(i, 4, branch), LetStmt::make(x2, i32(5), tail)});
   PrimFunc f = PrimFunc::make("main", {pa}, {{pa, a}}, body);
-  // Text only: the parser does not read `with T.LetStmt(...) as x:` yet.
-  EXPECT_EQ(print(f), R"(# from tvm.script import tir as T
+  // The non-tail let prints as `with T.LetStmt(3) as x:` and reads back as the same LetStmt.
+  expect_printed(f, R"(# from tvm.script import tir as T
 
 @T.prim_func
 def main(A: T.Buffer((4,), "int32")):
@@ -313,8 +313,8 @@ def main(A: T.Buffer((4,), "int32")):
             T.evaluate(0)
         else:
             A[i] = i
-    x: T.int32 = 5
-    y: T.int32 = x * 2
+    x_1: T.int32 = 5
+    y: T.int32 = x_1 * 2
     A[1] = y
 )");
 }

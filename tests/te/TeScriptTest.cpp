@@ -14,10 +14,12 @@
 
 #include "tessera/ir/StructuralEqual.h"
 #include "tessera/ir/Verifier.h"
-#include "tessera/runtime/Interpreter.h"
 #include "tessera/script/Parser.h"
 #include "tessera/script/Printer.h"
 #include "tessera/te/Tensor.h"
+
+#include "IRTestUtil.h"
+#include "TeWorkloads.h"
 
 namespace tessera::te {
 namespace {
@@ -37,21 +39,14 @@ std::vector<runtime::NDArray> expect_same_as_script(const ir::PrimFunc &built, s
   std::vector<std::string> problems = ir::verify(built);
   EXPECT_TRUE(problems.empty()) << "create_prim_func's output is ill formed: " << problems.front();
   ir::PrimFunc parsed = script::parse_func(script);
-  EXPECT_TRUE(ir::structural_equal(built, parsed))
-      << "first difference: " << ir::structural_diff(built, parsed) << "\n--- create_prim_func:\n"
-      << script::print(built) << "\n--- parsed TVMScript:\n"
-      << script::print(parsed);
+  EXPECT_TRUE(test::structurally_equal_with_diff(built, parsed, "create_prim_func", "parsed TVMScript"));
   // The printed output reads back as the same function.
-  EXPECT_TRUE(ir::structural_equal(built, script::parse_func(script::print(built))));
+  EXPECT_TRUE(test::structurally_equal_with_diff(built, script::parse_func(script::print(built)), "create_prim_func",
+                                                 "its printed form, parsed"));
 
-  std::vector<runtime::NDArray> a = runtime::make_random_args(built, dims, 42);
-  std::vector<runtime::NDArray> b = runtime::make_random_args(parsed, dims, 42);
-  runtime::interpret(built, a);
-  runtime::interpret(parsed, b);
-  EXPECT_EQ(a.size(), b.size());
-  for (size_t i = 0; i < a.size() && i < b.size(); ++i)
-    EXPECT_TRUE(runtime::allclose(a[i], b[i], 0, 0)) << "argument " << i << " differs";
-  return a;
+  test::RandomRuns runs = test::run_on_same_random_args(built, parsed, dims, 42);
+  EXPECT_TRUE(test::all_close(runs.a, runs.b, 0, 0));
+  return runs.a;
 }
 
 TEST(TeScript, Matmul) {
@@ -131,21 +126,8 @@ def main(A: T.Buffer((16, 32), "float32"), T_softmax_norm: T.Buffer((16, 32), "f
 
 TEST(TeScript, Conv2dNhwcWithPaddingAndStride) {
   // 14x14x8 input, 3x3 kernel to 16 channels, padding 1, stride 2 -> 7x7x16.
-  Tensor X = placeholder({1, 14, 14, 8}, f32, "X");
-  Tensor W = placeholder({3, 3, 8, 16}, f32, "W");
-  Tensor P = compute({1, 16, 16, 8},
-                     [&](Var n, Var h, Var w, Var c) {
-                       return if_then_else(1 <= h && h < 15 && 1 <= w && w < 15, X(n, h - 1, w - 1, c),
-                                           make_const(f32, 0));
-                     },
-                     "pad", {"n", "h", "w", "c"});
-  ReduceAxis rh = reduce_axis(3, "rh"), rw = reduce_axis(3, "rw"), rc = reduce_axis(8, "rc");
-  Tensor Y = compute({1, 7, 7, 16},
-                     [&](Var n, Var h, Var w, Var co) {
-                       return sum(P(n, h * 2 + rh, w * 2 + rw, rc) * W(rh, rw, rc, co), {rh, rw, rc});
-                     },
-                     "conv", {"n", "h", "w", "co"});
-  expect_same_as_script(create_prim_func({X, W, Y}), R"(
+  workloads::ConvWithPadding conv = workloads::conv_with_padding();
+  expect_same_as_script(create_prim_func({conv.X, conv.W, conv.Y}), R"(
 @T.prim_func
 def main(X: T.Buffer((1, 14, 14, 8), "float32"), W: T.Buffer((3, 3, 8, 16), "float32"), conv: T.Buffer((1, 7, 7, 16), "float32")):
     T.func_attr({"tir.noalias": True})
@@ -234,8 +216,7 @@ def main(X: T.Buffer((8, 64), "float32"), W: T.Buffer((64,), "float32"), rms_nor
 }
 
 TEST(TeScript, CustomProductReducer) {
-  CommReducer prod{[](Expr x, Expr y) { return x * y; }, [](DataType t) { return ir::make_const(t, 1); },
-                   "prod"};
+  CommReducer prod = workloads::prod_reducer();
   Tensor A = placeholder({8, 4}, f32, "A");
   ReduceAxis k = reduce_axis(4, "k");
   Tensor B = compute({8}, [&](Var i) { return reduce(prod, A(i, k), {k}); }, "B", {"i"});
@@ -255,8 +236,7 @@ def main(A: T.Buffer((8, 4), "float32"), B: T.Buffer((8,), "float32")):
 // The comparison is sharp: the update with its operands swapped (value on the
 // left) is a different program.
 TEST(TeScript, AccumulatorOrderIsCompared) {
-  CommReducer prod{[](Expr x, Expr y) { return x * y; }, [](DataType t) { return ir::make_const(t, 1); },
-                   "prod"};
+  CommReducer prod = workloads::prod_reducer();
   Tensor A = placeholder({8, 4}, f32, "A");
   ReduceAxis k = reduce_axis(4, "k");
   Tensor B = compute({8}, [&](Var i) { return reduce(prod, A(i, k), {k}); }, "B", {"i"});

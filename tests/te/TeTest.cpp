@@ -12,6 +12,8 @@
 #include "tessera/ir/Functor.h"
 #include "tessera/te/Tensor.h"
 
+#include "TeWorkloads.h"
+
 namespace tessera::te {
 namespace {
 
@@ -210,8 +212,7 @@ TEST(Te, BinaryMaxStillWorksUnderUsingNamespace) {
 }
 
 TEST(Te, CustomReducerKeepsAccumulatorOnTheLeft) {
-  CommReducer prod{[](Expr x, Expr y) { return x * y; }, [](DataType t) { return ir::make_const(t, 1); },
-                   "prod"};
+  CommReducer prod = workloads::prod_reducer();
   Tensor A = placeholder({8, 4}, f32, "A");
   ReduceAxis k = reduce_axis(4, "k");
   Tensor B = compute({8}, [&](Var i) { return reduce(prod, A(i, k) + 1, {k}); }, "B", {"i"});
@@ -227,20 +228,7 @@ TEST(Te, CustomReducerKeepsAccumulatorOnTheLeft) {
 
 TEST(Te, ConvWithPaddingStage) {
   // NHWC input, HWIO weights, pad 1, stride 2.
-  Tensor X = placeholder({1, 14, 14, 8}, f32, "X");
-  Tensor W = placeholder({3, 3, 8, 16}, f32, "W");
-  Tensor P = compute({1, 16, 16, 8},
-                     [&](Var n, Var h, Var w, Var c) {
-                       return if_then_else(1 <= h && h < 15 && 1 <= w && w < 15, X(n, h - 1, w - 1, c),
-                                           make_const(f32, 0));
-                     },
-                     "pad", {"n", "h", "w", "c"});
-  ReduceAxis rh = reduce_axis(3, "rh"), rw = reduce_axis(3, "rw"), rc = reduce_axis(8, "rc");
-  Tensor Y = compute({1, 7, 7, 16},
-                     [&](Var n, Var h, Var w, Var co) {
-                       return sum(P(n, h * 2 + rh, w * 2 + rw, rc) * W(rh, rw, rc, co), {rh, rw, rc});
-                     },
-                     "conv", {"n", "h", "w", "co"});
+  auto [X, W, P, Y] = workloads::conv_with_padding();
   ir::PrimFunc f = create_prim_func({X, W, Y});
   ASSERT_EQ(f.root_block().allocs.size(), 1u);
   EXPECT_TRUE(f.root_block().allocs[0].same_as(P.buffer()));

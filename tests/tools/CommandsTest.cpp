@@ -101,7 +101,8 @@ TEST(RunCommand, UnboundSymbolicDimIsReportedByName) {
                 fs::copy_options::overwrite_existing);
   std::ostringstream out, err;
   EXPECT_EQ(run_command({.file = path, .dims = {}, .seed = 0, .func = ""}, out, err), 1);
-  EXPECT_NE(err.str().find("rows"), std::string::npos) << err.str();
+  EXPECT_NE(err.str().find("symbolic dimension 'rows'"), std::string::npos) << err.str();
+  EXPECT_NE(err.str().find("--dim rows=N"), std::string::npos) << err.str();
 
   std::ostringstream out2, err2;
   EXPECT_EQ(run_command({.file = path, .dims = {"rows=3"}, .seed = 0, .func = ""}, out2, err2), 0) << err2.str();

@@ -25,9 +25,10 @@
 //   - regions with a point where the extent is 1 (`A[v_i]`), else
 //     `A[lo:hi]` with hi = lo + extent folded (`A[vi - 1:vi + 2]`); 0-d
 //     buffers as `A[()]`;
-//   - the root block written out (`with T.block("root"):`) only when it
-//     allocates, is annotated or has regions; otherwise its body is the
-//     function body;
+//   - the root block written out (`with T.block("root"):`) only when it is
+//     annotated or has regions; its allocations alone are printed as
+//     function-level `T.alloc_buffer` lines (the parser puts them back into
+//     the root block), as TVM prints them;
 //   - `T.alloc_buffer`/`T.match_buffer` omit the dtype when it is float32 and
 //     the scope when it is "global";
 //   - int32 constants bare (`128`, `-5`), bools as `True`/`False`, other
@@ -43,9 +44,11 @@
 //   - a LetStmt as `x: T.int32 = value` followed by its body when it ends its
 //     scope, else as `with T.LetStmt(value) as x:` around its body;
 //   - names are the hints, made valid identifiers (`x.outer` -> `x_outer`),
-//     kept off Python keywords, `T`, `I` and `range`, and made unique within
-//     a function by suffixing `_1`, `_2`, ... where two different variables
-//     or buffers share a name.
+//     kept off Python keywords, `T`, `I` and `range`, and suffixed `_1`,
+//     `_2`, ... where a name would clash with a different variable or buffer
+//     in scope. Loop and block iter variables are scoped: sibling loop nests
+//     each print `for i, j in ...`; an inner loop named like an outer one
+//     becomes `i_1`. Buffers and let-bound names are unique per function.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
