@@ -12,6 +12,7 @@
 #include "tessera/ir/Op.h"
 #include "tessera/ir/StructuralEqual.h"
 #include "tessera/script/Parser.h"
+#include "IRTestUtil.h"
 #include "tessera/script/Printer.h"
 
 namespace tessera::script {
@@ -140,7 +141,7 @@ void expect_printed(const PrimFunc &f, const std::string &expected) {
   std::string text = print(f);
   EXPECT_EQ(text, expected);
   PrimFunc back = parse_func(text);
-  EXPECT_TRUE(structural_equal(f, back)) << structural_diff(f, back) << "\n" << text;
+  EXPECT_TRUE(test::structurally_equal_with_diff(f, back, "built", "parsed back"));
   EXPECT_EQ(print(back), text);
 }
 

@@ -147,14 +147,7 @@ TEST(Te, LoadsAreRebuiltAsPlainLoads) {
 }
 
 TEST(Te, SoftmaxStagesIntermediatesAndIdentities) {
-  Tensor A = placeholder({16, 32}, f32, "A");
-  ReduceAxis k = reduce_axis(32, "k");
-  Tensor M = compute({16}, [&](Var i) { return max(A(i, k), {k}); }, "T_softmax_maxelem", {"i0"});
-  Tensor E =
-      compute({16, 32}, [&](Var i, Var j) { return te::exp(A(i, j) - M(i)); }, "T_softmax_exp", {"i0", "i1"});
-  ReduceAxis k2 = reduce_axis(32, "k");
-  Tensor S = compute({16}, [&](Var i) { return sum(E(i, k2), {k2}); }, "T_softmax_expsum", {"i0"});
-  Tensor N = compute({16, 32}, [&](Var i, Var j) { return E(i, j) / S(i); }, "T_softmax_norm", {"i0", "i1"});
+  auto [A, M, E, S, N] = workloads::softmax();
   ir::PrimFunc f = create_prim_func({A, N});
 
   ASSERT_EQ(f.params().size(), 2u);

@@ -41,4 +41,22 @@ inline ConvWithPadding conv_with_padding() {
   return {X, W, P, Y};
 }
 
+/// A float32 softmax over the rows of the 16x32 input A, in TOPI's four stages:
+/// row max M, exp(A - M) E, row sum S, and the normalised output N.
+struct Softmax {
+  Tensor A, M, E, S, N;
+};
+inline Softmax softmax() {
+  using ir::Var;
+  Tensor A = placeholder({16, 32}, ir::DataType::float32(), "A");
+  ReduceAxis k = reduce_axis(32, "k");
+  Tensor M = compute({16}, [&](Var i) { return max(A(i, k), {k}); }, "T_softmax_maxelem", {"i0"});
+  Tensor E =
+      compute({16, 32}, [&](Var i, Var j) { return te::exp(A(i, j) - M(i)); }, "T_softmax_exp", {"i0", "i1"});
+  ReduceAxis k2 = reduce_axis(32, "k");
+  Tensor S = compute({16}, [&](Var i) { return sum(E(i, k2), {k2}); }, "T_softmax_expsum", {"i0"});
+  Tensor N = compute({16, 32}, [&](Var i, Var j) { return E(i, j) / S(i); }, "T_softmax_norm", {"i0", "i1"});
+  return {A, M, E, S, N};
+}
+
 }  // namespace tessera::te::workloads
