@@ -2,8 +2,14 @@
 #include "Commands.h"
 
 #include <charconv>
+#include <cstdio>
+#include <fstream>
 #include <ostream>
+#include <sstream>
+#include <unordered_set>
 
+#include "tessera/ir/Functor.h"
+#include "tessera/schedule/Schedule.h"
 #include "tessera/runtime/Interpreter.h"
 #include "tessera/script/Parser.h"
 #include "tessera/script/Printer.h"
@@ -44,6 +50,32 @@ ir::PrimFunc select_func(const ir::Module &m, const std::string &wanted, const s
   throw UserError(file + " holds several functions (" + names + "): choose one with --func");
 }
 
+
+/// Every symbolic dimension of `f` needs a value.
+void check_dims(const ir::PrimFunc &f, const runtime::DimBindings &dims) {
+  for (const ir::Var &v : f.shape_vars())
+    if (!dims.count(v.name()))
+      throw UserError("function '" + f.name() + "' has a symbolic dimension '" + v.name() +
+                      "' with no value: pass --dim " + v.name() + "=N");
+}
+
+std::string read_text(const std::string &path) {
+  std::ifstream in(path);
+  if (!in) throw UserError("cannot read '" + path + "'");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+/// The buffers `f` stores into (its outputs).
+std::unordered_set<const void *> written_buffers(const ir::PrimFunc &f) {
+  std::unordered_set<const void *> out;
+  ir::pre_order_visit(f.body(), nullptr, [&](const ir::Stmt &s) {
+    if (const auto *st = s.as<ir::Store>()) out.insert(st->buffer.get());
+  });
+  return out;
+}
+
 }  // namespace
 
 std::pair<std::string, int64_t> parse_dim_binding(const std::string &text) {
@@ -82,10 +114,7 @@ int run_command(const RunOptions &opts, std::ostream &out, std::ostream &err) {
     }
     ir::Module m = script::parse_file(opts.file);
     ir::PrimFunc f = select_func(m, opts.func, opts.file);
-    for (const ir::Var &v : f.shape_vars())
-      if (!dims.count(v.name()))
-        throw UserError("function '" + f.name() + "' has a symbolic dimension '" + v.name() +
-                        "' with no value: pass --dim " + v.name() + "=N");
+    check_dims(f, dims);
     std::vector<runtime::NDArray> args = runtime::make_random_args(f, dims, opts.seed);
     runtime::interpret(f, args);
     for (size_t i = 0; i < f.params().size(); ++i) {
@@ -93,6 +122,49 @@ int run_command(const RunOptions &opts, std::ostream &out, std::ostream &err) {
       if (b.defined()) out << args[i].summary(b.name()) << "\n";
     }
     return 0;
+  });
+}
+
+int schedule_command(const ScheduleCommandOptions &opts, std::ostream &out, std::ostream &err) {
+  return guarded(err, [&] {
+    runtime::DimBindings dims;
+    for (const std::string &d : opts.dims) {
+      auto [name, value] = parse_dim_binding(d);
+      dims[name] = value;
+    }
+    ir::Module m = script::parse_file(opts.file);
+    ir::PrimFunc f = select_func(m, opts.func, opts.file);
+    if (opts.verify) check_dims(f, dims);
+    std::string trace = read_text(opts.trace);
+    schedule::Schedule sch(f, schedule::ScheduleOptions{.verify = true,
+                                                        .error_render_level = schedule::ErrorRenderLevel::Detail});
+    sch.replay(trace);
+    out << script::print(sch.func());
+    if (!opts.verify) return 0;
+    // Same seed, same parameters: both functions see the same inputs.
+    std::vector<runtime::NDArray> want = runtime::make_random_args(f, dims, opts.seed);
+    std::vector<runtime::NDArray> got = runtime::make_random_args(sch.func(), dims, opts.seed);
+    runtime::interpret(f, want);
+    runtime::interpret(sch.func(), got);
+    std::unordered_set<const void *> outputs = written_buffers(f);
+    int status = 0;
+    for (size_t i = 0; i < f.params().size(); ++i) {
+      ir::Buffer b = f.buffer_of(f.params()[i]);
+      if (!b.defined() || !outputs.count(b.get())) continue;
+      double e = runtime::max_rel_error(got[i], want[i]);
+      double rtol = runtime::default_rtol(b.dtype());
+      bool ok = e <= rtol;
+      char line[256];
+      std::snprintf(line, sizeof line, "# verify: %s max_rel_error=%.3g (rtol %.3g): %s\n", b.name().c_str(), e,
+                    rtol, ok ? "ok" : "MISMATCH");
+      out << line;
+      if (!ok) {
+        err << "error: scheduled function differs from the original in '" << b.name() << "' (max_rel_error "
+            << e << " > rtol " << rtol << ")\n";
+        status = 1;
+      }
+    }
+    return status;
   });
 }
 

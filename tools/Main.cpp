@@ -28,6 +28,19 @@ int main(int argc, char **argv) {
   run_cmd->add_option("--seed", run.seed, "Random seed for the inputs")->capture_default_str();
   run_cmd->add_option("--func", run.func, "Function of a module to run (default: the only one, or main)");
 
+  ScheduleCommandOptions sched;
+  CLI::App *sched_cmd = app.add_subcommand(
+      "schedule", "Apply a schedule trace (JSON) to a function and print the scheduled TVMScript");
+  sched_cmd->add_option("file", sched.file, "TVMScript file")->required()->check(CLI::ExistingFile);
+  sched_cmd->add_option("--trace", sched.trace, "Schedule trace, a JSON list of instructions")
+      ->required()
+      ->check(CLI::ExistingFile);
+  sched_cmd->add_flag("--verify", sched.verify,
+                      "Run original and scheduled functions on the same random inputs and compare the outputs");
+  sched_cmd->add_option("--dim", sched.dims, "Bind a symbolic dimension, e.g. --dim n=64 (repeatable)");
+  sched_cmd->add_option("--seed", sched.seed, "Random seed for the inputs of --verify")->capture_default_str();
+  sched_cmd->add_option("--func", sched.func, "Function of a module (default: the only one, or main)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
@@ -35,5 +48,6 @@ int main(int argc, char **argv) {
   }
   if (*fmt_cmd) return fmt_command(fmt, std::cout, std::cerr);
   if (*run_cmd) return run_command(run, std::cout, std::cerr);
+  if (*sched_cmd) return schedule_command(sched, std::cout, std::cerr);
   return 1;
 }

@@ -209,7 +209,7 @@ bool is_default_root(const Block &b) { return only_allocates(b) && b.allocs.empt
 
 class Printer {
  public:
-  explicit Printer(bool unique) : unique_(unique) {}
+  explicit Printer(bool unique, const PrintOptions *opts = nullptr) : unique_(unique), opts_(opts) {}
 
   std::string str() const { return out_.str(); }
 
@@ -358,6 +358,16 @@ class Printer {
   //===--------------------------------------------------------------------===//
 
   void line(int indent, const std::string &s) { out_ << std::string(4 * indent, ' ') << s << '\n'; }
+  /// A line that opens `node`, with its trailing comment from PrintOptions if any.
+  void line(int indent, const std::string &s, const StmtNode *node) {
+    const std::string *c = comment_of(node);
+    line(indent, c ? s + "  # " + *c : s);
+  }
+  const std::string *comment_of(const StmtNode *node) const {
+    if (!opts_) return nullptr;
+    auto it = opts_->comments.find(node);
+    return it == opts_->comments.end() ? nullptr : &it->second;
+  }
 
   std::string annotations(const Annotations &anns) {
     std::string s = "{";
@@ -413,8 +423,8 @@ class Printer {
     TESSERA_UNREACHABLE("printing an expression node as a statement");
   }
 
-  static bool is_grid_loop(const For &f) {
-    return f.for_kind == ForKind::Serial && f.annotations.empty() && is_const_int(f.min, 0);
+  bool is_grid_loop(const For &f) const {
+    return !comment_of(&f) && f.for_kind == ForKind::Serial && f.annotations.empty() && is_const_int(f.min, 0);
   }
 
   static bool uses_any(const Expr &e, const std::vector<const For *> &loops) {
@@ -445,7 +455,7 @@ class Printer {
       line(ind, "for " + vars + " in T.grid(" + exts + "):");
     } else {
       std::string var = name_of(f->loop_var);
-      line(ind, "for " + var + " in " + loop_iter(*f) + ":");
+      line(ind, "for " + var + " in " + loop_iter(*f) + ":", f);
     }
     stmt(loops.back()->body, ind + 1);
     for (const For *l : loops) {
@@ -515,7 +525,7 @@ class Printer {
   }
 
   void print_block(const Block &b, int ind) {
-    line(ind, "with T.block(" + quote(b.name) + "):");
+    line(ind, "with T.block(" + quote(b.name) + "):", &b);
     int in = ind + 1;
     if (!b.iter_vars.empty()) {
       bool remap = true;
@@ -670,6 +680,7 @@ class Printer {
 
  private:
   bool unique_;
+  const PrintOptions *opts_;
   std::ostringstream out_;
   std::unordered_map<const void *, std::string> names_;
   std::unordered_set<std::string> used_;
@@ -692,6 +703,12 @@ std::string print(const ir::Module &m) {
 
 std::string print(const ir::PrimFunc &f) {
   Printer p(/*unique=*/true);
+  p.func(f, 0);
+  return "# from tvm.script import tir as T\n\n" + p.str();
+}
+
+std::string print(const ir::PrimFunc &f, const PrintOptions &opts) {
+  Printer p(/*unique=*/true, &opts);
   p.func(f, 0);
   return "# from tvm.script import tir as T\n\n" + p.str();
 }

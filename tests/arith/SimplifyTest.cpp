@@ -314,7 +314,9 @@ TEST(SimplifySoundness, RandomExpressions) {
     for (int64_t va = dom[0].lo; va <= dom[0].hi; ++va)
       for (int64_t vb = dom[1].lo; vb <= dom[1].hi; ++vb) {
         Env env{{a.get(), va}, {b.get(), vb}, {c.get(), dom[2].lo}};
-        if (auto v = eval(e, env)) ASSERT_TRUE(bound.contains(*v)) << str(e) << " bound " << bound.str() << " value " << *v;
+        if (auto v = eval(e, env)) {
+          ASSERT_TRUE(bound.contains(*v)) << str(e) << " bound " << bound.str() << " value " << *v;
+        }
       }
   }
   EXPECT_GT(checked, 10000);

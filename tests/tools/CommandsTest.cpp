@@ -149,5 +149,105 @@ class Module:
   EXPECT_NE(out2.str().find("mean=1"), std::string::npos) << out2.str();
 }
 
+const char *kMatmul = R"(@T.prim_func
+def main(A: T.Buffer((64, 48), "float32"), B: T.Buffer((48, 80), "float32"), C: T.Buffer((64, 80), "float32")):
+    for i, j, k in T.grid(64, 80, 48):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+)";
+
+const char *kMatmulTrace = R"([
+  {"op": "get_block", "name": "C", "out": "C"},
+  {"op": "get_loops", "block": "C", "out": ["i", "j", "k"]},
+  {"op": "split", "loop": "i", "factors": [null, 16], "out": ["i0", "i1"]},
+  {"op": "split", "loop": "j", "factors": [null, 16], "out": ["j0", "j1"]},
+  {"op": "split", "loop": "k", "factors": [null, 8], "out": ["k0", "k1"]},
+  {"op": "reorder", "loops": ["i0", "j0", "k0", "i1", "j1", "k1"]},
+  {"op": "bind", "loop": "i0", "thread": "blockIdx.y"},
+  {"op": "bind", "loop": "j0", "thread": "blockIdx.x"}
+])";
+
+TEST(ScheduleCommand, AppliesTheTraceAndVerifies) {
+  std::string path = write_temp("matmul.py", kMatmul);
+  std::string trace = write_temp("matmul_trace.json", kMatmulTrace);
+  std::ostringstream out, err;
+  ASSERT_EQ(schedule_command({.file = path, .trace = trace, .verify = true, .dims = {}, .seed = 3, .func = ""}, out,
+                             err),
+            0)
+      << err.str();
+  EXPECT_NE(out.str().find("for i0 in T.thread_binding(4, thread=\"blockIdx.y\"):"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("vk = T.axis.reduce(48, k0 * 8 + k1)"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("# verify: C max_rel_error=0 (rtol 1e-05): ok"), std::string::npos) << out.str();
+  // Without --verify only the script is printed, and it parses back.
+  std::ostringstream out2, err2;
+  ASSERT_EQ(schedule_command({.file = path, .trace = trace, .verify = false, .dims = {}, .seed = 0, .func = ""}, out2,
+                             err2),
+            0);
+  EXPECT_EQ(out2.str().find("# verify"), std::string::npos);
+  std::string again = write_temp("matmul_scheduled.py", out2.str());
+  std::ostringstream out3, err3;
+  EXPECT_EQ(fmt_command({{again}}, out3, err3), 0) << err3.str();
+}
+
+TEST(ScheduleCommand, BadTraceRendersTheError) {
+  std::string path = write_temp("matmul.py", kMatmul);
+  std::string trace = write_temp("bad_trace.json", R"([
+  {"op": "get_block", "name": "C", "out": "C"},
+  {"op": "get_loops", "block": "C", "out": ["i", "j", "k"]},
+  {"op": "split", "loop": "i", "factors": [8, 4]}
+])");
+  std::ostringstream out, err;
+  EXPECT_EQ(schedule_command({.file = path, .trace = trace, .verify = false, .dims = {}, .seed = 0, .func = ""}, out,
+                             err),
+            1);
+  EXPECT_NE(err.str().find("error: trace instruction 2 (split): schedule primitive 'split' failed: split factors "
+                           "multiply to 32 but loop 'i' has extent 64"),
+            std::string::npos)
+      << err.str();
+  EXPECT_NE(err.str().find("for i in range(64):  # {0}"), std::string::npos) << err.str();
+
+  std::string malformed = write_temp("malformed.json", R"([{"op": "split", "loop": 3}])");
+  std::ostringstream out2, err2;
+  EXPECT_EQ(schedule_command({.file = path, .trace = malformed, .verify = false, .dims = {}, .seed = 0, .func = ""},
+                             out2, err2),
+            1);
+  EXPECT_NE(err2.str().find("trace instruction 0 (split): 'loop' must be a string"), std::string::npos) << err2.str();
+}
+
+TEST(ScheduleCommand, SymbolicDimensionsNeedValuesToVerify) {
+  std::string path = write_temp("sym.py", R"(@T.prim_func
+def main(var_A: T.handle, var_B: T.handle):
+    n = T.int32()
+    A = T.match_buffer(var_A, (n,))
+    B = T.match_buffer(var_B, (n,))
+    for i in range(n):
+        with T.block("B"):
+            vi = T.axis.remap("S", [i])
+            B[vi] = A[vi] * T.float32(3)
+)");
+  std::string trace = write_temp("sym_trace.json", R"([
+  {"op": "get_block", "name": "B", "out": "B"},
+  {"op": "get_loops", "block": "B", "out": ["i"]},
+  {"op": "split", "loop": "i", "factors": [null, 32], "out": ["bx", "tx"]},
+  {"op": "bind", "loop": "bx", "thread": "blockIdx.x"},
+  {"op": "bind", "loop": "tx", "thread": "threadIdx.x"}
+])");
+  std::ostringstream out, err;
+  EXPECT_EQ(schedule_command({.file = path, .trace = trace, .verify = true, .dims = {}, .seed = 0, .func = ""}, out,
+                             err),
+            1);
+  EXPECT_NE(err.str().find("pass --dim n=N"), std::string::npos) << err.str();
+  std::ostringstream out2, err2;
+  EXPECT_EQ(schedule_command({.file = path, .trace = trace, .verify = true, .dims = {"n=77"}, .seed = 0, .func = ""},
+                             out2, err2),
+            0)
+      << err2.str();
+  EXPECT_NE(out2.str().find("T.where(bx * 32 + tx < n)"), std::string::npos) << out2.str();
+  EXPECT_NE(out2.str().find("# verify: B max_rel_error=0"), std::string::npos) << out2.str();
+}
+
 }  // namespace
 }  // namespace tessera::cli

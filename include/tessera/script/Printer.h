@@ -54,6 +54,7 @@
 #pragma once
 
 #include <string>
+#include <unordered_map>
 
 #include "tessera/ir/Func.h"
 
@@ -64,6 +65,18 @@ namespace tessera::script {
 std::string print(const ir::Module &m);
 /// One function in canonical form, with the `# from tvm.script ...` header.
 std::string print(const ir::PrimFunc &f);
+
+/// Options for printing one function with notes for a reader (schedule error
+/// reports). The output is still valid TVMScript, only no longer canonical.
+struct PrintOptions {
+  /// A trailing `# comment` for the line that opens a loop or block, keyed by
+  /// the For/Block node. A commented loop is never folded into a T.grid, so
+  /// every marked loop gets a line of its own:
+  ///   for i in range(128):  # {0}
+  std::unordered_map<const ir::StmtNode *, std::string> comments;
+};
+/// Like print(f), with the extras in `opts`; print(f, {}) == print(f).
+std::string print(const ir::PrimFunc &f, const PrintOptions &opts);
 /// A statement or expression alone (for messages and debugging); names are
 /// the variables' hints, not made unique.
 std::string print(const ir::Stmt &s);

@@ -1,0 +1,158 @@
+//===- tessera/schedule/Error.h - Errors of schedule primitives ------------===//
+//
+// A `ScheduleError` is an illegal request (a precondition of a primitive does
+// not hold). It is thrown after the checks and before any mutation, so the
+// schedule is exactly as it was (STYLE.md 3.4, 3.8). Each numbered "Requires:"
+// line of a primitive in Schedule.h names the class thrown when it fails.
+//
+// An error has three parts: `brief()` (one line, no IR: used while tuning),
+// `detail()` (may reference the offending nodes as {0}, {1}, ...) and
+// `locations()` (the For/Block statements {i} refer to). The Schedule attaches
+// the function the primitive failed on, and `what()` renders at the
+// schedule's level:
+//
+//   None    schedule primitive 'fuse' failed
+//   Brief   schedule primitive 'fuse' failed: loop 'j' is not the only child of loop 'i'
+//   Detail  the brief line, then the detail, then the function as TVMScript
+//           with each location's line tagged:
+//             loop {1} is not the only child of loop {0}
+//             ...
+//                 for i in range(128):  # {0}
+//                     for j in range(64):  # {1}
+//
+// Messages start lower-case, have no trailing period, and name the objects
+// and numbers: "split factors multiply to 96 but loop 'i' has extent 128".
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tessera/ir/Func.h"
+#include "tessera/support/Error.h"
+
+namespace tessera::schedule {
+
+/// How much a ScheduleError's what() says (TVM's error_render_level).
+enum class ErrorRenderLevel { Detail, Brief, None };
+
+/// What an error points at: a loop (For) or block statement of the function.
+using NodeRef = ir::Stmt;
+
+class ScheduleError : public UserError {
+ public:
+  ScheduleError() : UserError("schedule error") {}
+  /// The primitive that failed: "split", "fuse", ...
+  virtual std::string_view primitive() const = 0;
+  /// One line without IR.
+  virtual std::string brief() const = 0;
+  /// The explanation; {i} stands for locations()[i].
+  virtual std::string detail() const = 0;
+  virtual std::vector<NodeRef> locations() const = 0;
+
+  /// The text at `level` (see the file comment). The function is printed only
+  /// when one is attached.
+  std::string render(ErrorRenderLevel level) const;
+  /// render() at the attached level (Detail when none was attached).
+  const char *what() const noexcept override;
+
+  /// Called by the Schedule when the error passes through it: the function the
+  /// primitive failed on and the level for what().
+  void attach(ir::PrimFunc func, ErrorRenderLevel level);
+  /// Prepends context to the first line, e.g. "trace instruction 3 (split)".
+  void add_context(std::string context);
+  const ir::PrimFunc &func() const { return func_; }
+
+ private:
+  ir::PrimFunc func_;
+  ErrorRenderLevel level_ = ErrorRenderLevel::Detail;
+  std::string context_;
+  mutable std::string what_;
+};
+
+/// A ScheduleError whose parts are fixed at construction: the base of every
+/// concrete error class below (they differ in type, so tests and callers can
+/// tell the preconditions apart).
+class SimpleScheduleError : public ScheduleError {
+ public:
+  SimpleScheduleError(std::string primitive, std::string brief, std::string detail = "",
+                      std::vector<NodeRef> locations = {})
+      : primitive_(std::move(primitive)), brief_(std::move(brief)), detail_(std::move(detail)),
+        locations_(std::move(locations)) {}
+  std::string_view primitive() const override { return primitive_; }
+  std::string brief() const override { return brief_; }
+  std::string detail() const override { return detail_.empty() ? brief_ : detail_; }
+  std::vector<NodeRef> locations() const override { return locations_; }
+
+ private:
+  std::string primitive_, brief_, detail_;
+  std::vector<NodeRef> locations_;
+};
+
+#define TESSERA_SCHEDULE_ERROR(Name)                 \
+  class Name : public SimpleScheduleError {          \
+   public:                                           \
+    using SimpleScheduleError::SimpleScheduleError;  \
+  }
+
+// Handles and lookup (Schedule.cpp, State.cpp).
+/// A handle whose loop or block no longer exists (e.g. a loop removed by split).
+TESSERA_SCHEDULE_ERROR(StaleHandleError);
+/// get_block: no block has that name (the message lists the names there are).
+TESSERA_SCHEDULE_ERROR(BlockNotFoundError);
+/// A malformed or unreplayable trace: names the instruction index and field.
+TESSERA_SCHEDULE_ERROR(TraceError);
+
+// Shared loop preconditions (analysis/LoopProperties.cpp).
+/// The loop is parallel, vectorized, unrolled or thread-bound, not serial.
+TESSERA_SCHEDULE_ERROR(LoopNotSerialError);
+/// The loop carries annotations that the primitive would have to drop.
+TESSERA_SCHEDULE_ERROR(LoopHasAnnotationError);
+/// The loop's min is not 0.
+TESSERA_SCHEDULE_ERROR(LoopNotStartAtZeroError);
+/// A block iter var bound to the loop is a reduction (or opaque) iter var.
+TESSERA_SCHEDULE_ERROR(LoopNotDataParallelError);
+/// Empty list of loops, or a loop listed twice, or lists of different lengths.
+TESSERA_SCHEDULE_ERROR(InvalidLoopListError);
+
+// split (primitive/Split.cpp).
+/// No factors, a factor <= 0, or more than one inferred factor.
+TESSERA_SCHEDULE_ERROR(InvalidSplitFactorsError);
+/// The factors cannot cover the loop: their product is below its extent.
+TESSERA_SCHEDULE_ERROR(SplitFactorsMismatchError);
+/// The names for the new loops do not match the factors in number, or are not identifiers.
+TESSERA_SCHEDULE_ERROR(InvalidLoopNamesError);
+
+// fuse (primitive/Fuse.cpp).
+/// The loops are not directly nested, each the only child of the previous one.
+TESSERA_SCHEDULE_ERROR(LoopsNotNestedError);
+
+// reorder / tile (primitive/Reorder.cpp).
+/// The loops are not on one path of single-child loops.
+TESSERA_SCHEDULE_ERROR(LoopsNotInOneChainError);
+/// A loop's min or extent uses another loop of the chain.
+TESSERA_SCHEDULE_ERROR(DependentLoopRangeError);
+/// A block under the loops is neither a complete nor a reduction block.
+TESSERA_SCHEDULE_ERROR(BlockNotCompleteOrReductionError);
+/// A block under the loops has a binding that is not affine in the loops.
+TESSERA_SCHEDULE_ERROR(NonAffineBindingError);
+
+// add_unit_loop (primitive/AddUnitLoop.cpp).
+/// The root block cannot get a loop around it.
+TESSERA_SCHEDULE_ERROR(RootBlockError);
+
+// bind (primitive/ForKind.cpp).
+/// Not one of blockIdx.x/y/z, threadIdx.x/y/z, vthread, vthread.x/y/z.
+TESSERA_SCHEDULE_ERROR(InvalidThreadTagError);
+
+// annotate / unannotate (primitive/Annotate.cpp).
+/// An empty annotation key.
+TESSERA_SCHEDULE_ERROR(InvalidAnnotationKeyError);
+/// unannotate: the loop or block has no annotation with that key.
+TESSERA_SCHEDULE_ERROR(AnnotationNotFoundError);
+
+#undef TESSERA_SCHEDULE_ERROR
+
+}  // namespace tessera::schedule

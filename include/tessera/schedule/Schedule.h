@@ -1,0 +1,228 @@
+//===- tessera/schedule/Schedule.h - The schedule primitives ---------------===//
+//
+// A Schedule holds one PrimFunc and rewrites it through primitives, TensorIR
+// style. Every primitive checks all its preconditions first and replaces the
+// function once; a ScheduleError leaves func() and trace() exactly as they
+// were. Every call (lookups included) is recorded in trace(), which
+// serialises to JSON and replays (Trace.h).
+//
+//   Schedule sch(func);
+//   BlockRef c = sch.get_block("C");
+//   auto loops = sch.get_loops(c);                        // i, j, k
+//   auto i = sch.split(loops[0], {std::nullopt, 16});     // i_0, i_1
+//   sch.bind(i[0], "blockIdx.x");
+//
+// Handles are stable IDs, resolved by lookup each time they are used:
+//   - a LoopRef is the loop's variable. Primitives that only change a loop's
+//     kind, annotations or body (bind, vectorize, annotate, reorder, and
+//     anything that rebuilds what is under it) keep the variable, so the
+//     handle stays valid; split and fuse remove the loop, and using its
+//     handle afterwards is a StaleHandleError.
+//   - a BlockRef is the block's name, unique in the function.
+// Loop names are unique within the function so that traces can name loops:
+// the constructor renames loops whose names repeat (`i`, `i_1`, ...; the
+// function stays structurally equal), and new loops get the requested names
+// or defaults (`i_0`, `i_1` for split, `i_j_fused` for fuse), suffixed `_1`,
+// `_2`, ... when taken.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "tessera/ir/Func.h"
+#include "tessera/schedule/Error.h"
+
+namespace tessera::schedule {
+
+class Trace;
+namespace detail {
+struct State;
+}
+
+/// A block, by its (unique) name.
+struct BlockRef {
+  std::string name;
+  bool operator==(const BlockRef &o) const { return name == o.name; }
+};
+
+/// A loop, by its loop variable (identity, not name).
+struct LoopRef {
+  ir::Var var;
+  const std::string &name() const { return var.name(); }
+  bool operator==(const LoopRef &o) const { return var.same_as(o.var); }
+};
+
+using BlockOrLoop = std::variant<BlockRef, LoopRef>;
+
+struct ScheduleOptions {
+#ifdef NDEBUG
+  static constexpr bool kVerifyByDefault = false;
+#else
+  static constexpr bool kVerifyByDefault = true;
+#endif
+  /// Run ir::verify after every primitive; an ill-formed result is an
+  /// InternalError (a bug in the primitive), and the schedule is restored.
+  bool verify = kVerifyByDefault;
+  /// What a ScheduleError's what() includes.
+  ErrorRenderLevel error_render_level = ErrorRenderLevel::Detail;
+};
+
+class Schedule {
+ public:
+  /// Takes `func`, renaming loops whose names repeat. A function with two
+  /// blocks of one name is a UserError (blocks are looked up by name).
+  explicit Schedule(ir::PrimFunc func, ScheduleOptions options = {});
+  Schedule(const Schedule &o);
+  Schedule &operator=(const Schedule &o);
+  Schedule(Schedule &&) noexcept;
+  Schedule &operator=(Schedule &&) noexcept;
+  ~Schedule();
+
+  /// The current function.
+  const ir::PrimFunc &func() const;
+  /// Every call so far, in order.
+  const Trace &trace() const;
+  const ScheduleOptions &options() const;
+
+  //===--- Lookup (recorded in the trace) ---------------------------------===//
+
+  /// The block named `name`. Requires: 1. it exists -> BlockNotFoundError
+  /// (the message lists the block names there are).
+  BlockRef get_block(const std::string &name);
+  /// The loops between `block` and the nearest block above it, outermost first.
+  std::vector<LoopRef> get_loops(const BlockRef &block);
+  /// The blocks directly under a block or loop (not inside another block), in order.
+  std::vector<BlockRef> get_child_blocks(const BlockOrLoop &parent);
+  /// Blocks of the same scope (the nearest enclosing block) that write a
+  /// buffer `block` reads, in program order.
+  std::vector<BlockRef> get_producers(const BlockRef &block);
+  /// Blocks of the same scope that read a buffer `block` writes, in program order.
+  std::vector<BlockRef> get_consumers(const BlockRef &block);
+
+  /// The statement a handle refers to (a Block or For node); StaleHandleError
+  /// when it no longer exists. Not recorded.
+  ir::Stmt get(const BlockRef &block) const;
+  ir::Stmt get(const LoopRef &loop) const;
+
+  //===--- Loop transformations -------------------------------------------===//
+
+  /// Splits `loop` into nested loops with the given extents, outermost first;
+  /// at most one factor may be nullopt (inferred as ceildiv(extent, product of
+  /// the others)). When the factors overshoot the extent, the blocks directly
+  /// under the loop get the predicate `fused < extent` (T.where), as in TVM.
+  /// `names` (empty, or one per factor) names the new loops.
+  ///   for i in range(128)  --split(i, {nullopt, 32})-->
+  ///   for i_0, i_1 in T.grid(4, 32): ... vi = i_0 * 32 + i_1
+  /// Requires:
+  ///   1. `loop` is serial                                   -> LoopNotSerialError
+  ///   2. `loop` has no annotations                          -> LoopHasAnnotationError
+  ///   3. `loop` starts at 0                                 -> LoopNotStartAtZeroError
+  ///   4. at least one factor; given factors > 0; at most one nullopt
+  ///                                                         -> InvalidSplitFactorsError
+  ///   5. the product covers the extent (with no inferred factor and a
+  ///      constant extent: product >= extent; a symbolic extent needs an
+  ///      inferred factor)                                   -> SplitFactorsMismatchError
+  ///   6. `names` is empty or has one identifier per factor -> InvalidLoopNamesError
+  /// \returns the new loops, outermost first.
+  std::vector<LoopRef> split(const LoopRef &loop, const std::vector<std::optional<int64_t>> &factors,
+                             const std::vector<std::string> &names = {});
+
+  /// Fuses directly nested loops into one loop whose extent is the product;
+  /// each old variable becomes `(f // stride) % extent`.
+  ///   for i, j in T.grid(4, 8)  --fuse(i, j)-->  for i_j_fused in range(32):
+  ///                                              vi = i_j_fused // 8; vj = i_j_fused % 8
+  /// Requires:
+  ///   1. at least one loop, none listed twice               -> InvalidLoopListError
+  ///   2. each loop's body is exactly the next loop          -> LoopsNotNestedError
+  ///   3. every loop is serial                               -> LoopNotSerialError
+  ///   4. no loop has annotations                            -> LoopHasAnnotationError
+  ///   5. every loop starts at 0                             -> LoopNotStartAtZeroError
+  /// \returns the fused loop (named `name`, default the names joined by `_` + `_fused`).
+  LoopRef fuse(const std::vector<LoopRef> &loops, const std::string &name = "");
+
+  /// Reorders loops of one chain: the positions the given loops occupy are
+  /// refilled in the given order; other loops of the chain keep their place.
+  /// Legal (serial semantics kept) under TVM's condition: every block under
+  /// the loops is a complete block (only spatial iter vars, does not read what
+  /// it writes) or a reduction block (spatial and reduce iter vars, writes
+  /// indexed by spatial ones only), with bindings affine in the loops.
+  /// Requires:
+  ///   1. at least one loop, none listed twice               -> InvalidLoopListError
+  ///   2. the loops lie on one path from the outermost to the innermost,
+  ///      on which every loop but the last has exactly one child loop
+  ///                                                         -> LoopsNotInOneChainError
+  ///   3. every loop of that path is serial                  -> LoopNotSerialError
+  ///   4. no loop's min or extent uses another loop of the path
+  ///                                                         -> DependentLoopRangeError
+  ///   5. every block under the path is complete or a reduction block
+  ///                                                         -> BlockNotCompleteOrReductionError
+  ///   6. their bindings are affine in the loops             -> NonAffineBindingError
+  void reorder(const std::vector<LoopRef> &loops);
+
+  /// Splits each loop by its factors (as split, `names` optional per loop) and
+  /// reorders all outer pieces before the inner ones: level 0 of every loop,
+  /// then level 1, ...  tile({i, j}, {{nullopt, 16}, {nullopt, 16}}) gives
+  /// i_0, j_0, i_1, j_1. Atomic: a failing split or reorder leaves nothing done.
+  /// Requires: 1. one factor list per loop (and names list, when given)
+  /// -> InvalidLoopListError; and the requirements of split and reorder.
+  /// \returns the new loops per input loop.
+  std::vector<std::vector<LoopRef>> tile(const std::vector<LoopRef> &loops,
+                                         const std::vector<std::vector<std::optional<int64_t>>> &factors,
+                                         const std::vector<std::vector<std::string>> &names = {});
+
+  /// Wraps a block or loop in a new loop of extent 1 (named `name`, default "u").
+  /// Requires: 1. the block is not the root block -> RootBlockError.
+  /// \returns the new loop.
+  LoopRef add_unit_loop(const BlockOrLoop &target, const std::string &name = "");
+
+  //===--- Loop kinds ------------------------------------------------------===//
+
+  /// Binds `loop` to a GPU thread axis (serial semantics in the interpreter).
+  /// A reduction loop may be bound to threadIdx (cross-thread reduction,
+  /// lowered later) but not to blockIdx or vthread.
+  /// Requires:
+  ///   1. `thread` is blockIdx.x/y/z, threadIdx.x/y/z, vthread or vthread.x/y/z
+  ///                                                         -> InvalidThreadTagError
+  ///   2. `loop` is serial (not already bound)               -> LoopNotSerialError
+  ///   3. for blockIdx/vthread: every block iter var bound to `loop` is spatial
+  ///                                                         -> LoopNotDataParallelError
+  void bind(const LoopRef &loop, const std::string &thread);
+  /// Marks `loop` parallel (CPU threads).
+  /// Requires: 1. `loop` is serial -> LoopNotSerialError; 2. every block iter
+  /// var bound to `loop` (through its bindings) is spatial -> LoopNotDataParallelError.
+  void parallel(const LoopRef &loop);
+  /// Marks `loop` vectorized. Requires: as parallel.
+  void vectorize(const LoopRef &loop);
+  /// Marks `loop` unrolled. Requires: 1. `loop` is serial -> LoopNotSerialError.
+  void unroll(const LoopRef &loop);
+
+  /// Sets annotation `key` on a loop or block (replacing an existing value):
+  ///   annotate(k0, "software_pipeline_stage", AnnValue::List{0, 0, 1})
+  /// Requires: 1. `key` is not empty -> InvalidAnnotationKeyError.
+  void annotate(const BlockOrLoop &target, const std::string &key, const ir::AnnValue &value);
+  /// Removes annotation `key`. Requires: 1. it is there -> AnnotationNotFoundError.
+  void unannotate(const BlockOrLoop &target, const std::string &key);
+
+  //===--- Traces ----------------------------------------------------------===//
+
+  /// Replays a JSON trace (Trace::from_json + Trace::apply) on this schedule.
+  void replay(std::string_view json);
+
+  /// Internal: the state primitives act on (lib/schedule only).
+  detail::State &state() { return *state_; }
+
+ private:
+  std::unique_ptr<detail::State> state_;
+};
+
+/// The trace name of a handle: the block name or the loop variable's name.
+std::string name_of(const BlockOrLoop &h);
+
+}  // namespace tessera::schedule

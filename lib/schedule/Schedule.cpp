@@ -1,0 +1,332 @@
+//===- lib/schedule/Schedule.cpp - Handles, lookups, the transaction -------===//
+//
+// Each public primitive is a transaction: resolve handles, run the detail::
+// function on the state, record the trace entry, verify. Whatever throws on
+// the way restores the function and the trace as they were (the primitives
+// themselves check before they mutate; the restore also covers composites and
+// the verifier), and a ScheduleError gets the function attached for its
+// detailed rendering.
+//
+//===----------------------------------------------------------------------===//
+#include "tessera/schedule/Schedule.h"
+
+#include <unordered_set>
+
+#include "Primitive.h"
+#include "State.h"
+#include "tessera/ir/Verifier.h"
+#include "tessera/script/Printer.h"
+
+namespace tessera::schedule {
+
+using namespace ir;
+using detail::quoted;
+
+namespace {
+
+template <typename F>
+auto transact(detail::State &st, std::string_view primitive, F &&body) {
+  PrimFunc saved = st.func;
+  size_t trace_size = st.trace.size();
+  auto restore = [&] {
+    st.func = saved;
+    st.trace.truncate(trace_size);
+  };
+  try {
+    auto result = body();
+    if (st.options.verify && !st.func.same_as(saved)) {
+      std::vector<std::string> problems = verify(st.func);
+      if (!problems.empty()) {
+        std::string msg = "schedule primitive '" + std::string(primitive) +
+                          "' produced ill-formed IR (this is a bug in tessera):";
+        for (const std::string &p : problems) msg += "\n  " + p;
+        msg += "\n" + script::print(st.func);
+        restore();
+        throw InternalError(msg);
+      }
+    }
+    return result;
+  } catch (ScheduleError &e) {
+    restore();
+    e.attach(saved, st.options.error_render_level);
+    throw;
+  } catch (...) {
+    restore();
+    throw;
+  }
+}
+
+/// Blocks whose names repeat make lookup by name ambiguous.
+void check_unique_block_names(const PrimFunc &f) {
+  std::unordered_set<std::string> seen;
+  for (const Stmt &s : detail::blocks_under(f.body()))
+    if (!seen.insert(s.as<Block>()->name).second)
+      throw UserError("cannot schedule function '" + f.name() + "': several blocks are named " +
+                      quoted(s.as<Block>()->name) + " (blocks are looked up by name)");
+}
+
+}  // namespace
+
+std::string name_of(const BlockOrLoop &h) {
+  if (const auto *b = std::get_if<BlockRef>(&h)) return b->name;
+  return std::get<LoopRef>(h).name();
+}
+
+Schedule::Schedule(PrimFunc func, ScheduleOptions options) : state_(std::make_unique<detail::State>()) {
+  TESSERA_ICHECK(func.defined()) << "Schedule of an undefined function";
+  check_unique_block_names(func);
+  state_->func = detail::uniquify_loop_names(func);
+  state_->options = options;
+}
+
+Schedule::Schedule(const Schedule &o) : state_(std::make_unique<detail::State>(*o.state_)) {}
+Schedule &Schedule::operator=(const Schedule &o) {
+  if (this != &o) state_ = std::make_unique<detail::State>(*o.state_);
+  return *this;
+}
+Schedule::Schedule(Schedule &&) noexcept = default;
+Schedule &Schedule::operator=(Schedule &&) noexcept = default;
+Schedule::~Schedule() = default;
+
+const PrimFunc &Schedule::func() const { return state_->func; }
+const Trace &Schedule::trace() const { return state_->trace; }
+const ScheduleOptions &Schedule::options() const { return state_->options; }
+
+//===----------------------------------------------------------------------===//
+// Lookup
+//===----------------------------------------------------------------------===//
+
+BlockRef Schedule::get_block(const std::string &name) {
+  return transact(*state_, "get_block", [&] {
+    std::vector<Stmt> blocks = detail::blocks_under(state_->func.body());
+    blocks.insert(blocks.begin(), state_->func.body());
+    std::string names;
+    for (const Stmt &s : blocks) {
+      const Block *b = s.as<Block>();
+      if (b->name == name) {
+        state_->trace.append(Json{{"op", "get_block"}, {"name", name}, {"out", name}});
+        return BlockRef{name};
+      }
+      names += (names.empty() ? "" : ", ") + quoted(b->name);
+    }
+    throw BlockNotFoundError("get_block", "no block named " + quoted(name) + " in function " +
+                                              quoted(state_->func.name()) + "; the blocks are " +
+                                              (names.empty() ? "none" : names));
+  });
+}
+
+std::vector<LoopRef> Schedule::get_loops(const BlockRef &block) {
+  return transact(*state_, "get_loops", [&] {
+    detail::StmtPath p = detail::find_block(*state_, block, "get_loops");
+    std::vector<LoopRef> loops;
+    for (auto it = p.ancestors.rbegin(); it != p.ancestors.rend() && !it->is<Block>(); ++it)
+      if (const For *f = it->as<For>()) loops.insert(loops.begin(), LoopRef{f->loop_var});
+    state_->trace.append(Json{{"op", "get_loops"}, {"block", block.name}, {"out", to_json(loops)}});
+    return loops;
+  });
+}
+
+std::vector<BlockRef> Schedule::get_child_blocks(const BlockOrLoop &parent) {
+  return transact(*state_, "get_child_blocks", [&] {
+    detail::StmtPath p = detail::find(*state_, parent, "get_child_blocks");
+    std::vector<BlockRef> out;
+    for (const Stmt &s : detail::child_blocks(p.stmt)) out.push_back(BlockRef{s.as<Block>()->name});
+    Json inst{{"op", "get_child_blocks"}};
+    inst[std::holds_alternative<BlockRef>(parent) ? "block" : "loop"] = name_of(parent);
+    inst["out"] = to_json(out);
+    state_->trace.append(std::move(inst));
+    return out;
+  });
+}
+
+namespace {
+
+bool touches(const std::vector<BufferRegion> &regions, const Buffer &b) {
+  for (const BufferRegion &r : regions)
+    if (r.buffer.same_as(b)) return true;
+  return false;
+}
+
+/// Siblings of `block` in its scope that write what it reads (producers) or
+/// read what it writes (consumers); producers come before it, consumers after.
+std::vector<BlockRef> dataflow_neighbours(const detail::State &st, const BlockRef &block, bool producers,
+                                          std::string_view primitive) {
+  detail::StmtPath p = detail::find_block(st, block, primitive);
+  const Block *self = p.block();
+  std::vector<Stmt> siblings = detail::child_blocks(p.scope());
+  std::vector<BlockRef> out;
+  bool before = true;
+  for (const Stmt &s : siblings) {
+    if (s.same_as(p.stmt)) {
+      before = false;
+      continue;
+    }
+    if (before != producers) continue;
+    const Block *o = s.as<Block>();
+    bool related = false;
+    const auto &ours = producers ? self->reads : self->writes;
+    const auto &theirs = producers ? o->writes : o->reads;
+    for (const BufferRegion &r : ours) related |= touches(theirs, r.buffer);
+    if (related) out.push_back(BlockRef{o->name});
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<BlockRef> Schedule::get_producers(const BlockRef &block) {
+  return transact(*state_, "get_producers", [&] {
+    auto out = dataflow_neighbours(*state_, block, /*producers=*/true, "get_producers");
+    state_->trace.append(Json{{"op", "get_producers"}, {"block", block.name}, {"out", to_json(out)}});
+    return out;
+  });
+}
+
+std::vector<BlockRef> Schedule::get_consumers(const BlockRef &block) {
+  return transact(*state_, "get_consumers", [&] {
+    auto out = dataflow_neighbours(*state_, block, /*producers=*/false, "get_consumers");
+    state_->trace.append(Json{{"op", "get_consumers"}, {"block", block.name}, {"out", to_json(out)}});
+    return out;
+  });
+}
+
+Stmt Schedule::get(const BlockRef &block) const { return detail::find_block(*state_, block, "get").stmt; }
+Stmt Schedule::get(const LoopRef &loop) const { return detail::find_loop(*state_, loop, "get").stmt; }
+
+//===----------------------------------------------------------------------===//
+// Primitives: resolve, run, record (the detail:: functions are in primitive/)
+//===----------------------------------------------------------------------===//
+
+std::vector<LoopRef> Schedule::split(const LoopRef &loop, const std::vector<std::optional<int64_t>> &factors,
+                                     const std::vector<std::string> &names) {
+  return transact(*state_, "split", [&] {
+    auto out = detail::split(*state_, loop, factors, names);
+    state_->trace.append(detail::encode_split(loop, factors, out));
+    return out;
+  });
+}
+
+LoopRef Schedule::fuse(const std::vector<LoopRef> &loops, const std::string &name) {
+  return transact(*state_, "fuse", [&] {
+    LoopRef out = detail::fuse(*state_, loops, name);
+    state_->trace.append(detail::encode_fuse(loops, out));
+    return out;
+  });
+}
+
+void Schedule::reorder(const std::vector<LoopRef> &loops) {
+  transact(*state_, "reorder", [&] {
+    detail::reorder(*state_, loops);
+    state_->trace.append(detail::encode_reorder(loops));
+    return 0;
+  });
+}
+
+std::vector<std::vector<LoopRef>> Schedule::tile(const std::vector<LoopRef> &loops,
+                                                 const std::vector<std::vector<std::optional<int64_t>>> &factors,
+                                                 const std::vector<std::vector<std::string>> &names) {
+  return transact(*state_, "tile", [&] {
+    auto out = detail::tile(*state_, loops, factors, names);
+    state_->trace.append(detail::encode_tile(loops, factors, out));
+    return out;
+  });
+}
+
+LoopRef Schedule::add_unit_loop(const BlockOrLoop &target, const std::string &name) {
+  return transact(*state_, "add_unit_loop", [&] {
+    LoopRef out = detail::add_unit_loop(*state_, target, name);
+    state_->trace.append(detail::encode_add_unit_loop(target, out));
+    return out;
+  });
+}
+
+void Schedule::bind(const LoopRef &loop, const std::string &thread) {
+  transact(*state_, "bind", [&] {
+    detail::bind(*state_, loop, thread);
+    state_->trace.append(detail::encode_bind(loop, thread));
+    return 0;
+  });
+}
+
+void Schedule::parallel(const LoopRef &loop) {
+  transact(*state_, "parallel", [&] {
+    detail::parallel(*state_, loop);
+    state_->trace.append(detail::encode_for_kind("parallel", loop));
+    return 0;
+  });
+}
+
+void Schedule::vectorize(const LoopRef &loop) {
+  transact(*state_, "vectorize", [&] {
+    detail::vectorize(*state_, loop);
+    state_->trace.append(detail::encode_for_kind("vectorize", loop));
+    return 0;
+  });
+}
+
+void Schedule::unroll(const LoopRef &loop) {
+  transact(*state_, "unroll", [&] {
+    detail::unroll(*state_, loop);
+    state_->trace.append(detail::encode_for_kind("unroll", loop));
+    return 0;
+  });
+}
+
+void Schedule::annotate(const BlockOrLoop &target, const std::string &key, const AnnValue &value) {
+  transact(*state_, "annotate", [&] {
+    detail::annotate(*state_, target, key, value);
+    state_->trace.append(detail::encode_annotate(target, key, value));
+    return 0;
+  });
+}
+
+void Schedule::unannotate(const BlockOrLoop &target, const std::string &key) {
+  transact(*state_, "unannotate", [&] {
+    detail::unannotate(*state_, target, key);
+    state_->trace.append(detail::encode_unannotate(target, key));
+    return 0;
+  });
+}
+
+void Schedule::replay(std::string_view json) { Trace::from_json(json).apply(*this); }
+
+//===----------------------------------------------------------------------===//
+// Trace registration of the lookups
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Binds the "out" list of names to `handles`, which must match in number.
+template <typename H>
+void bind_outputs(ReplayContext &ctx, const std::vector<H> &handles, std::string_view what) {
+  std::vector<std::string> names = ctx.strings("out");
+  if (names.size() != handles.size())
+    ctx.fail("out", "lists " + std::to_string(names.size()) + " names but there are " +
+                        std::to_string(handles.size()) + " " + std::string(what));
+  for (size_t i = 0; i < names.size(); ++i) ctx.bind(names[i], handles[i]);
+}
+
+void replay_get_block(ReplayContext &ctx) {
+  BlockRef b = ctx.sch.get_block(ctx.string("name"));
+  ctx.bind(ctx.has("out") ? ctx.string("out") : b.name, b);
+}
+void replay_get_loops(ReplayContext &ctx) { bind_outputs(ctx, ctx.sch.get_loops(ctx.block("block")), "loops"); }
+void replay_get_child_blocks(ReplayContext &ctx) {
+  bind_outputs(ctx, ctx.sch.get_child_blocks(ctx.block_or_loop()), "child blocks");
+}
+void replay_get_producers(ReplayContext &ctx) {
+  bind_outputs(ctx, ctx.sch.get_producers(ctx.block("block")), "producers");
+}
+void replay_get_consumers(ReplayContext &ctx) {
+  bind_outputs(ctx, ctx.sch.get_consumers(ctx.block("block")), "consumers");
+}
+
+[[maybe_unused]] const bool kRegistered = register_instruction("get_block", replay_get_block) &&
+                                          register_instruction("get_loops", replay_get_loops) &&
+                                          register_instruction("get_child_blocks", replay_get_child_blocks) &&
+                                          register_instruction("get_producers", replay_get_producers) &&
+                                          register_instruction("get_consumers", replay_get_consumers);
+
+}  // namespace
+
+}  // namespace tessera::schedule
