@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "State.h"
+#include "tessera/arith/Analyzer.h"
 
 namespace tessera::schedule::detail {
 
@@ -51,13 +52,19 @@ void check_complete_or_reduction_block(std::string_view primitive, const ir::Stm
 
 //===--- analysis/AffineBinding.cpp -------------------------------------===//
 
-/// Each binding is a quasi-affine expression of the loop variables: sums of
-/// loop variables times constants, plus constants and free (symbolic)
-/// variables, where floordiv/floormod by a positive constant of such an
-/// expression also counts (what split and fuse produce).
-bool is_affine_binding(const ir::Block &b, const std::unordered_set<const ir::VarNode *> &loop_vars);
-void check_affine_binding(std::string_view primitive, const ir::Stmt &block,
-                          const std::unordered_set<const ir::VarNode *> &loop_vars);
+/// Empty when the bindings (and predicate) of the block at `block` are a
+/// surjective affine map of the loops between it and its scope
+/// (arith::detect_iter_map, IterMapLevel::Surjective); otherwise why not.
+std::string why_not_affine_binding(const StmtPath &block);
+bool is_affine_binding(const StmtPath &block);
+/// NonAffineBindingError (for `primitive`) naming the bindings and the why-not.
+void check_affine_binding(std::string_view primitive, const StmtPath &block);
+/// An analyzer with every loop among `p`'s ancestors bound to its range.
+arith::Analyzer analyzer_at(const StmtPath &p);
+/// `s` with the bindings and predicates of the blocks under it simplified by
+/// `ana`, extended with the ranges of the loops (and iter vars) inside `s`;
+/// only those that mention a variable of `only` when it is not empty.
+ir::Stmt simplify_bindings(const ir::Stmt &s, const arith::Analyzer &ana, const std::vector<ir::Var> &only = {});
 /// The loop variables of every loop in `f`.
 std::unordered_set<const ir::VarNode *> loop_vars_of(const ir::PrimFunc &f);
 
@@ -103,5 +110,10 @@ std::optional<ir::AnnValue> ann_from_json(const Json &j);
 std::vector<std::optional<int64_t>> split_factors_from_json(const ReplayContext &ctx, const Json &j,
                                                             std::string_view field);
 Json factors_to_json(const std::vector<std::optional<int64_t>> &factors);
+
+//===--- primitive/RFactor.cpp ------------------------------------------===//
+
+BlockRef rfactor(State &st, const LoopRef &loop, int64_t factor_axis);
+Json encode_rfactor(const LoopRef &loop, int64_t factor_axis, const BlockRef &out);
 
 }  // namespace tessera::schedule::detail

@@ -12,7 +12,9 @@
 
 #include <unordered_set>
 
+#include "Dump.h"
 #include "Primitive.h"
+#include "Dataflow.h"  // cache_read, compute_at, decompose_reduction, ...
 #include "State.h"
 #include "tessera/ir/Verifier.h"
 #include "tessera/script/Printer.h"
@@ -45,10 +47,12 @@ auto transact(detail::State &st, std::string_view primitive, F &&body) {
         throw InternalError(msg);
       }
     }
+    detail::dump_after(st, primitive, saved);  // TESSERA_DUMP=schedule
     return result;
   } catch (ScheduleError &e) {
     restore();
     e.attach(saved, st.options.error_render_level);
+    detail::dump_failure(primitive, e);
     throw;
   } catch (...) {
     restore();
@@ -285,6 +289,97 @@ void Schedule::unannotate(const BlockOrLoop &target, const std::string &key) {
     detail::unannotate(*state_, target, key);
     state_->trace.append(detail::encode_unannotate(target, key));
     return 0;
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Data flow: caching, compute location, reduction init (detail:: in Dataflow.h)
+//===----------------------------------------------------------------------===//
+
+BlockRef Schedule::cache_read(const BlockRef &block, int64_t read_buffer_index, const std::string &scope,
+                              const std::string &name) {
+  return transact(*state_, "cache_read", [&] {
+    BlockRef out = detail::cache_read(*state_, block, read_buffer_index, scope, name);
+    state_->trace.append(detail::encode_cache("cache_read", block, read_buffer_index, scope, out));
+    return out;
+  });
+}
+
+BlockRef Schedule::cache_write(const BlockRef &block, int64_t write_buffer_index, const std::string &scope,
+                               const std::string &name) {
+  return transact(*state_, "cache_write", [&] {
+    BlockRef out = detail::cache_write(*state_, block, write_buffer_index, scope, name);
+    state_->trace.append(detail::encode_cache("cache_write", block, write_buffer_index, scope, out));
+    return out;
+  });
+}
+
+void Schedule::set_scope(const BlockRef &block, int64_t write_buffer_index, const std::string &scope) {
+  transact(*state_, "set_scope", [&] {
+    detail::set_scope(*state_, block, write_buffer_index, scope);
+    state_->trace.append(detail::encode_set_scope(block, write_buffer_index, scope));
+    return 0;
+  });
+}
+
+void Schedule::storage_align(const BlockRef &block, int64_t write_buffer_index, int64_t axis, int64_t factor,
+                             int64_t offset) {
+  transact(*state_, "storage_align", [&] {
+    detail::storage_align(*state_, block, write_buffer_index, axis, factor, offset);
+    state_->trace.append(detail::encode_storage_align(block, write_buffer_index, axis, factor, offset));
+    return 0;
+  });
+}
+
+void Schedule::compute_at(const BlockRef &block, const LoopRef &loop, bool preserve_unit_loops) {
+  transact(*state_, "compute_at", [&] {
+    detail::compute_at(*state_, block, loop, preserve_unit_loops);
+    state_->trace.append(detail::encode_compute_at("compute_at", block, loop, preserve_unit_loops));
+    return 0;
+  });
+}
+
+void Schedule::reverse_compute_at(const BlockRef &block, const LoopRef &loop, bool preserve_unit_loops) {
+  transact(*state_, "reverse_compute_at", [&] {
+    detail::reverse_compute_at(*state_, block, loop, preserve_unit_loops);
+    state_->trace.append(detail::encode_compute_at("reverse_compute_at", block, loop, preserve_unit_loops));
+    return 0;
+  });
+}
+
+void Schedule::compute_inline(const BlockRef &block) {
+  transact(*state_, "compute_inline", [&] {
+    detail::compute_inline(*state_, block);
+    state_->trace.append(detail::encode_block_op("compute_inline", block));
+    return 0;
+  });
+}
+
+void Schedule::reverse_compute_inline(const BlockRef &block) {
+  transact(*state_, "reverse_compute_inline", [&] {
+    detail::reverse_compute_inline(*state_, block);
+    state_->trace.append(detail::encode_block_op("reverse_compute_inline", block));
+    return 0;
+  });
+}
+
+BlockRef Schedule::decompose_reduction(const BlockRef &block, const LoopRef &loop, const std::string &name) {
+  return transact(*state_, "decompose_reduction", [&] {
+    BlockRef out = detail::decompose_reduction(*state_, block, loop, name);
+    state_->trace.append(detail::encode_decompose_reduction(block, loop, out));
+    return out;
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions: rfactor (detail:: in primitive/RFactor.cpp)
+//===----------------------------------------------------------------------===//
+
+BlockRef Schedule::rfactor(const LoopRef &loop, int64_t factor_axis) {
+  return transact(*state_, "rfactor", [&] {
+    BlockRef out = detail::rfactor(*state_, loop, factor_axis);
+    state_->trace.append(detail::encode_rfactor(loop, factor_axis, out));
+    return out;
   });
 }
 

@@ -24,8 +24,8 @@ def main(A: T.Buffer((128, 64), "float32"), B: T.Buffer((128, 64), "float32")):
         for tx in T.thread_binding(128, thread="threadIdx.x"):
             for vec in T.vectorized(4):
                 with T.block("B"):
-                    vi = T.axis.spatial(128, (bx * 512 + tx * 4 + vec) // 64)
-                    vj = T.axis.spatial(64, (bx * 512 + tx * 4 + vec) % 64)
+                    vi = T.axis.spatial(128, bx * 8 + tx // 16)
+                    vj = T.axis.spatial(64, tx % 16 * 4 + vec)
                     B[vi, vj] = A[vi, vj] * T.float32(2)
 )");
   EXPECT_EQ(Trace::dump(sch.trace().instructions()[sch.trace().size() - 2]),

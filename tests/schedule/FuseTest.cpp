@@ -56,6 +56,41 @@ TEST(Fuse, SplitThenFuseBack) {
   check_schedule(f, sch, nullptr);
 }
 
+TEST(Fuse, FusingASplitGivesBackOneVariable) {
+  ir::PrimFunc f = parse(kElementwise);
+  Schedule sch = make_schedule(f);
+  auto loops = sch.get_loops(sch.get_block("B"));
+  auto parts = sch.split(loops[0], {nullopt, 16});
+  sch.fuse(parts);  // (f // 16) * 16 + f % 16 -> f
+  check_schedule(f, sch, R"(
+@T.prim_func
+def main(A: T.Buffer((128, 64), "float32"), B: T.Buffer((128, 64), "float32")):
+    for i_0_i_1_fused, j in T.grid(128, 64):
+        with T.block("B"):
+            vi = T.axis.spatial(128, i_0_i_1_fused)
+            vj = T.axis.spatial(64, j)
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+)");
+}
+
+TEST(Fuse, FusingANonDividingSplitKeepsTheGuard) {
+  ir::PrimFunc f = parse(kElementwise);
+  Schedule sch = make_schedule(f);
+  auto loops = sch.get_loops(sch.get_block("B"));
+  auto parts = sch.split(loops[0], {nullopt, 48});  // 3 * 48 = 144 > 128
+  sch.fuse(parts);
+  check_schedule(f, sch, R"(
+@T.prim_func
+def main(A: T.Buffer((128, 64), "float32"), B: T.Buffer((128, 64), "float32")):
+    for i_0_i_1_fused, j in T.grid(144, 64):
+        with T.block("B"):
+            vi = T.axis.spatial(128, i_0_i_1_fused)
+            vj = T.axis.spatial(64, j)
+            T.where(i_0_i_1_fused < 128)
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+)");
+}
+
 // --- Negative: one per "Requires:" line ------------------------------------
 
 TEST(FuseError, InvalidLoopList) {

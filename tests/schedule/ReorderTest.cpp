@@ -178,7 +178,25 @@ def main(A: T.Buffer((64,), "float32")):
 )"));
   auto l = sch.get_loops(sch.get_block("A"));
   expect_schedule_error<NonAffineBindingError>(sch, [&] { sch.reorder({l[1], l[0]}); },
-                                               "the binding of 'vi' in block 'A' is not affine in the loops: i * j");
+                                               "the bindings of block 'A' (vi = i * j) are not an affine map of its "
+                                               "loops: binding 'vi' is not affine: 'i * j' multiplies two loop variables");
+}
+
+TEST(ReorderError, LoopUsedByTwoBindings) {
+  // Structurally affine, but not a tiling: the diagonal is visited once per i.
+  Schedule sch = make_schedule(parse(R"(
+@T.prim_func
+def main(A: T.Buffer((8, 8), "float32")):
+    for i, j in T.grid(8, 4):
+        with T.block("A"):
+            vi = T.axis.spatial(8, i)
+            vj = T.axis.spatial(8, i)
+            A[vi, vj] = T.float32(1)
+)"));
+  auto l = sch.get_loops(sch.get_block("A"));
+  expect_schedule_error<NonAffineBindingError>(sch, [&] { sch.reorder({l[1], l[0]}); },
+                                               "(vi = i, vj = i) are not an affine map of its loops: loop 'i' is used "
+                                               "by both 'vi' and 'vj'");
 }
 
 }  // namespace

@@ -119,6 +119,43 @@ TEST(Split, ReductionLoopKeepsTheAnswer) {
   check_schedule(f, sch, nullptr);
 }
 
+TEST(Split, FusedLoopSimplifiesWhereProvable) {
+  ir::PrimFunc f = parse(kElementwise);
+  Schedule sch = make_schedule(f);
+  auto loops = sch.get_loops(sch.get_block("B"));
+  LoopRef fused = sch.fuse(loops);
+  sch.split(fused, {nullopt, 32});  // 64 columns = 2 pieces of 32
+  check_schedule(f, sch, R"(
+@T.prim_func
+def main(A: T.Buffer((128, 64), "float32"), B: T.Buffer((128, 64), "float32")):
+    for i_j_fused_0, i_j_fused_1 in T.grid(256, 32):
+        with T.block("B"):
+            vi = T.axis.spatial(128, i_j_fused_0 // 2)
+            vj = T.axis.spatial(64, i_j_fused_0 % 2 * 32 + i_j_fused_1)
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+)");
+}
+
+TEST(Split, FusedLoopKeepsWhatIsNotProvable) {
+  ir::PrimFunc f = parse(kMatmul);
+  Schedule sch = make_schedule(f);
+  auto loops = sch.get_loops(sch.get_block("C"));
+  LoopRef fused = sch.fuse({loops[0], loops[1]});
+  sch.split(fused, {nullopt, 32});  // 32 does not divide 80
+  check_schedule(f, sch, R"(
+@T.prim_func
+def main(A: T.Buffer((64, 48), "float32"), B: T.Buffer((48, 80), "float32"), C: T.Buffer((64, 80), "float32")):
+    for i_j_fused_0, i_j_fused_1, k in T.grid(160, 32, 48):
+        with T.block("C"):
+            vi = T.axis.spatial(64, (i_j_fused_0 * 32 + i_j_fused_1) // 80)
+            vj = T.axis.spatial(80, (i_j_fused_0 * 32 + i_j_fused_1) % 80)
+            vk = T.axis.reduce(48, k)
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+)");
+}
+
 // --- Negative: one per "Requires:" line ------------------------------------
 
 TEST(SplitError, LoopNotSerial) {

@@ -135,9 +135,12 @@ TEST(TraceError, PrimitiveFailureNamesTheInstruction) {
   expect_trace_error(json.c_str(),
                      "trace instruction 2 (split): schedule primitive 'split' failed: split factors multiply to 32 "
                      "but loop 'i' has extent 64");
-  // Issue's later instructions are not registered yet: a clear error, before anything runs.
+  // An op nobody registered: a clear error, before anything runs.
+  expect_trace_error(R"([{"op": "cache_reed", "block": "C", "buffer_index": 0, "scope": "shared", "out": "AS"}])",
+                     "trace instruction 0 (cache_reed): unknown op 'cache_reed'");
+  // A handle name that no earlier instruction defined.
   expect_trace_error(R"([{"op": "cache_read", "block": "C", "buffer_index": 0, "scope": "shared", "out": "AS"}])",
-                     "trace instruction 0 (cache_read): unknown op 'cache_read'");
+                     "trace instruction 0 (cache_read): 'block' names 'C', which no earlier instruction defines");
 }
 
 }  // namespace

@@ -153,6 +153,64 @@ TESSERA_SCHEDULE_ERROR(InvalidAnnotationKeyError);
 /// unannotate: the loop or block has no annotation with that key.
 TESSERA_SCHEDULE_ERROR(AnnotationNotFoundError);
 
+//===--- Data flow: caching, compute location, reduction init -------------===//
+// (analysis/Dataflow.cpp, primitive/{CacheReadWrite,ComputeAt,ComputeInline,
+// DecomposeReduction,SetScope}.cpp)
+/// A read/write buffer index outside the block's reads/writes list.
+TESSERA_SCHEDULE_ERROR(BufferIndexOutOfRangeError);
+/// A storage scope other than global, shared, shared.dyn, local.
+TESSERA_SCHEDULE_ERROR(InvalidStorageScopeError);
+/// cache_read/cache_write/set_scope: the buffer already lives in that scope.
+TESSERA_SCHEDULE_ERROR(BufferAlreadyInScopeError);
+/// cache_read: the buffer is written by the block or by a block that runs after the cache point.
+TESSERA_SCHEDULE_ERROR(CachedBufferWrittenError);
+/// Another block of the scope also writes the buffer (cache_write, compute_inline).
+TESSERA_SCHEDULE_ERROR(BufferHasOtherWriterError);
+/// A block other than the one being inlined reads the buffer (reverse_compute_inline).
+TESSERA_SCHEDULE_ERROR(BufferHasOtherReaderError);
+/// The block writes a parameter buffer (an output of the function).
+TESSERA_SCHEDULE_ERROR(OutputBlockError);
+/// The block has reduction or opaque iter vars, or reads what it writes.
+TESSERA_SCHEDULE_ERROR(BlockNotCompleteError);
+/// decompose_reduction: not a reduction block with an init statement.
+TESSERA_SCHEDULE_ERROR(NotReductionBlockError);
+/// The block has a predicate (T.where) that moving or inlining it would lose.
+TESSERA_SCHEDULE_ERROR(BlockHasPredicateError);
+/// decompose_reduction: the loop is not an ancestor of the block in its scope.
+TESSERA_SCHEDULE_ERROR(LoopNotAncestorError);
+/// decompose_reduction: a loop above the given one feeds a reduction iter var.
+TESSERA_SCHEDULE_ERROR(ReductionLoopAboveError);
+/// compute_at/reverse_compute_at: the loop is not in the block's scope, or is an ancestor of the block.
+TESSERA_SCHEDULE_ERROR(InvalidComputeLocationError);
+/// compute_at: the block has no consumer, or one not under the loop.
+TESSERA_SCHEDULE_ERROR(ConsumersNotUnderLoopError);
+/// reverse_compute_at: the block has no producer, or one not under the loop.
+TESSERA_SCHEDULE_ERROR(ProducersNotUnderLoopError);
+/// compute_at: a block under the loop writes a buffer the block reads.
+TESSERA_SCHEDULE_ERROR(ProducerUnderLoopError);
+/// reverse_compute_at: a block under the loop reads a buffer the block writes.
+TESSERA_SCHEDULE_ERROR(ConsumerUnderLoopError);
+/// The block accesses a buffer at indices that are not distinct iter vars (B[vi, vj]).
+TESSERA_SCHEDULE_ERROR(NonIterVarIndexError);
+/// compute_inline/reverse_compute_inline: the body is not a single store.
+TESSERA_SCHEDULE_ERROR(NotInlineableBodyError);
+/// reverse_compute_inline: not exactly one producer block for exactly one read buffer.
+TESSERA_SCHEDULE_ERROR(ProducerNotUniqueError);
+/// storage_align: axis out of range, factor <= 0, or offset outside [0, factor).
+TESSERA_SCHEDULE_ERROR(InvalidStorageAlignError);
+
+//===--- Reductions: rfactor (primitive/RFactor.cpp) -----------------------===//
+// rfactor also raises NotReductionBlockError, NonAffineBindingError,
+// LoopNotStartAtZeroError and BlockHasPredicateError (declared above).
+/// rfactor: the loop has no block or several under it, or the block shares its loop nest.
+TESSERA_SCHEDULE_ERROR(NotSingleBlockError);
+/// rfactor: the body is not C[v] = C[v] op f(...) with a known op (+, *, max, min) and its identity as init.
+TESSERA_SCHEDULE_ERROR(UnknownReducerError);
+/// rfactor: the loop feeds no reduce iter var, or a loop feeds both spatial and reduce iter vars.
+TESSERA_SCHEDULE_ERROR(LoopNotReductionError);
+/// rfactor: factor_axis outside [-(ndim + 1), ndim] of the reduced buffer.
+TESSERA_SCHEDULE_ERROR(InvalidFactorAxisError);
+
 #undef TESSERA_SCHEDULE_ERROR
 
 }  // namespace tessera::schedule

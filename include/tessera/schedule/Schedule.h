@@ -210,6 +210,157 @@ class Schedule {
   /// Removes annotation `key`. Requires: 1. it is there -> AnnotationNotFoundError.
   void unannotate(const BlockOrLoop &target, const std::string &key);
 
+  //===--- Data movement (primitive/CacheReadWrite.cpp, SetScope.cpp) ------===//
+  // Storage scopes are "global", "shared", "shared.dyn" and "local".
+
+  /// Adds a block that copies the region of `block`'s read buffer
+  /// `read_buffer_index` (its position in T.reads) that the readers of the
+  /// buffer in `block`'s scope touch into a new buffer of `scope` (same shape,
+  /// named `<buffer>_<scope>`, allocated by the scope block), placed in the
+  /// scope right before the first reader; every reader in the scope then
+  /// loads from the copy.
+  ///   for i, j, k: C[vi, vj] += A[vi, vk] * ...   --cache_read(C, 0, "shared")-->
+  ///   for ax0, ax1 in T.grid(64, 48): A_shared[v0, v1] = A[v0, v1]
+  ///   for i, j, k: C[vi, vj] += A_shared[vi, vk] * ...
+  /// Requires:
+  ///   1. 0 <= read_buffer_index < number of reads          -> BufferIndexOutOfRangeError
+  ///   2. `scope` is a valid storage scope                   -> InvalidStorageScopeError
+  ///   3. the buffer is not already in `scope`               -> BufferAlreadyInScopeError
+  ///   4. neither `block` nor a block of the scope running after the first
+  ///      reader writes the buffer                           -> CachedBufferWrittenError
+  /// \returns the copy block, named `name` (default: the new buffer's name),
+  /// made unique.
+  BlockRef cache_read(const BlockRef &block, int64_t read_buffer_index, const std::string &scope,
+                      const std::string &name = "");
+  /// Makes `block` write (and read back) a new buffer of `scope` instead of
+  /// its write buffer `write_buffer_index`, and adds a block right after
+  /// `block`'s loop nest that copies the region `block` writes back.
+  /// Requires: 1-3 as cache_read (for the writes);
+  ///   4. no other block of the scope writes the buffer      -> BufferHasOtherWriterError
+  /// \returns the write-back block (default name: the new buffer's name).
+  BlockRef cache_write(const BlockRef &block, int64_t write_buffer_index, const std::string &scope,
+                       const std::string &name = "");
+  /// Moves the write buffer `write_buffer_index` of `block` (allocated in
+  /// the function) to `scope`: the buffer is replaced everywhere by a copy
+  /// with the new scope.
+  /// Requires: 1-2 as cache_write;
+  ///   3. the buffer is not a parameter of the function      -> OutputBlockError
+  void set_scope(const BlockRef &block, int64_t write_buffer_index, const std::string &scope);
+  /// Asks lowering to pad dimension `axis` of the write buffer
+  /// `write_buffer_index` so that its stride is `factor * k + offset`
+  /// (against shared-memory bank conflicts). Recorded as TVM does, as the
+  /// block annotation "buffer_dim_align": a list of [buffer_index, axis,
+  /// factor, offset] entries (one per call; a later call on the same buffer
+  /// and axis replaces the entry).
+  /// Requires: 1 as cache_write;
+  ///   2. 0 <= axis < ndim, factor > 0, 0 <= offset < factor -> InvalidStorageAlignError
+  void storage_align(const BlockRef &block, int64_t write_buffer_index, int64_t axis, int64_t factor,
+                     int64_t offset);
+
+  //===--- Compute location (primitive/ComputeAt.cpp, ComputeInline.cpp) ----===//
+
+  /// Moves producer `block` to the start of `loop`'s body, in new loops
+  /// (`ax0`, ...) that cover exactly the region its consumers under `loop`
+  /// read in one iteration of `loop`; iter vars keep their domains, bindings
+  /// become `region min + ax`, a predicate guards overshooting tail tiles;
+  /// loops of extent 1 are dropped unless `preserve_unit_loops`.
+  ///   compute_at(A_shared, k0):  for k0: for ax0, ax1 in T.grid(16, 8):
+  ///                                        v0 = i0 * 16 + ax0; v1 = k0 * 8 + ax1
+  /// Requires:
+  ///   1. `loop` is in `block`'s scope and not its ancestor  -> InvalidComputeLocationError
+  ///   2. `block` is complete or a reduction block           -> BlockNotCompleteOrReductionError
+  ///   3. `block` has no predicate                           -> BlockHasPredicateError
+  ///   4. `block` writes no parameter (output) buffer        -> OutputBlockError
+  ///   5. `block` has consumers in its scope, all under `loop` -> ConsumersNotUnderLoopError
+  ///   6. no block under `loop` writes a buffer `block` reads -> ProducerUnderLoopError
+  ///   7. `block` writes the buffers its consumers read at distinct iter
+  ///      vars (B[v0, v1])                                    -> NonIterVarIndexError
+  void compute_at(const BlockRef &block, const LoopRef &loop, bool preserve_unit_loops = false);
+  /// Moves consumer `block` to the end of `loop`'s body, covering what its
+  /// producers under `loop` write in one iteration (seed 002: the light
+  /// consumer goes under the heavy producer's tiles, no splits repeated).
+  /// Requires:
+  ///   1. `loop` is in `block`'s scope and not its ancestor  -> InvalidComputeLocationError
+  ///   2. `block` is a complete block                        -> BlockNotCompleteError
+  ///   3. `block` has no predicate                           -> BlockHasPredicateError
+  ///   4. `block` has producers in its scope, all under `loop` -> ProducersNotUnderLoopError
+  ///   5. no block under `loop` reads a buffer `block` writes -> ConsumerUnderLoopError
+  ///   6. `block` reads the produced buffers at distinct iter vars -> NonIterVarIndexError
+  void reverse_compute_at(const BlockRef &block, const LoopRef &loop, bool preserve_unit_loops = false);
+  /// Substitutes the value `block` stores into every load of its buffer and
+  /// removes the block and the buffer's allocation.
+  ///   B[vi] = A[vi] + 1; C[vi] = B[vi] * 2  --compute_inline(B)-->  C[vi] = (A[vi] + 1) * 2
+  /// Requires:
+  ///   1. `block` is a complete block                        -> BlockNotCompleteError
+  ///   2. its body is one store `B[v0, ..., vn] = value` at distinct iter
+  ///      vars, every iter var used                          -> NotInlineableBodyError
+  ///   3. `block` has no predicate                           -> BlockHasPredicateError
+  ///   4. B is not a parameter (output) buffer               -> OutputBlockError
+  ///   5. no other block writes B                            -> BufferHasOtherWriterError
+  void compute_inline(const BlockRef &block);
+  /// Folds consumer `block` into its only producer: the producer stores the
+  /// consumer's value, computed from the producer's value, straight into the
+  /// consumer's buffer; the consumer and the intermediate buffer are removed.
+  ///   B[vi] = A[vi] + 1; C[vi] = B[vi] * 2  --reverse_compute_inline(C)-->  C[vi] = (A[vi] + 1) * 2
+  /// Requires:
+  ///   1. `block` is a complete block                        -> BlockNotCompleteError
+  ///   2. its body is one store; the producer's body is one store at distinct
+  ///      iter vars, every iter var used                     -> NotInlineableBodyError
+  ///   3. `block` has no predicate (the producer keeps its own) -> BlockHasPredicateError
+  ///   4. exactly one buffer `block` reads is written in its scope, by exactly
+  ///      one block                                          -> ProducerNotUniqueError
+  ///   5. `block` loads that buffer at distinct iter vars covering all its
+  ///      iter vars, with the producer's domains            -> NonIterVarIndexError
+  ///   6. the buffer is not a parameter buffer               -> OutputBlockError
+  ///   7. no other block reads the buffer                    -> BufferHasOtherReaderError
+  void reverse_compute_inline(const BlockRef &block);
+
+  //===--- Reductions (primitive/DecomposeReduction.cpp) --------------------===//
+
+  /// Moves the init statement of reduction `block` into a new block placed
+  /// right before `loop`, under copies (`<loop>_init`) of the loops between
+  /// `loop` and `block` that feed spatial iter vars; `block` loses its init.
+  /// Requires:
+  ///   1. `block` is a reduction block with an init          -> NotReductionBlockError
+  ///   2. `loop` is an ancestor of `block` in its scope       -> LoopNotAncestorError
+  ///   3. no loop above `loop` (in the scope) feeds a reduction iter var
+  ///                                                          -> ReductionLoopAboveError
+  /// \returns the init block, named `name` (default `<block>_init`), made unique.
+  BlockRef decompose_reduction(const BlockRef &block, const LoopRef &loop, const std::string &name = "");
+
+  //===--- Reductions: rfactor (primitive/RFactor.cpp) ----------------------===//
+
+  /// Factors the reduction under `loop` (a reduce loop, typically the inner
+  /// part of a split reduce loop) into an rfactor block, which reduces into a
+  /// new buffer `<C>_rf` with the factored loop as an extra spatial dimension
+  /// at `factor_axis` (negative counts from the end), and a write-back block
+  /// that keeps `block`'s name and reduces `<C>_rf` into C under new copies of
+  /// the spatial loops and of `loop`; the write-back nest follows the
+  /// rfactor nest. When `loop` is the only reduction loop, the rfactor block
+  /// has nothing left to reduce and just stores f(...) in its slot. Binding
+  /// the rfactor loop and its write-back copy to threadIdx is the classic
+  /// cross-thread reduction.
+  ///   for i, k_0, k_1 in T.grid(256, 8, 128): B[vi] += A[vi, k_0 * 128 + k_1]
+  ///   --rfactor(k_1, 0)-->
+  ///   for i, k_0, k_1 in T.grid(256, 8, 128): B_rf[vk_1, vi] += A[vi, vk_0 * 128 + vk_1]   # "B_rf"
+  ///   for i_1, k_1_1 in T.grid(256, 128):     B[vi] += B_rf[vk_1, vi]                     # "B"
+  /// Requires:
+  ///   1. exactly one block is under `loop`, alone under the loops of its
+  ///      scope                                              -> NotSingleBlockError
+  ///   2. it is a reduction block with an init               -> NotReductionBlockError
+  ///   3. its body is `C[v] = C[v] op f(...)` (either operand order, f not
+  ///      reading C) with op one of +, *, max, min, and its init stores op's
+  ///      identity (0, 1, min_value/-inf, max_value/+inf) to C[v]
+  ///                                                         -> UnknownReducerError
+  ///   4. its bindings are an affine map of its loops        -> NonAffineBindingError
+  ///   5. `loop` starts at 0                                 -> LoopNotStartAtZeroError
+  ///   6. `loop` feeds reduce iter vars only, and no loop of the nest feeds
+  ///      both a spatial and a reduce iter var               -> LoopNotReductionError
+  ///   7. the block's predicate uses no reduction loop       -> BlockHasPredicateError
+  ///   8. factor_axis is in [-(ndim + 1), ndim] for C's ndim -> InvalidFactorAxisError
+  /// \returns the rfactor block (`<block>_rf`, made unique).
+  BlockRef rfactor(const LoopRef &loop, int64_t factor_axis);
+
   //===--- Traces ----------------------------------------------------------===//
 
   /// Replays a JSON trace (Trace::from_json + Trace::apply) on this schedule.

@@ -1,16 +1,26 @@
-//===- analysis/AffineBinding.cpp - Are a block's bindings affine? ---------===//
+//===- analysis/AffineBinding.cpp - Affine bindings, simplified bindings ---===//
 //
-// A structural check standing in for full iter-map detection: a binding is
-// quasi-affine in the loop variables when it is built from loop variables,
-// loop-free terms (constants, symbolic shape variables), +, -, * where at
-// most one side mentions a loop, and floordiv/floormod by a loop-free divisor.
-// This accepts everything split, fuse and reorder produce from affine input.
-// It does not prove bijectivity (arith::detect_iter_map will).
+// Two services the loop primitives share:
+//
+//  - The "affine binding" precondition (TVM's): a block's bindings must be a
+//    surjective affine map of the loops between the block and its scope, as
+//    arith::detect_iter_map decides at the Surjective level. This is stricter
+//    than "built from +, *, //, %": `vi = i, vj = i` (a loop used twice) and
+//    `vi = i * 2` (values not contiguous) are rejected, because reordering or
+//    tiling around them would not tile an iteration space.
+//
+//  - Binding simplification: split and fuse substitute loop variables by
+//    index expressions; the arith::Analyzer, knowing every loop's range,
+//    folds what the substitution leaves behind (`f // 16 * 16 + f % 16` back
+//    to `f`, `(f0 * 64 + f1) // 64` to `f0`), so bindings stay readable and
+//    their ranges provable.
 //
 //===----------------------------------------------------------------------===//
 #include "../Primitive.h"
 
+#include "tessera/arith/IterMap.h"
 #include "tessera/ir/Functor.h"
+#include "tessera/ir/Op.h"
 #include "tessera/script/Printer.h"
 
 namespace tessera::schedule::detail {
@@ -19,43 +29,77 @@ using namespace ir;
 
 namespace {
 
-/// nullopt: not affine; else whether `e` mentions a loop variable.
-std::optional<bool> affine(const Expr &e, const std::unordered_set<const VarNode *> &loops) {
-  switch (e.kind()) {
-    case NodeKind::IntImm: return false;
-    case NodeKind::Var: return loops.count(static_cast<const VarNode *>(e.get())) > 0;
-    case NodeKind::Cast: return affine(e.as<Cast>()->value, loops);
-    case NodeKind::Binary: {
-      const Binary *b = e.as<Binary>();
-      auto x = affine(b->a, loops), y = affine(b->b, loops);
-      if (!x || !y) return std::nullopt;
-      switch (b->op) {
-        case BinaryOp::Add:
-        case BinaryOp::Sub: return *x || *y;
-        case BinaryOp::Mul:
-          if (*x && *y) return std::nullopt;
-          return *x || *y;
-        case BinaryOp::FloorDiv:
-        case BinaryOp::FloorMod:
-          if (*y) return std::nullopt;
-          return *x;
-        default: break;
-      }
-      if (!*x && !*y) return false;
-      return std::nullopt;
-    }
-    default: break;
+/// Binds every loop of `stmts` (ancestors) to its range.
+void bind_loops(arith::Analyzer &ana, const std::vector<Stmt> &stmts) {
+  for (const Stmt &s : stmts)
+    if (const For *f = s.as<For>()) ana.bind(f->loop_var, Range{f->min, f->extent});
+}
+
+/// Rewrites the bindings and predicates of every block under a statement in
+/// the simplest form the analyzer finds, with the loops it passes bound.
+class BindingSimplifier : public IRMutator {
+ public:
+  BindingSimplifier(arith::Analyzer ana, const std::vector<Var> &only) : ana_(std::move(ana)), only_(only) {}
+
+  Stmt visit_(const For *op, const Stmt &self) override {
+    arith::Analyzer::Scope scope(ana_);
+    ana_.bind(op->loop_var, Range{op->min, op->extent});
+    return IRMutator::visit_(op, self);
   }
-  // Anything else is affine only when it mentions no loop (a loop-free term).
-  bool has_loop = false;
-  pre_order_visit(Evaluate::make(e), [&](const Expr &x) {
-    if (const auto *v = x.as<VarNode>()) has_loop |= loops.count(v) > 0;
-  }, nullptr);
-  if (has_loop) return std::nullopt;
-  return false;
+
+  Stmt visit_(const Block *op, const Stmt &self) override {
+    std::vector<Expr> bindings;
+    bool changed = false;
+    for (const Expr &e : op->bindings) {
+      bindings.push_back(simplify(e));
+      changed |= !bindings.back().same_as(e);
+    }
+    Expr pred = simplify(op->predicate);
+    changed |= !pred.same_as(op->predicate);
+    // Inside the block its iter vars range over their domains (nested blocks).
+    Stmt inner;
+    {
+      arith::Analyzer::Scope scope(ana_);
+      for (const IterVar &iv : op->iter_vars) ana_.bind(iv.var, iv.dom);
+      inner = IRMutator::visit_(op, self);
+    }
+    if (!changed) return inner;
+    const Block &b = *inner.as<Block>();
+    return Block::make(b.name, b.iter_vars, std::move(bindings), std::move(pred), b.reads, b.writes, b.allocs,
+                       b.init, b.body, b.annotations);
+  }
+
+ private:
+  /// `e` simplified when it mentions one of `only_` (all when empty).
+  Expr simplify(const Expr &e) const {
+    bool wanted = only_.empty();
+    for (const Var &v : only_) wanted = wanted || uses_var(e, v);
+    return wanted ? ana_.simplify(e) : e;
+  }
+
+  arith::Analyzer ana_;
+  const std::vector<Var> &only_;
+};
+
+/// The loops between `block` and its scope, outermost first.
+std::vector<const For *> loops_in_scope(const StmtPath &block) {
+  std::vector<const For *> loops;
+  for (auto it = block.ancestors.rbegin(); it != block.ancestors.rend() && !it->is<Block>(); ++it)
+    if (const For *f = it->as<For>()) loops.insert(loops.begin(), f);
+  return loops;
 }
 
 }  // namespace
+
+arith::Analyzer analyzer_at(const StmtPath &p) {
+  arith::Analyzer ana;
+  bind_loops(ana, p.ancestors);
+  return ana;
+}
+
+Stmt simplify_bindings(const Stmt &s, const arith::Analyzer &ana, const std::vector<Var> &only) {
+  return BindingSimplifier(ana, only).mutate(s);
+}
 
 std::unordered_set<const VarNode *> loop_vars_of(const PrimFunc &f) {
   std::unordered_set<const VarNode *> vars;
@@ -65,24 +109,51 @@ std::unordered_set<const VarNode *> loop_vars_of(const PrimFunc &f) {
   return vars;
 }
 
-bool is_affine_binding(const Block &b, const std::unordered_set<const VarNode *> &loop_vars) {
-  for (const Expr &e : b.bindings)
-    if (!affine(e, loop_vars)) return false;
-  return true;
+std::string why_not_affine_binding(const StmtPath &block) {
+  const Block &b = *block.block();
+  // detect_iter_map wants loops that start at 0: a loop [min, min + extent)
+  // is seen as v' in [0, extent) with v = v' + min (same variable node).
+  std::vector<std::pair<Var, Range>> loops;
+  std::vector<std::pair<Var, Expr>> shift;
+  for (const For *f : loops_in_scope(block)) {
+    loops.emplace_back(f->loop_var, Range::from_extent(f->extent));
+    if (!is_const_int(f->min, 0)) shift.emplace_back(f->loop_var, add(f->loop_var, f->min));
+  }
+  std::vector<Expr> bindings;
+  std::vector<std::string> names;
+  for (size_t i = 0; i < b.bindings.size(); ++i) {
+    bindings.push_back(shift.empty() ? b.bindings[i] : substitute(b.bindings[i], shift));
+    names.push_back(b.iter_vars[i].var.name());
+  }
+  Expr pred = shift.empty() ? b.predicate : substitute(b.predicate, shift);
+  // Loops outside the scope are free symbols with known ranges.
+  arith::Analyzer ana;
+  bool in_scope = true;
+  for (auto it = block.ancestors.rbegin(); it != block.ancestors.rend(); ++it) {
+    if (it->is<Block>()) in_scope = false;
+    if (in_scope) continue;
+    if (const For *f = it->as<For>()) ana.bind(f->loop_var, Range{f->min, f->extent});
+  }
+  return arith::detect_iter_map(bindings, loops, pred, arith::IterMapLevel::Surjective, ana, names).why_not;
 }
 
-void check_affine_binding(std::string_view primitive, const Stmt &block,
-                          const std::unordered_set<const VarNode *> &loop_vars) {
-  const Block &b = *block.as<Block>();
-  for (size_t i = 0; i < b.bindings.size(); ++i) {
-    if (affine(b.bindings[i], loop_vars)) continue;
-    std::string what = "the binding of " + quoted(b.iter_vars[i].var.name()) + " in block " + quoted(b.name) +
-                       " is not affine in the loops: " + script::print(b.bindings[i]);
-    throw NonAffineBindingError(std::string(primitive), what,
-                                "block {0}: the binding of " + quoted(b.iter_vars[i].var.name()) +
-                                    " is not affine in the loops: " + script::print(b.bindings[i]),
-                                {block});
-  }
+bool is_affine_binding(const StmtPath &block) {
+  return why_not_affine_binding(block).empty();
+}
+
+void check_affine_binding(std::string_view primitive, const StmtPath &block) {
+  std::string why = why_not_affine_binding(block);
+  if (why.empty()) return;
+  const Block &b = *block.block();
+  std::string bindings;
+  for (size_t i = 0; i < b.bindings.size(); ++i)
+    bindings += (i ? ", " : "") + b.iter_vars[i].var.name() + " = " + script::print(b.bindings[i]);
+  throw NonAffineBindingError(
+      std::string(primitive),
+      "the bindings of block " + quoted(b.name) + " (" + bindings +
+          ") are not an affine map of its loops: " + why,
+      "the bindings of block {0} (" + bindings + ") are not an affine map of its loops: " + why,
+      {block.stmt});
 }
 
 }  // namespace tessera::schedule::detail

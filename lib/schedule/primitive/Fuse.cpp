@@ -3,7 +3,9 @@
 // fuse(i, j, k) replaces a perfect nest by one loop f over the product of the
 // extents and substitutes i := f // (ej * ek), j := f // ek % ej, k := f % ek.
 // The nest must be perfect (each loop's body is exactly the next loop) so no
-// statement between the loops would run a different number of times.
+// statement between the loops would run a different number of times. The
+// substituted bindings are simplified with the fused loop's range, so fusing
+// split loops gives back `vi = i_0_i_1_fused`.
 //
 //===----------------------------------------------------------------------===//
 #include "../Primitive.h"
@@ -97,6 +99,9 @@ LoopRef fuse(State &st, const std::vector<LoopRef> &loops, const std::string &na
   total = stride;
   Stmt body = substitute(paths[n - 1].loop()->body, map);
   Stmt loop = For::make(fused, make_int(t, 0), total, ForKind::Serial, body);
+  // Fusing the pieces of a split gives back one variable:
+  // (f // 16) * 16 + f % 16 -> f, with f's range known.
+  loop = simplify_bindings(loop, analyzer_at(paths[0]), {fused});
 
   // Step 3. Replace (the only mutation)
   replace(st, paths[0].stmt, loop);

@@ -6,8 +6,9 @@
 // reduction block (an associative update whose output index does not depend
 // on the reduce iter vars): the same iterations run, in another order, and
 // each output still sees its reduction steps in an order the reduction
-// tolerates. This is TVM's condition; bindings must also be affine so the
-// iteration space stays a rectangle whatever the loop order.
+// tolerates. This is TVM's condition; bindings must also be a surjective
+// affine map of the loops (arith::detect_iter_map) so the iteration space
+// stays a rectangle whatever the loop order.
 //
 // tile = split every loop + reorder the pieces level by level.
 //
@@ -113,10 +114,9 @@ void reorder(State &st, const std::vector<LoopRef> &loops) {
   std::vector<Stmt> chain = check_chain(paths);
   for (const Stmt &s : chain) check_loop_serial("reorder", StmtPath{{}, s});
   check_ranges(chain);
-  auto loop_vars = loop_vars_of(st.func);
   for (const Stmt &b : child_blocks(chain.front())) {
     check_complete_or_reduction_block("reorder", b);
-    check_affine_binding("reorder", b, loop_vars);
+    check_affine_binding("reorder", find_block(st, BlockRef{b.as<Block>()->name}, "reorder"));
   }
 
   // Step 2. Build new loops: the slots the given loops occupy, refilled in

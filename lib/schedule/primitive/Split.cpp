@@ -6,7 +6,9 @@
 // extent, the iterations past it must not run: the blocks directly under the
 // loop get `T.where(i_0 * s0 + ... < extent)` (TensorIR keeps loops
 // rectangular and guards the tail on the block), and statements that are not
-// in a block are wrapped in an `if`.
+// in a block are wrapped in an `if`. The new bindings and predicates are
+// simplified with the loops' ranges (arith::Analyzer), so a split of a fused
+// loop reads `(f_0 * 32 + f_1) // 80`, or `f_0` when 80 divides evenly.
 //
 //===----------------------------------------------------------------------===//
 #include "../Primitive.h"
@@ -201,6 +203,9 @@ std::vector<LoopRef> split(State &st, const LoopRef &ref, const std::vector<std:
   Stmt body = substitute(loop.body, {{loop.loop_var, value}});
   if (plan.needs_predicate) body = guard(body, lt(value, loop.extent));
   for (size_t k = n; k-- > 0;) body = For::make(vars[k], make_int(t, 0), plan.extents[k], ForKind::Serial, body);
+  // Bindings that were already sums or splits (a split of a fused loop)
+  // simplify with the new loops' ranges: (f_0 * 64 + f_1) // 64 -> f_0.
+  body = simplify_bindings(body, analyzer_at(p), vars);
 
   // Step 3. Replace (the only mutation)
   replace(st, p.stmt, body);
