@@ -116,4 +116,11 @@ Json factors_to_json(const std::vector<std::optional<int64_t>> &factors);
 BlockRef rfactor(State &st, const LoopRef &loop, int64_t factor_axis);
 Json encode_rfactor(const LoopRef &loop, int64_t factor_axis, const BlockRef &out);
 
+//===--- primitive/Blockize.cpp, Tensorize.cpp --------------------------===//
+
+BlockRef blockize(State &st, const LoopRef &loop, const std::string &name);
+Json encode_blockize(const LoopRef &loop, const BlockRef &out);
+BlockRef tensorize(State &st, const BlockOrLoop &target, const std::string &intrin);
+Json encode_tensorize(const BlockOrLoop &target, const std::string &intrin, const BlockRef &out);
+
 }  // namespace tessera::schedule::detail

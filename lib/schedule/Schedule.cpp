@@ -15,6 +15,7 @@
 #include "Dump.h"
 #include "Primitive.h"
 #include "Dataflow.h"  // cache_read, compute_at, decompose_reduction, ...
+#include "Layout.h"    // pad_einsum, reindex, transform_layout
 #include "State.h"
 #include "tessera/ir/Verifier.h"
 #include "tessera/script/Printer.h"
@@ -380,6 +381,54 @@ BlockRef Schedule::rfactor(const LoopRef &loop, int64_t factor_axis) {
     BlockRef out = detail::rfactor(*state_, loop, factor_axis);
     state_->trace.append(detail::encode_rfactor(loop, factor_axis, out));
     return out;
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor intrinsics: blockize, tensorize (detail:: in Primitive.h)
+//===----------------------------------------------------------------------===//
+
+BlockRef Schedule::blockize(const LoopRef &loop, const std::string &name) {
+  return transact(*state_, "blockize", [&] {
+    BlockRef out = detail::blockize(*state_, loop, name);
+    state_->trace.append(detail::encode_blockize(loop, out));
+    return out;
+  });
+}
+
+BlockRef Schedule::tensorize(const BlockOrLoop &target, const std::string &intrin) {
+  return transact(*state_, "tensorize", [&] {
+    BlockRef out = detail::tensorize(*state_, target, intrin);
+    state_->trace.append(detail::encode_tensorize(target, intrin, out));
+    return out;
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Layout: pad_einsum, reindex, transform_layout (detail:: in Layout.h)
+//===----------------------------------------------------------------------===//
+
+void Schedule::pad_einsum(const BlockRef &block, const std::vector<int64_t> &padding) {
+  transact(*state_, "pad_einsum", [&] {
+    detail::pad_einsum(*state_, block, padding);
+    state_->trace.append(detail::encode_pad_einsum(block, padding));
+    return 0;
+  });
+}
+
+BlockRef Schedule::reindex(const BlockRef &block, int64_t buffer_index, bool is_write) {
+  return transact(*state_, "reindex", [&] {
+    BlockRef out = detail::reindex(*state_, block, buffer_index, is_write);
+    state_->trace.append(detail::encode_reindex(block, buffer_index, is_write, out));
+    return out;
+  });
+}
+
+void Schedule::transform_layout(const BlockRef &block, int64_t buffer_index, bool is_write, const IndexMap &index_map) {
+  transact(*state_, "transform_layout", [&] {
+    detail::transform_layout(*state_, block, buffer_index, is_write, index_map);
+    state_->trace.append(detail::encode_transform_layout(block, buffer_index, is_write, index_map));
+    return 0;
   });
 }
 

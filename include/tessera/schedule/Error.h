@@ -211,6 +211,42 @@ TESSERA_SCHEDULE_ERROR(LoopNotReductionError);
 /// rfactor: factor_axis outside [-(ndim + 1), ndim] of the reduced buffer.
 TESSERA_SCHEDULE_ERROR(InvalidFactorAxisError);
 
+//===--- Tensor intrinsics: blockize, tensorize ----------------------------===//
+// (primitive/{Blockize,Tensorize}.cpp; they also raise NotSingleBlockError,
+// NonAffineBindingError and BlockHasPredicateError, declared above.)
+/// blockize: a binding cannot be divided into a multiple of E above the loop plus a part over [0, E) below it.
+TESSERA_SCHEDULE_ERROR(BindingNotDivisibleError);
+/// tensorize: no tensor intrinsic of that name is registered (Intrinsic.h).
+TESSERA_SCHEDULE_ERROR(UnknownIntrinsicError);
+/// tensorize: the block's body does not compute what the intrinsic's description computes.
+TESSERA_SCHEDULE_ERROR(TensorizeMismatchError);
+/// tensorize: a region the block accesses does not have the shape of the description's buffer.
+TESSERA_SCHEDULE_ERROR(TensorizeRegionMismatchError);
+
+//===--- Layout: pad_einsum, reindex, transform_layout --------------------===//
+// (primitive/{PadEinsum,Reindex,TransformLayout}.cpp; they also raise
+// BufferIndexOutOfRangeError, BlockNotCompleteOrReductionError,
+// NonIterVarIndexError, NotReductionBlockError, BlockHasPredicateError,
+// CachedBufferWrittenError, declared above.)
+/// pad_einsum: not one positive padding per iter var of the block.
+TESSERA_SCHEDULE_ERROR(InvalidPaddingError);
+/// pad_einsum: the body is not one store whose accesses index distinct plain iter vars, one index list per buffer.
+TESSERA_SCHEDULE_ERROR(NotEinsumBlockError);
+/// pad_einsum: the block is not alone under its loops, each iter var bound to its own loop (vi = i), no predicate.
+TESSERA_SCHEDULE_ERROR(NotPlainLoopNestError);
+/// pad_einsum: an iter var has a symbolic extent.
+TESSERA_SCHEDULE_ERROR(SymbolicExtentError);
+/// pad_einsum: padding a reduction iter var would add non-zero terms.
+TESSERA_SCHEDULE_ERROR(PaddingChangesReductionError);
+/// reindex: the block accesses the buffer at several index lists, or another block of its loop nest touches it.
+TESSERA_SCHEDULE_ERROR(ReindexAccessError);
+/// transform_layout: the index map is malformed (arity, free variables, not integer).
+TESSERA_SCHEDULE_ERROR(InvalidIndexMapError);
+/// transform_layout: the index map is not a bijection of the buffer's shape onto the new shape.
+TESSERA_SCHEDULE_ERROR(NonBijectiveIndexMapError);
+/// transform_layout: the buffer is a parameter of the function (its layout is the caller's).
+TESSERA_SCHEDULE_ERROR(ParamBufferLayoutError);
+
 #undef TESSERA_SCHEDULE_ERROR
 
 }  // namespace tessera::schedule

@@ -61,6 +61,19 @@ struct LoopRef {
 
 using BlockOrLoop = std::variant<BlockRef, LoopRef>;
 
+/// An index map for transform_layout: `src` (one variable per old dimension)
+/// to `dst` (the new indices), written as a TVMScript lambda in traces:
+///   lambda i, j: (i // 16, j // 16, i % 16, j % 16)
+struct IndexMap {
+  std::vector<ir::Var> src;
+  std::vector<ir::Expr> dst;
+  /// The lambda text (a one-output map ends with ",)").
+  std::string str() const;
+  /// Reads the lambda text back (inputs become int32 variables); a malformed
+  /// text is a UserError (a script::ParseError for a bad output expression).
+  static IndexMap parse(std::string_view text);
+};
+
 struct ScheduleOptions {
 #ifdef NDEBUG
   static constexpr bool kVerifyByDefault = false;
@@ -360,6 +373,123 @@ class Schedule {
   ///   8. factor_axis is in [-(ndim + 1), ndim] for C's ndim -> InvalidFactorAxisError
   /// \returns the rfactor block (`<block>_rf`, made unique).
   BlockRef rfactor(const LoopRef &loop, int64_t factor_axis);
+
+  //===--- Tensor intrinsics (primitive/Blockize.cpp, Tensorize.cpp) --------===//
+
+  /// Wraps the loop nest from `loop` down to the block under it in a new
+  /// outer block. Each binding of the block is divided at `loop`: its part
+  /// over the loops above becomes an iter var of the outer block (`vi` when
+  /// the binding uses no loop below; `v_o` = outer / E when it uses loops on
+  /// both sides, the block keeping `v_i` over [0, E) and v = v_o * E + v_i).
+  /// The outer block's T.reads/T.writes are the block's relaxed over the
+  /// loops below; the block's init moves to the outer block (inside loops
+  /// and a block `<block>_init` when spatial iter vars have parts below).
+  ///   for i, k_0, k_1 in T.grid(64, 16, 4): C: vi = i; vk = k_0 * 4 + k_1
+  ///   --blockize(k_1)-->
+  ///   for i, k_0 in T.grid(64, 16): C_o: vi = i; vk_o = k_0
+  ///       for k_1 in range(4): C: vk_i = k_1; ... A[vi, vk_o * 4 + vk_i]
+  /// Requires:
+  ///   1. the loops from `loop` down form a chain ending in exactly one block
+  ///                                                         -> NotSingleBlockError
+  ///   2. the block's bindings are an affine map of its loops -> NonAffineBindingError
+  ///   3. no conjunct of the block's predicate uses loops on both sides
+  ///                                                         -> BlockHasPredicateError
+  ///   4. each binding using loops on both sides is a multiple of E above
+  ///      plus a part over [0, E) below, E dividing the iter var's domain
+  ///                                                         -> BindingNotDivisibleError
+  /// \returns the outer block, named `name` (default `<block>_o`), made unique.
+  BlockRef blockize(const LoopRef &loop, const std::string &name = "");
+
+  /// Replaces the body of `target` (a block, or a loop: blockized first) by
+  /// the implementation of the registered tensor intrinsic `intrin`
+  /// (Intrinsic.h), after checking that the body computes what the
+  /// intrinsic's description computes. Buffers are matched in order of first
+  /// access; the implementation's accesses are offset by the starts of the
+  /// matched regions. The block keeps its iter vars, regions and init.
+  ///   tensorize(C_o, "tessera.dot4_f32"):  the loop k_1 and block C become
+  ///   C[vi] = C[vi] + A[vi, vk_o * 4] * B[vk_o * 4] + ... + A[vi, vk_o * 4 + 3] * B[vk_o * 4 + 3]
+  /// Requires:
+  ///   1. `intrin` is registered                             -> UnknownIntrinsicError
+  ///   2. for a loop: the requirements of blockize
+  ///   3. the block has no predicate                         -> BlockHasPredicateError
+  ///   4. the body accesses as many buffers as the description, with the same
+  ///      dtypes, and is structurally equal to the description's body once
+  ///      its accesses are taken relative to the block's regions
+  ///                                                         -> TensorizeMismatchError
+  ///   5. each region the block reads/writes has the shape of the matching
+  ///      description buffer (leading extents of 1 dropped)  -> TensorizeRegionMismatchError
+  /// \returns the tensorized block.
+  BlockRef tensorize(const BlockOrLoop &target, const std::string &intrin);
+
+  //===--- Layout (primitive/PadEinsum.cpp, Reindex.cpp, TransformLayout.cpp) ===//
+
+  /// Pads the iteration space of einsum-like `block` so that each iter var's
+  /// extent becomes a multiple of `padding[i]`: every buffer indexed by a
+  /// growing iter var is replaced by `<buffer>_pad` (allocated in the scope,
+  /// dims = the padded extents of its iter vars); inputs are filled by a block
+  /// `<buffer>_pad` placed before the nest, zero outside the original extent
+  /// (T.if_then_else); the padded output is copied back by a block `<C>_pad`
+  /// placed after it. The interpreter's answer is unchanged. Symbolic extents
+  /// are an error for now (Requires 5). Nothing changes when no extent grows.
+  ///   for i, j, k in T.grid(100, 77, 50): C[vi, vj] += A[vi, vk] * B[vk, vj]
+  ///   --pad_einsum(C, {32, 32, 32})-->  A_pad (128, 64), B_pad (64, 96),
+  ///   for i, j, k in T.grid(128, 96, 64): C_pad[vi, vj] += A_pad[vi, vk] * B_pad[vk, vj]
+  ///   for ax0, ax1 in T.grid(100, 77): C[v0, v1] = C_pad[v0, v1]
+  /// Requires:
+  ///   1. `block` is complete or a reduction block          -> BlockNotCompleteOrReductionError
+  ///   2. one padding per iter var, each > 0                 -> InvalidPaddingError
+  ///   3. the body is one store (and the init one store to the same buffer,
+  ///      loading nothing) whose every access indexes distinct plain iter
+  ///      vars, one index list per buffer; reading the output needs an init
+  ///                                                         -> NotEinsumBlockError
+  ///   4. the block has no predicate and is alone under its loops, each iter
+  ///      var bound to its own loop (vi = i), both over [0, extent)
+  ///                                                         -> NotPlainLoopNestError
+  ///   5. every iter var has a constant extent               -> SymbolicExtentError
+  ///   6. a growing reduce iter var only adds zeros: the update is
+  ///      `C = C + x * y * ...` with a factor loading a buffer it indexes
+  ///                                                         -> PaddingChangesReductionError
+  void pad_einsum(const BlockRef &block, const std::vector<int64_t> &padding);
+
+  /// Makes `block` access a new buffer `<buffer>_reindex` indexed by the
+  /// block's iter vars instead of its read (is_write false) or write buffer
+  /// `buffer_index`: the new buffer has one dimension per iter var the
+  /// original indices use, in the block's iter var order, of that iter var's
+  /// extent. A copy block (named as the new buffer) over those iter vars'
+  /// domains is placed before the block's loop nest (read) or after it
+  /// (write). This is what normalises a matmul's operands to [vi, vk] layout.
+  ///   C[vi, vj] += A[vi, vk] * B[vj, vk]  --reindex(C, 1, false)-->
+  ///   for ax0, ax1 in T.grid(80, 48): B_reindex[v0, v1] = B[v0, v1]
+  ///   C[vi, vj] += A[vi, vk] * B_reindex[vj, vk]
+  /// Requires:
+  ///   1. 0 <= buffer_index < number of reads (writes)       -> BufferIndexOutOfRangeError
+  ///   2. the block accesses the buffer at one index list, and no other block
+  ///      under the block's outermost loop (in its scope) touches it
+  ///                                                         -> ReindexAccessError
+  ///   3. read: the block does not write the buffer          -> CachedBufferWrittenError
+  ///   4. write: the indices are distinct iter vars          -> NonIterVarIndexError
+  ///   5. write: the block has no predicate                  -> BlockHasPredicateError
+  ///   6. write: a block reading the buffer it writes has an init
+  ///                                                         -> NotReductionBlockError
+  /// \returns the copy block (`<buffer>_reindex`, made unique).
+  BlockRef reindex(const BlockRef &block, int64_t buffer_index, bool is_write);
+
+  /// Rewrites the layout of an allocated buffer (`block`'s write buffer
+  /// `buffer_index`, or read buffer when !is_write) everywhere in the
+  /// function: loads, stores and regions index it through `index_map`, and
+  /// its allocation gets the shape of the map's range over the old shape.
+  ///   B[vi, vj]  --transform_layout(B, 0, true, lambda i, j: (i // 16, j // 16, i % 16, j % 16))-->
+  ///   B[vi // 16, vj // 16, vi % 16, vj % 16]   (B: (64, 32) -> (4, 2, 16, 16))
+  /// Requires:
+  ///   1. 0 <= buffer_index < number of writes (reads)       -> BufferIndexOutOfRangeError
+  ///   2. the buffer is allocated in the function, not a parameter
+  ///                                                         -> ParamBufferLayoutError
+  ///   3. the map takes one index per dimension and gives integer outputs
+  ///      over its inputs only                               -> InvalidIndexMapError
+  ///   4. the map is a bijection of the old shape onto the new one (affine,
+  ///      detect_iter_map Bijective), each output starting at 0
+  ///                                                         -> NonBijectiveIndexMapError
+  void transform_layout(const BlockRef &block, int64_t buffer_index, bool is_write, const IndexMap &index_map);
 
   //===--- Traces ----------------------------------------------------------===//
 
