@@ -92,6 +92,27 @@ std::pair<std::string, int64_t> parse_dim_binding(const std::string &text) {
   return {name, v};
 }
 
+namespace {
+
+/// The function of a command: its `--dim` bindings (checked first) and the
+/// function `func` of `file`.
+struct LoadedFunc {
+  ir::PrimFunc f;
+  runtime::DimBindings dims;
+};
+
+LoadedFunc load_func(const std::string &file, const std::string &func, const std::vector<std::string> &dim_texts) {
+  runtime::DimBindings dims;
+  for (const std::string &d : dim_texts) {
+    auto [name, value] = parse_dim_binding(d);
+    dims[name] = value;
+  }
+  ir::Module m = script::parse_file(file);
+  return {select_func(m, func, file), dims};
+}
+
+}  // namespace
+
 int fmt_command(const FmtOptions &opts, std::ostream &out, std::ostream &err) {
   int status = 0;
   for (const std::string &file : opts.files) {
@@ -107,13 +128,7 @@ int fmt_command(const FmtOptions &opts, std::ostream &out, std::ostream &err) {
 
 int run_command(const RunOptions &opts, std::ostream &out, std::ostream &err) {
   return guarded(err, [&] {
-    runtime::DimBindings dims;
-    for (const std::string &d : opts.dims) {
-      auto [name, value] = parse_dim_binding(d);
-      dims[name] = value;
-    }
-    ir::Module m = script::parse_file(opts.file);
-    ir::PrimFunc f = select_func(m, opts.func, opts.file);
+    auto [f, dims] = load_func(opts.file, opts.func, opts.dims);
     check_dims(f, dims);
     std::vector<runtime::NDArray> args = runtime::make_random_args(f, dims, opts.seed);
     runtime::interpret(f, args);
@@ -127,13 +142,7 @@ int run_command(const RunOptions &opts, std::ostream &out, std::ostream &err) {
 
 int schedule_command(const ScheduleCommandOptions &opts, std::ostream &out, std::ostream &err) {
   return guarded(err, [&] {
-    runtime::DimBindings dims;
-    for (const std::string &d : opts.dims) {
-      auto [name, value] = parse_dim_binding(d);
-      dims[name] = value;
-    }
-    ir::Module m = script::parse_file(opts.file);
-    ir::PrimFunc f = select_func(m, opts.func, opts.file);
+    auto [f, dims] = load_func(opts.file, opts.func, opts.dims);
     if (opts.verify) check_dims(f, dims);
     std::string trace = read_text(opts.trace);
     schedule::Schedule sch(f, schedule::ScheduleOptions{.verify = true,

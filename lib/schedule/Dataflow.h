@@ -43,6 +43,8 @@ std::set<std::string> buffer_names(const ir::PrimFunc &f);
 /// The block that allocates `buf`, or an undefined Stmt for parameters.
 ir::Stmt allocating_block(const ir::PrimFunc &f, const ir::Buffer &buf);
 
+/// The path of `p`'s scope block (its ancestors are a prefix of `p`'s).
+StmtPath scope_path_of(const StmtPath &p);
 /// True when `anc` is one of `p`'s ancestors.
 bool is_ancestor(const StmtPath &p, const ir::Stmt &anc);
 /// The loops on `p`'s ancestor path strictly below `top` (all loops below

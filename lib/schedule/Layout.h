@@ -22,8 +22,6 @@ namespace tessera::schedule::detail {
 /// [0, extents[d]) bound to ax_d, whose body is `body(v)` (regions inferred).
 ir::Stmt make_spatial_nest(State &st, const std::string &name, const std::vector<ir::Expr> &extents,
                            const std::function<ir::Stmt(const std::vector<ir::Var> &)> &body);
-/// The path of `p`'s scope block (its ancestors are a prefix of `p`'s).
-StmtPath scope_path_of(const StmtPath &p);
 /// The position in `b.iter_vars` of iter var `e`, or -1 when `e` is not one.
 int iter_var_position(const ir::Block &b, const ir::Expr &e);
 

@@ -8,18 +8,6 @@ namespace {
 using namespace schedule;
 using std::nullopt;
 
-/// C[i] = sum_k A[i, k] * B[k], 16x32.
-const char *kGemv = R"(
-@T.prim_func
-def main(A: T.Buffer((16, 32), "float32"), B: T.Buffer((32,), "float32"), C: T.Buffer((16,), "float32")):
-    for i, k in T.grid(16, 32):
-        with T.block("C"):
-            vi, vk = T.axis.remap("SR", [i, k])
-            with T.init():
-                C[vi] = T.float32(0)
-            C[vi] = C[vi] + A[vi, vk] * B[vk]
-)";
-
 TEST(Blockize, GemvInnerReduction) {
   ir::PrimFunc f = parse(kGemv);
   Schedule sch = make_schedule(f);

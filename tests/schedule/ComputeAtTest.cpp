@@ -80,21 +80,7 @@ def main(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
 }
 
 TEST(ComputeAt, ReductionProducerKeepsItsWholeReduction) {
-  ir::PrimFunc f = parse(R"(
-@T.prim_func
-def main(A: T.Buffer((32, 96), "float32"), C: T.Buffer((32,), "float32")):
-    B = T.alloc_buffer((32,))
-    for i, k in T.grid(32, 96):
-        with T.block("B"):
-            vi, vk = T.axis.remap("SR", [i, k])
-            with T.init():
-                B[vi] = T.float32(0)
-            B[vi] = B[vi] + A[vi, vk]
-    for i in range(32):
-        with T.block("C"):
-            vi = T.axis.remap("S", [i])
-            C[vi] = B[vi] * T.float32(2)
-)");
+  ir::PrimFunc f = parse(kRowSumThenScale);
   Schedule sch = make_schedule(f);
   sch.compute_at(sch.get_block("B"), sch.get_loops(sch.get_block("C"))[0]);
   check_schedule(f, sch, R"(
@@ -220,23 +206,7 @@ TEST(ComputeAtError, OutputBlock) {
 }
 
 TEST(ComputeAtError, ConsumersNotUnderLoop) {
-  Schedule sch = make_schedule(parse(R"(
-@T.prim_func
-def main(A: T.Buffer((16,), "float32"), C: T.Buffer((16,), "float32"), D: T.Buffer((16,), "float32")):
-    B = T.alloc_buffer((16,))
-    for i in range(16):
-        with T.block("B"):
-            vi = T.axis.remap("S", [i])
-            B[vi] = A[vi]
-    for i in range(16):
-        with T.block("C"):
-            vi = T.axis.remap("S", [i])
-            C[vi] = B[vi]
-    for i in range(16):
-        with T.block("D"):
-            vi = T.axis.remap("S", [i])
-            D[vi] = B[vi]
-)"));
+  Schedule sch = make_schedule(parse(kOneProducerTwoConsumers));
   auto cl = sch.get_loops(sch.get_block("C"));
   BlockRef blk = sch.get_block("B");
   expect_schedule_error<ConsumersNotUnderLoopError>(sch, [&] { sch.compute_at(blk, cl[0]); },

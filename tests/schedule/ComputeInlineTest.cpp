@@ -191,23 +191,7 @@ TEST(ReverseComputeInlineError, OutputBlock) {
 }
 
 TEST(ReverseComputeInlineError, BufferHasOtherReader) {
-  Schedule sch = make_schedule(parse(R"(
-@T.prim_func
-def main(A: T.Buffer((16,), "float32"), C: T.Buffer((16,), "float32"), D: T.Buffer((16,), "float32")):
-    B = T.alloc_buffer((16,))
-    for i in range(16):
-        with T.block("B"):
-            vi = T.axis.remap("S", [i])
-            B[vi] = A[vi]
-    for i in range(16):
-        with T.block("C"):
-            vi = T.axis.remap("S", [i])
-            C[vi] = B[vi]
-    for i in range(16):
-        with T.block("D"):
-            vi = T.axis.remap("S", [i])
-            D[vi] = B[vi]
-)"));
+  Schedule sch = make_schedule(parse(kOneProducerTwoConsumers));
   BlockRef c = sch.get_block("C");
   expect_schedule_error<BufferHasOtherReaderError>(sch, [&] { sch.reverse_compute_inline(c); },
                                                    "block 'D' also reads 'B'");

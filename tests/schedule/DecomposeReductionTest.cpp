@@ -107,21 +107,7 @@ TEST(DecomposeReductionError, NotAReductionBlockWithInit) {
 }
 
 TEST(DecomposeReductionError, LoopNotAncestor) {
-  Schedule sch = make_schedule(parse(R"(
-@T.prim_func
-def main(A: T.Buffer((32, 96), "float32"), C: T.Buffer((32,), "float32")):
-    B = T.alloc_buffer((32,))
-    for i, k in T.grid(32, 96):
-        with T.block("B"):
-            vi, vk = T.axis.remap("SR", [i, k])
-            with T.init():
-                B[vi] = T.float32(0)
-            B[vi] = B[vi] + A[vi, vk]
-    for i in range(32):
-        with T.block("C"):
-            vi = T.axis.remap("S", [i])
-            C[vi] = B[vi] * T.float32(2)
-)"));
+  Schedule sch = make_schedule(parse(kRowSumThenScale));
   BlockRef b = sch.get_block("B");
   auto other = sch.get_loops(sch.get_block("C"));
   expect_schedule_error<LoopNotAncestorError>(sch, [&] { sch.decompose_reduction(b, other[0]); },

@@ -113,19 +113,7 @@ TEST(FuseError, NotNested) {
 }
 
 TEST(FuseError, NotOnlyChild) {
-  Schedule sch = make_schedule(parse(R"(
-@T.prim_func
-def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32")):
-    for i in range(8):
-        for j in range(8):
-            with T.block("A"):
-                vi, vj = T.axis.remap("SS", [i, j])
-                A[vi, vj] = T.float32(1)
-        for j in range(8):
-            with T.block("B"):
-                vi, vj = T.axis.remap("SS", [i, j])
-                B[vi, vj] = T.float32(2)
-)"));
+  Schedule sch = make_schedule(parse(kSiblingLoops));
   auto loops = sch.get_loops(sch.get_block("A"));
   expect_schedule_error<LoopsNotNestedError>(sch, [&] { sch.fuse(loops); },
                                              "loop 'j' is not the only child of loop 'i'");

@@ -18,7 +18,6 @@ namespace tessera::test {
 namespace {
 
 using namespace schedule;
-using std::nullopt;
 
 std::string data_path(const char *name) { return std::string(TESSERA_TEST_DATA_DIR) + "/schedule/data/" + name; }
 
@@ -71,16 +70,10 @@ TEST(IssueTrace, SameScheduleThroughTheApi) {
   ir::PrimFunc f = matmul();
   Schedule sch = make_schedule(f);
   BlockRef c = sch.get_block("C");
-  auto l = sch.get_loops(c);
-  auto i = sch.split(l[0], {nullopt, 16}, {"i0", "i1"});
-  auto j = sch.split(l[1], {nullopt, 16}, {"j0", "j1"});
-  auto k = sch.split(l[2], {nullopt, 8}, {"k0", "k1"});
-  sch.reorder({i[0], j[0], k[0], i[1], j[1], k[1]});
-  sch.bind(i[0], "blockIdx.y");
-  sch.bind(j[0], "blockIdx.x");
+  IssueTiles t = tile_like_the_issue(sch, c);
   BlockRef as = sch.cache_read(c, 0, "shared", "AS");
-  sch.compute_at(as, k[0]);
-  BlockRef init = sch.decompose_reduction(c, k[0]);
+  sch.compute_at(as, t.k[0]);
+  BlockRef init = sch.decompose_reduction(c, t.k[0]);
   EXPECT_EQ(init.name, "C_init");
   check_schedule(f, sch, kExpected);
   EXPECT_EQ(sch.trace().to_json(), read(data_path("matmul_trace.json")));

@@ -69,6 +69,69 @@ def main(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
             C[vi, vj] = B[vi, vj] * T.float32(2)
 )";
 
+/// C[i] = sum_k A[i, k] * B[k], 16x32.
+inline const char *kGemv = R"(
+@T.prim_func
+def main(A: T.Buffer((16, 32), "float32"), B: T.Buffer((32,), "float32"), C: T.Buffer((16,), "float32")):
+    for i, k in T.grid(16, 32):
+        with T.block("C"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                C[vi] = T.float32(0)
+            C[vi] = C[vi] + A[vi, vk] * B[vk]
+)";
+
+/// Loop i holds two sibling loops j (so neither is i's only child), 8x8.
+inline const char *kSiblingLoops = R"(
+@T.prim_func
+def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32")):
+    for i in range(8):
+        for j in range(8):
+            with T.block("A"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                A[vi, vj] = T.float32(1)
+        for j in range(8):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = T.float32(2)
+)";
+
+/// A reduction producer and its consumer: B[i] = sum_k A[i, k] (32x96), C = B * 2.
+inline const char *kRowSumThenScale = R"(
+@T.prim_func
+def main(A: T.Buffer((32, 96), "float32"), C: T.Buffer((32,), "float32")):
+    B = T.alloc_buffer((32,))
+    for i, k in T.grid(32, 96):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                B[vi] = T.float32(0)
+            B[vi] = B[vi] + A[vi, vk]
+    for i in range(32):
+        with T.block("C"):
+            vi = T.axis.remap("S", [i])
+            C[vi] = B[vi] * T.float32(2)
+)";
+
+/// One producer, two consumers: B = A, C = B, D = B over 16.
+inline const char *kOneProducerTwoConsumers = R"(
+@T.prim_func
+def main(A: T.Buffer((16,), "float32"), C: T.Buffer((16,), "float32"), D: T.Buffer((16,), "float32")):
+    B = T.alloc_buffer((16,))
+    for i in range(16):
+        with T.block("B"):
+            vi = T.axis.remap("S", [i])
+            B[vi] = A[vi]
+    for i in range(16):
+        with T.block("C"):
+            vi = T.axis.remap("S", [i])
+            C[vi] = B[vi]
+    for i in range(16):
+        with T.block("D"):
+            vi = T.axis.remap("S", [i])
+            D[vi] = B[vi]
+)";
+
 inline ir::PrimFunc parse(const char *text) { return script::parse_func(text); }
 
 /// The corpus softmax (four blocks, loops named alike in every nest).

@@ -43,13 +43,7 @@ void cooperative_fetch(Schedule &sch, const BlockRef &copy, int64_t threads) {
 Schedule shared_memory_matmul(const ir::PrimFunc &f) {
   Schedule sch = make_schedule(f);
   BlockRef c = sch.get_block("C");
-  auto l = sch.get_loops(c);
-  auto i = sch.split(l[0], {nullopt, 16}, {"i0", "i1"});
-  auto j = sch.split(l[1], {nullopt, 16}, {"j0", "j1"});
-  auto k = sch.split(l[2], {nullopt, 8}, {"k0", "k1"});
-  sch.reorder({i[0], j[0], k[0], i[1], j[1], k[1]});
-  sch.bind(i[0], "blockIdx.y");
-  sch.bind(j[0], "blockIdx.x");
+  auto [i, j, k] = tile_like_the_issue(sch, c);
   sch.bind(i[1], "threadIdx.y");
   sch.bind(j[1], "threadIdx.x");
   // Accumulate in registers, write back per block tile, one element per thread.

@@ -111,19 +111,7 @@ TEST(ReorderError, NotOneChain) {
   auto c = sch.get_loops(sch.get_block("C"));
   expect_schedule_error<LoopsNotInOneChainError>(sch, [&] { sch.reorder({b[1], c[0]}); },
                                                  "are not nested in one another");
-  Schedule two = make_schedule(parse(R"(
-@T.prim_func
-def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32")):
-    for i in range(8):
-        for j in range(8):
-            with T.block("A"):
-                vi, vj = T.axis.remap("SS", [i, j])
-                A[vi, vj] = T.float32(1)
-        for j in range(8):
-            with T.block("B"):
-                vi, vj = T.axis.remap("SS", [i, j])
-                B[vi, vj] = T.float32(2)
-)"));
+  Schedule two = make_schedule(parse(kSiblingLoops));
   auto a = two.get_loops(two.get_block("A"));
   expect_schedule_error<LoopsNotInOneChainError>(two, [&] { two.reorder({a[1], a[0]}); },
                                                  "loop 'i' has more than one child");

@@ -107,20 +107,7 @@ TEST(Schedule, FailedPrimitiveLeavesScheduleUntouched) {
 }
 
 TEST(Schedule, ErrorRenderLevels) {
-  const char *prog = R"(
-@T.prim_func
-def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32")):
-    for i in range(8):
-        for j in range(8):
-            with T.block("A"):
-                vi, vj = T.axis.remap("SS", [i, j])
-                A[vi, vj] = T.float32(1)
-        for j in range(8):
-            with T.block("B"):
-                vi, vj = T.axis.remap("SS", [i, j])
-                B[vi, vj] = T.float32(2)
-)";
-  Schedule sch = make_schedule(parse(prog));
+  Schedule sch = make_schedule(parse(kSiblingLoops));
   auto l = sch.get_loops(sch.get_block("A"));
   try {
     sch.fuse(l);
@@ -138,7 +125,7 @@ def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32")):
         << detail;
     EXPECT_NE(detail.find("\n        for j_1 in range(8):\n"), std::string::npos) << detail;
   }
-  Schedule brief(parse(prog), ScheduleOptions{.verify = true, .error_render_level = ErrorRenderLevel::Brief});
+  Schedule brief(parse(kSiblingLoops), ScheduleOptions{.verify = true, .error_render_level = ErrorRenderLevel::Brief});
   auto bl = brief.get_loops(brief.get_block("A"));
   try {
     brief.fuse(bl);

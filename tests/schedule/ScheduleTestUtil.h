@@ -10,6 +10,9 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <vector>
+
 #include "IRTestUtil.h"
 #include "tessera/ir/Verifier.h"
 #include "tessera/schedule/Schedule.h"
@@ -56,6 +59,26 @@ inline void check_schedule(const ir::PrimFunc &before, const schedule::Schedule 
   EXPECT_TRUE(ir::verify(sch.func()).empty());
   EXPECT_TRUE(replays(before, sch));
   EXPECT_TRUE(same_numbers(before, sch.func(), dims));
+}
+
+/// The split loops of tile_like_the_issue, outer first.
+struct IssueTiles {
+  std::vector<schedule::LoopRef> i, j, k;
+};
+
+/// The issue's example tiling of matmul block `c` (data/matmul_trace.json up
+/// to its binds): split i, j, k by 16, 16, 8 into i0/i1, j0/j1, k0/k1,
+/// reorder to i0 j0 k0 i1 j1 k1, bind i0 to blockIdx.y and j0 to blockIdx.x.
+inline IssueTiles tile_like_the_issue(schedule::Schedule &sch, const schedule::BlockRef &c) {
+  auto l = sch.get_loops(c);
+  IssueTiles t;
+  t.i = sch.split(l[0], {std::nullopt, 16}, {"i0", "i1"});
+  t.j = sch.split(l[1], {std::nullopt, 16}, {"j0", "j1"});
+  t.k = sch.split(l[2], {std::nullopt, 8}, {"k0", "k1"});
+  sch.reorder({t.i[0], t.j[0], t.k[0], t.i[1], t.j[1], t.k[1]});
+  sch.bind(t.i[0], "blockIdx.y");
+  sch.bind(t.j[0], "blockIdx.x");
+  return t;
 }
 
 /// Runs `f` on `sch`, expecting error type E whose what() contains `fragment`;

@@ -45,13 +45,7 @@ def main(A: T.Buffer((64, 48), "float32"), B: T.Buffer((48, 80), "float32"), C: 
 TEST(Trace, RecordedByHandMatchesReplay) {
   ir::PrimFunc f = parse(kMatmul);
   Schedule sch = make_schedule(f);
-  auto l = sch.get_loops(sch.get_block("C"));
-  auto i = sch.split(l[0], {nullopt, 16}, {"i0", "i1"});
-  auto j = sch.split(l[1], {nullopt, 16}, {"j0", "j1"});
-  auto k = sch.split(l[2], {nullopt, 8}, {"k0", "k1"});
-  sch.reorder({i[0], j[0], k[0], i[1], j[1], k[1]});
-  sch.bind(i[0], "blockIdx.y");
-  sch.bind(j[0], "blockIdx.x");
+  tile_like_the_issue(sch, sch.get_block("C"));
   EXPECT_EQ(sch.trace().to_json(), kIssueTrace);
   Schedule again = make_schedule(f);
   again.replay(kIssueTrace);

@@ -14,9 +14,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-/// Writes `text` to a fresh file under the test's temp directory.
+/// Writes `text` to a fresh file in a directory of the running test's own, so
+/// tests run in parallel by ctest never share a file.
 std::string write_temp(const std::string &name, const std::string &text) {
-  fs::path dir = fs::temp_directory_path() / "tessera_cli_test";
+  const ::testing::TestInfo *info = ::testing::UnitTest::GetInstance()->current_test_info();
+  fs::path dir = fs::temp_directory_path() / "tessera_cli_test" /
+                 (std::string(info->test_suite_name()) + "." + info->name());
   fs::create_directories(dir);
   fs::path p = dir / name;
   std::ofstream(p) << text;

@@ -90,6 +90,17 @@ Stmt allocating_block(const PrimFunc &f, const Buffer &buf) {
   return found;
 }
 
+StmtPath scope_path_of(const StmtPath &p) {
+  Stmt scope = p.scope();
+  StmtPath out;
+  out.stmt = scope;
+  for (const Stmt &a : p.ancestors) {
+    if (a.same_as(scope)) break;
+    out.ancestors.push_back(a);
+  }
+  return out;
+}
+
 bool is_ancestor(const StmtPath &p, const Stmt &anc) {
   for (const Stmt &a : p.ancestors)
     if (a.same_as(anc)) return true;

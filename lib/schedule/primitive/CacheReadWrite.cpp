@@ -51,18 +51,6 @@ void check_not_in_scope(std::string_view primitive, const StmtPath &bp, const Bu
                                   {bp.stmt});
 }
 
-/// The scope block's path (its ancestors are a prefix of the block's).
-StmtPath scope_path(const StmtPath &bp) {
-  Stmt scope = bp.scope();
-  StmtPath out;
-  out.stmt = scope;
-  for (const Stmt &a : bp.ancestors) {
-    if (a.same_as(scope)) break;
-    out.ancestors.push_back(a);
-  }
-  return out;
-}
-
 /// The new buffer: the original's name, dtype and shape in `scope`.
 Buffer make_cache_buffer(const PrimFunc &f, const Buffer &buf, const std::string &scope) {
   std::set<std::string> taken = buffer_names(f);
@@ -121,7 +109,7 @@ BlockRef cache_read(State &st, const BlockRef &block, int64_t read_buffer_index,
   Buffer buf = check_buffer_index("cache_read", bp, b.reads, read_buffer_index, "read").buffer;
   check_storage_scope("cache_read", bp, scope);
   check_not_in_scope("cache_read", bp, buf, scope);
-  StmtPath sp = scope_path(bp);
+  StmtPath sp = scope_path_of(bp);
   const Block &scope_block = *sp.block();
   std::vector<Stmt> readers;
   for (const Stmt &s : child_blocks(sp.stmt))
@@ -171,7 +159,7 @@ BlockRef cache_write(State &st, const BlockRef &block, int64_t write_buffer_inde
   Buffer buf = check_buffer_index("cache_write", bp, b.writes, write_buffer_index, "write").buffer;
   check_storage_scope("cache_write", bp, scope);
   check_not_in_scope("cache_write", bp, buf, scope);
-  StmtPath sp = scope_path(bp);
+  StmtPath sp = scope_path_of(bp);
   for (const Stmt &s : child_blocks(sp.stmt)) {
     if (s.same_as(bp.stmt) || !writes_buffer(*s.as<Block>(), buf)) continue;
     throw BufferHasOtherWriterError("cache_write",

@@ -55,17 +55,6 @@ Stmt make_spatial_nest(State &st, const std::string &name, const std::vector<Exp
   return nest;
 }
 
-StmtPath scope_path_of(const StmtPath &p) {
-  Stmt scope = p.scope();
-  StmtPath out;
-  out.stmt = scope;
-  for (const Stmt &a : p.ancestors) {
-    if (a.same_as(scope)) break;
-    out.ancestors.push_back(a);
-  }
-  return out;
-}
-
 int iter_var_position(const Block &b, const Expr &e) {
   for (size_t k = 0; k < b.iter_vars.size(); ++k)
     if (e.same_as(b.iter_vars[k].var)) return static_cast<int>(k);
