@@ -9,10 +9,13 @@
 #include <unordered_set>
 
 #include "tessera/ir/Functor.h"
+#include "tessera/runtime/CudaDriver.h"
+#include "tessera/runtime/NVRTC.h"
 #include "tessera/schedule/Schedule.h"
 #include "tessera/runtime/Interpreter.h"
 #include "tessera/script/Parser.h"
 #include "tessera/script/Printer.h"
+#include "tessera/codegen/CodegenCUDA.h"
 
 namespace tessera::cli {
 
@@ -174,6 +177,45 @@ int schedule_command(const ScheduleCommandOptions &opts, std::ostream &out, std:
       }
     }
     return status;
+  });
+}
+
+int devices_command(std::ostream &out, std::ostream &err) {
+  return guarded(err, [&] {
+    auto size = [](int64_t bytes) {
+      char buf[32];
+      if (bytes >= (int64_t(1) << 30)) std::snprintf(buf, sizeof buf, "%.1f GiB", bytes / double(1 << 30));
+      else if (bytes >= (1 << 20)) std::snprintf(buf, sizeof buf, "%lld MiB", (long long)(bytes >> 20));
+      else std::snprintf(buf, sizeof buf, "%lld KiB", (long long)(bytes >> 10));
+      return std::string(buf);
+    };
+    using runtime::DriverStatus;
+    if (runtime::driver_status() == DriverStatus::Ok)
+      out << runtime::driver_message() << "\n";
+    else
+      out << "no CUDA device: " << runtime::driver_message() << "\n";
+    if (runtime::nvrtc_available()) {
+      out << "NVRTC " << runtime::nvrtc_version() << ":";
+      for (int a : runtime::nvrtc_supported_archs()) out << " sm_" << a;
+      out << "\n";
+    } else {
+      out << "NVRTC not available (built without the CUDA toolkit)\n";
+    }
+    for (int i = 0; i < runtime::device_count(); ++i) {
+      runtime::DeviceProperties p = runtime::query_device(i);
+      out << i << ": " << p.name << ", " << p.arch() << ", " << p.sm_count << " SMs, "
+          << size(p.total_memory) << ", L2 " << size(p.l2_bytes) << ", smem/block "
+          << size(p.smem_per_block) << " (opt-in " << size(p.smem_per_block_optin) << ")\n";
+    }
+    return 0;
+  });
+}
+
+int codegen_command(const CodegenCommandOptions &opts, std::ostream &out, std::ostream &err) {
+  return guarded(err, [&] {
+    auto [f, dims] = load_func(opts.file, opts.func, {});
+    out << codegen::codegen_cuda(f, codegen::CudaOptions{.arch = opts.arch});
+    return 0;
   });
 }
 

@@ -8,6 +8,8 @@
 //   tessera run FILE [--dim n=64] [--seed S]  interpret on random inputs
 //   tessera schedule FILE --trace T.json [--verify] [--dim n=64] [--seed S]
 //                                             apply a schedule trace, print the result
+//   tessera devices                           list CUDA devices (or why there are none)
+//   tessera codegen FILE [--arch sm_90]       print the CUDA C of a scheduled program
 //
 // Exit status: 0 success, 1 user error (bad input, reported as
 // "FILE:LINE:COL: error: ..." or "error: ..."), 2 internal error (a bug).
@@ -62,6 +64,25 @@ struct ScheduleCommandOptions {
 /// ("mismatch"), or when the trace fails (the ScheduleError is printed with the
 /// function and the offending loops/blocks marked).
 int schedule_command(const ScheduleCommandOptions &opts, std::ostream &out, std::ostream &err);
+
+/// Lists the CUDA devices, one line each, after the driver and NVRTC lines:
+///   CUDA driver 13.0, 1 device
+///   NVRTC 13.0: sm_75 sm_80 ... sm_121
+///   0: NVIDIA H100 80GB HBM3, sm_90, 132 SMs, 79.2 GiB, L2 50 MiB, smem/block 48 KiB (opt-in 227 KiB)
+/// Without a usable driver the first line is "no CUDA device: <status message>".
+/// Always returns 0: having no GPU is not an error.
+int devices_command(std::ostream &out, std::ostream &err);
+
+struct CodegenCommandOptions {
+  std::string file;
+  /// Target architecture, "sm_80", "sm_90", ...
+  std::string arch = "sm_90";
+  std::string func;
+};
+
+/// Lowers a scheduled function and prints its CUDA C. Lowering errors
+/// (inconsistent thread extents, ...) exit 1 with "error: ...".
+int codegen_command(const CodegenCommandOptions &opts, std::ostream &out, std::ostream &err);
 
 /// Parses "n=64" into (name, value); throws UserError on bad syntax.
 std::pair<std::string, int64_t> parse_dim_binding(const std::string &text);

@@ -41,6 +41,14 @@ int main(int argc, char **argv) {
   sched_cmd->add_option("--seed", sched.seed, "Random seed for the inputs of --verify")->capture_default_str();
   sched_cmd->add_option("--func", sched.func, "Function of a module (default: the only one, or main)");
 
+  CLI::App *devices_cmd = app.add_subcommand("devices", "List CUDA devices (or say why there are none)");
+
+  CodegenCommandOptions cg;
+  CLI::App *codegen_cmd = app.add_subcommand("codegen", "Print the CUDA C of a scheduled TVMScript program");
+  codegen_cmd->add_option("file", cg.file, "TVMScript file")->required()->check(CLI::ExistingFile);
+  codegen_cmd->add_option("--arch", cg.arch, "Target architecture, e.g. sm_80, sm_90")->capture_default_str();
+  codegen_cmd->add_option("--func", cg.func, "Function of a module (default: the only one, or main)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
@@ -49,5 +57,7 @@ int main(int argc, char **argv) {
   if (*fmt_cmd) return fmt_command(fmt, std::cout, std::cerr);
   if (*run_cmd) return run_command(run, std::cout, std::cerr);
   if (*sched_cmd) return schedule_command(sched, std::cout, std::cerr);
+  if (*devices_cmd) return devices_command(std::cout, std::cerr);
+  if (*codegen_cmd) return codegen_command(cg, std::cout, std::cerr);
   return 1;
 }

@@ -205,6 +205,9 @@ Expr Call::make(DataType t, Intrinsic op, std::vector<Expr> args) {
       break;
     case Intrinsic::MaxValue:
     case Intrinsic::MinValue: break;
+    case Intrinsic::SyncThreads:
+      TESSERA_ICHECK(t == DataType::int32()) << "syncthreads has type int32";
+      break;
     case Intrinsic::Abs:
       TESSERA_ICHECK(args[0].dtype() == t) << "abs keeps its operand type";
       break;

@@ -144,6 +144,8 @@ IntPtr compile_int_call(Compiler &cc, const ir::Call &c) {
       return std::make_unique<ISelect>(cc.compile_int(c.args[0]), cc.compile_int(c.args[1]), cc.compile_int(c.args[2]));
     case Intrinsic::MaxValue: return std::make_unique<IConst>(int_extreme(t, true));
     case Intrinsic::MinValue: return std::make_unique<IConst>(int_extreme(t, false));
+    // A thread-block barrier: the interpreter runs one thread at a time.
+    case Intrinsic::SyncThreads: return std::make_unique<IConst>(0);
     case Intrinsic::IsNan:
     case Intrinsic::IsInf:
     case Intrinsic::IsFinite: {

@@ -401,6 +401,11 @@ Operand Builder::build_call(const PyExpr &e) {
     if (t.is_handle() || t.is_bool()) src_.fail(e.args[0]->pos, fn + " of " + t.str());
     return typed(Call::make(t, name == "max_value" ? Intrinsic::MaxValue : Intrinsic::MinValue, {}));
   }
+  if (name == "syncthreads") {
+    reject_kwargs(e, fn);
+    nargs(0, 0);
+    return typed(Call::make(DataType::int32(), Intrinsic::SyncThreads, {}));
+  }
   if (name == "let") {
     // T.let(v, value, body): `v` is a new variable for `body` only, typed by `value`.
     reject_kwargs(e, fn);

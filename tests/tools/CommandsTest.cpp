@@ -252,5 +252,18 @@ def main(var_A: T.handle, var_B: T.handle):
   EXPECT_NE(out2.str().find("# verify: B max_rel_error=0"), std::string::npos) << out2.str();
 }
 
+TEST(DevicesCommand, ListsDevicesOrSaysWhyNone) {
+  std::ostringstream out, err;
+  ASSERT_EQ(devices_command(out, err), 0) << err.str();
+  EXPECT_TRUE(err.str().empty()) << err.str();
+  std::string text = out.str();
+  bool none = text.rfind("no CUDA device: ", 0) == 0;
+  EXPECT_TRUE(none || text.rfind("CUDA driver", 0) == 0) << text;
+  EXPECT_NE(text.find("NVRTC"), std::string::npos) << text;
+  if (!none) {
+    EXPECT_NE(text.find("0: "), std::string::npos) << text;
+  }
+}
+
 }  // namespace
 }  // namespace tessera::cli

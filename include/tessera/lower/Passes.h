@@ -1,0 +1,53 @@
+//===- tessera/lower/Passes.h - The lowering passes -------------------------===//
+//
+// One declaration per pass; each pass lives in lib/lower/<Pass>.cpp and is
+// run, in this order, by `lower` (lib/lower/Lower.cpp).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <vector>
+
+#include "tessera/lower/Lower.h"
+
+namespace tessera::lower {
+
+/// The buffers allocated by blocks (`T.alloc_buffer`), outermost first. Each
+/// must be "shared", "shared.dyn" or "local" (a kernel cannot allocate global
+/// memory) -> LowerError naming the buffer.
+std::vector<ir::Buffer> collect_allocations(const ir::Stmt &s);
+
+/// Replaces every block by its body with the iter vars substituted by their
+/// simplified bindings; a predicate becomes `if pred:` and an init runs under
+/// `if` every reduce binding is at its domain's minimum. Allocations are dropped
+/// (see collect_allocations).
+ir::Stmt lower_blocks(const ir::Stmt &s);
+
+/// Rewrites integer `//` and `%` as C's truncating `/` and `%` where both
+/// operands are provably non-negative (loop ranges known), so codegen needs
+/// the floor helpers only where signs are unknown.
+ir::Stmt simplify_division(const ir::Stmt &s);
+
+/// Inserts `T.evaluate(T.syncthreads())` between a statement (outside any
+/// threadIdx-bound loop) that writes a shared buffer and a later one reading
+/// it (or reading then overwriting it, also across iterations of an enclosing
+/// serial loop), and nowhere else.
+ir::Stmt insert_barriers(const ir::Stmt &s);
+
+/// Removes thread-bound loops: their variables become the launch variables and
+/// their extents the grid/block dimensions. Every loop bound to one tag must
+/// have the same extent -> LowerError naming both loops; tags other than
+/// blockIdx/threadIdx.{x,y,z} -> LowerError.
+LoweredFunc extract_launch_config(const LoweredFunc &f);
+
+/// Vectorized loops become unrolled scalar loops (vector loads and stores are
+/// a later increment); unrolled loops stay and print as `#pragma unroll`.
+ir::Stmt legalize_vectorize(const ir::Stmt &s);
+
+/// Makes every buffer (parameters, allocations) one-dimensional: row-major
+/// (or the buffer's strides), indices in int32 when the buffer's element
+/// count provably fits in int32, else int64. Shared and local buffers must
+/// have constant shapes -> LowerError.
+LoweredFunc flatten_buffers(const LoweredFunc &f);
+
+}  // namespace tessera::lower

@@ -1,0 +1,56 @@
+//===- tests/codegen/CodegenCompileTest.cpp - Goldens compile with NVRTC ----===//
+//
+// Label `nvrtc` (toolkit, no device): the CUDA C of every kernel in
+// kernels/*.py compiles to a cubin for sm_80 and sm_90.
+//
+//===----------------------------------------------------------------------===//
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "tessera/codegen/CodegenCUDA.h"
+#include "tessera/runtime/NVRTC.h"
+#include "tessera/script/Parser.h"
+
+namespace fs = std::filesystem;
+using namespace tessera;
+
+namespace {
+
+const fs::path kDir = fs::path(TESSERA_TEST_DATA_DIR) / "codegen";
+
+std::vector<std::string> kernel_names() {
+  std::vector<std::string> names;
+  for (const auto &e : fs::directory_iterator(kDir / "kernels"))
+    if (e.path().extension() == ".py") names.push_back(e.path().stem().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+class CompileTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(CompileTest, CompilesForSm80AndSm90) {
+  std::ifstream in(kDir / "kernels" / (GetParam() + ".py"));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  ir::PrimFunc f = script::parse_func(ss.str(), GetParam() + ".py");
+  lower::LoweredFunc lowered = lower::lower(f);
+  std::string src = codegen::codegen_cuda(lowered);
+  for (const char *arch : {"sm_80", "sm_90"}) {
+    try {
+      runtime::CompileResult r = runtime::compile_cuda(src, {.arch = arch, .name = GetParam()});
+      EXPECT_FALSE(r.cubin.empty()) << arch;
+      EXPECT_NE(r.find_kernel(codegen::cuda_kernel_name(lowered)), nullptr) << arch << "\n" << r.log;
+    } catch (const runtime::CompileError &e) {
+      ADD_FAILURE() << GetParam() << " for " << arch << ": " << e.what() << "\n" << src;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Kernels, CompileTest, ::testing::ValuesIn(kernel_names()),
+                         [](const auto &info) { return info.param; });
+
+}  // namespace
