@@ -14,6 +14,7 @@
 #include "tessera/ir/Functor.h"
 #include "tessera/ir/Op.h"
 #include "tessera/lower/Passes.h"
+#include "LoopScopedMutator.h"
 
 namespace tessera::lower {
 
@@ -21,13 +22,9 @@ namespace {
 
 using namespace tessera::ir;
 
-class BlockLowerer : public IRMutator {
+class BlockLowerer : public detail::LoopScopedMutator {
  protected:
-  Stmt visit_(const For *op, const Stmt &self) override {
-    arith::Analyzer::Scope scope(ana_);
-    ana_.bind(op->loop_var, Range{op->min, op->extent});
-    return IRMutator::visit_(op, self);
-  }
+  using LoopScopedMutator::visit_;
 
   Stmt visit_(const Block *op, const Stmt &) override {
     // Step 1. Iter vars -> simplified bindings.
@@ -53,9 +50,6 @@ class BlockLowerer : public IRMutator {
     if (is_const_int(pred, 1)) return body;
     return IfThenElse::make(pred, body);
   }
-
- private:
-  arith::Analyzer ana_;
 };
 
 }  // namespace

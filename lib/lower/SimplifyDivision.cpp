@@ -9,6 +9,7 @@
 #include "tessera/ir/Functor.h"
 #include "tessera/ir/Op.h"
 #include "tessera/lower/Passes.h"
+#include "LoopScopedMutator.h"
 
 namespace tessera::lower {
 
@@ -16,13 +17,9 @@ namespace {
 
 using namespace tessera::ir;
 
-class DivisionSimplifier : public IRMutator {
+class DivisionSimplifier : public detail::LoopScopedMutator {
  protected:
-  Stmt visit_(const For *op, const Stmt &self) override {
-    arith::Analyzer::Scope scope(ana_);
-    ana_.bind(op->loop_var, Range{op->min, op->extent});
-    return IRMutator::visit_(op, self);
-  }
+  using LoopScopedMutator::visit_;
 
   Stmt visit_(const LetStmt *op, const Stmt &self) override {
     arith::Analyzer::Scope scope(ana_);
@@ -39,9 +36,6 @@ class DivisionSimplifier : public IRMutator {
     if (!ana_.can_prove(ge(b->a, zero)) || !ana_.can_prove(gt(b->b, zero))) return e;
     return Binary::make(b->op == BinaryOp::FloorDiv ? BinaryOp::Div : BinaryOp::Mod, b->a, b->b);
   }
-
- private:
-  arith::Analyzer ana_;
 };
 
 }  // namespace

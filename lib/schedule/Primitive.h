@@ -38,6 +38,9 @@ struct IterUse {
 std::optional<IterUse> find_non_spatial_use(const ir::Stmt &loop);
 bool is_loop_data_parallel(const ir::Stmt &loop);
 void check_loop_data_parallel(std::string_view primitive, const StmtPath &loop, std::string_view why = "");
+/// a * b, folding constants and multiplications by one (extents and strides
+/// of split and fuse).
+ir::Expr mul_fold(const ir::Expr &a, const ir::Expr &b);
 /// The handles in `loops` must be distinct and non-empty.
 void check_loop_list(std::string_view primitive, const std::vector<LoopRef> &loops);
 

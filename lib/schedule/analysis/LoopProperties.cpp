@@ -1,5 +1,6 @@
 //===- analysis/LoopProperties.cpp - Checks on loops shared by primitives --===//
 #include "../Primitive.h"
+#include "tessera/ir/Op.h"
 #include "tessera/script/Printer.h"
 
 namespace tessera::schedule::detail {
@@ -7,6 +8,14 @@ namespace tessera::schedule::detail {
 using namespace ir;
 
 std::string loop_name(const For &loop) { return quoted(loop.loop_var.name()); }
+
+Expr mul_fold(const Expr &a, const Expr &b) {
+  auto x = as_const_int(a), y = as_const_int(b);
+  if (x && y) return make_int(a.dtype(), *x * *y);
+  if (x == 1) return b;
+  if (y == 1) return a;
+  return mul(a, b);
+}
 
 void check_loop_serial(std::string_view primitive, const StmtPath &p) {
   const For &f = *p.loop();

@@ -55,14 +55,6 @@ std::vector<StmtPath> check_nest(const State &st, const std::vector<LoopRef> &lo
   return paths;
 }
 
-Expr mul_fold(const Expr &a, const Expr &b) {
-  auto x = as_const_int(a), y = as_const_int(b);
-  if (x && y) return make_int(a.dtype(), *x * *y);
-  if (x == 1) return b;
-  if (y == 1) return a;
-  return mul(a, b);
-}
-
 }  // namespace
 
 //===----------------------------------------------------------------------===//

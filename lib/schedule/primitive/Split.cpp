@@ -124,15 +124,6 @@ void check_names(const StmtPath &p, const std::vector<std::string> &names, size_
       throw InvalidLoopNamesError("split", "loop name " + quoted(s) + " is not an identifier", "", {p.stmt});
 }
 
-/// a * b, folding constants and ones.
-Expr mul_fold(const Expr &a, const Expr &b) {
-  auto x = as_const_int(a), y = as_const_int(b);
-  if (x && y) return make_int(a.dtype(), *x * *y);
-  if (x == 1) return b;
-  if (y == 1) return a;
-  return mul(a, b);
-}
-
 /// Adds `pred` to the blocks directly under `body`; a body with statements
 /// outside blocks is guarded by an `if` instead.
 Stmt guard(const Stmt &body, const Expr &pred) {
