@@ -2,6 +2,8 @@
 #include "Commands.h"
 
 #include <charconv>
+#include <filesystem>
+#include <fmt/format.h>
 #include <cstdio>
 #include <fstream>
 #include <ostream>
@@ -10,6 +12,7 @@
 
 #include "tessera/ir/Functor.h"
 #include "tessera/runtime/CudaDriver.h"
+#include "tessera/runtime/CudaFunction.h"
 #include "tessera/runtime/NVRTC.h"
 #include "tessera/schedule/Schedule.h"
 #include "tessera/runtime/Interpreter.h"
@@ -129,10 +132,57 @@ int fmt_command(const FmtOptions &opts, std::ostream &out, std::ostream &err) {
   return status;
 }
 
+namespace {
+
+/// `tessera run --device cuda`: the GPU's result, checked against the interpreter's.
+int run_on_gpu(const RunOptions &opts, const ir::PrimFunc &f, const runtime::DimBindings &dims, std::ostream &out,
+               std::ostream &err) {
+  if (runtime::driver_status() != runtime::DriverStatus::Ok)
+    throw UserError("--device cuda: no CUDA device (" + runtime::driver_message() + ")");
+  runtime::CudaFunction fn = runtime::CudaFunction::build(f, {.arch = opts.arch});
+  std::vector<runtime::NDArray> got = runtime::make_random_args(f, dims, opts.seed);
+  std::vector<runtime::NDArray> want = got;
+  fn.run(got);
+  runtime::interpret(f, want);
+  for (size_t i = 0; i < f.params().size(); ++i) {
+    ir::Buffer b = f.buffer_of(f.params()[i]);
+    if (b.defined()) out << got[i].summary(b.name()) << "\n";
+  }
+  std::unordered_set<const void *> outputs = written_buffers(f);
+  int status = 0;
+  for (size_t i = 0; i < f.params().size(); ++i) {
+    ir::Buffer b = f.buffer_of(f.params()[i]);
+    if (!b.defined() || !outputs.count(b.get())) continue;
+    double rel = runtime::max_rel_error(got[i], want[i]), scaled = runtime::max_scaled_error(got[i], want[i]);
+    double rtol = runtime::default_rtol(b.dtype());
+    bool ok = scaled <= rtol;
+    out << fmt::format("# check: {} max_rel_error={:.3g} max_scaled_error={:.3g} (rtol {:.3g}): {}\n", b.name(), rel,
+                       scaled, rtol, ok ? "ok" : "MISMATCH");
+    if (!ok) {
+      err << "error: the GPU result for '" << b.name() << "' differs from the interpreter's (max_scaled_error "
+          << scaled << " > rtol " << rtol << ")\n";
+      status = 1;
+    }
+  }
+  if (opts.time) {
+    runtime::TimingResult t = fn.time(got);
+    out << fmt::format("# time: {} median {:.4g} ms (min {:.4g}, max {:.4g}, {} runs{})\n", fn.kernel_name(),
+                       t.median_ms, t.min_ms, t.max_ms, t.repetitions, t.l2_flushed ? ", L2 flushed" : "");
+  }
+  return status;
+}
+
+}  // namespace
+
 int run_command(const RunOptions &opts, std::ostream &out, std::ostream &err) {
   return guarded(err, [&] {
+    if (opts.device != "cpu" && opts.device != "cuda")
+      throw UserError("--device must be cpu or cuda, got '" + opts.device + "'");
+    if (opts.device == "cpu" && (opts.time || !opts.arch.empty()))
+      throw UserError("--time and --arch need --device cuda");
     auto [f, dims] = load_func(opts.file, opts.func, opts.dims);
     check_dims(f, dims);
+    if (opts.device == "cuda") return run_on_gpu(opts, f, dims, out, err);
     std::vector<runtime::NDArray> args = runtime::make_random_args(f, dims, opts.seed);
     runtime::interpret(f, args);
     for (size_t i = 0; i < f.params().size(); ++i) {
@@ -215,6 +265,37 @@ int codegen_command(const CodegenCommandOptions &opts, std::ostream &out, std::o
   return guarded(err, [&] {
     auto [f, dims] = load_func(opts.file, opts.func, {});
     out << codegen::codegen_cuda(f, codegen::CudaOptions{.arch = opts.arch});
+    return 0;
+  });
+}
+
+int compile_command(const CompileCommandOptions &opts, std::ostream &out, std::ostream &err) {
+  return guarded(err, [&] {
+    std::vector<std::string> archs;
+    std::stringstream list(opts.archs);
+    for (std::string a; std::getline(list, a, ',');)
+      if (!a.empty()) archs.push_back(a);
+    if (archs.empty()) throw UserError("--arch: no architecture given");
+    auto [f, dims] = load_func(opts.file, opts.func, {});
+    std::vector<runtime::CudaFunction> fns = runtime::CudaFunction::build_for_archs(f, archs);
+    for (const runtime::CudaFunction &fn : fns) {
+      const runtime::CompileResult &r = fn.compiled();
+      out << fmt::format("{}: {} compiled in {:.1f} ms", fn.arch(), fn.kernel_name(), r.compile_ms);
+      if (const runtime::KernelResources *k = r.find_kernel(fn.kernel_name())) {
+        int64_t dyn = fn.lowered().dynamic_shared_bytes;
+        out << fmt::format(", {} registers, {} bytes shared (static {}, dynamic {}), {} bytes spilled", k->registers,
+                           k->shared_bytes + dyn, k->shared_bytes, dyn, k->spill_stores + k->spill_loads);
+      }
+      out << "\n";
+      if (opts.output_dir.empty()) continue;
+      std::filesystem::create_directories(opts.output_dir);
+      std::filesystem::path dir(opts.output_dir);
+      std::ofstream(dir / (fn.kernel_name() + ".cu")) << fn.source();
+      std::ofstream bin(dir / (fn.kernel_name() + "." + fn.arch() + ".cubin"), std::ios::binary);
+      bin.write(reinterpret_cast<const char *>(r.cubin.data()), static_cast<std::streamsize>(r.cubin.size()));
+      if (!bin) throw UserError("cannot write to '" + opts.output_dir + "'");
+    }
+    if (!opts.output_dir.empty()) out << "wrote the source and cubins to " << opts.output_dir << "\n";
     return 0;
   });
 }

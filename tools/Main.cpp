@@ -27,6 +27,10 @@ int main(int argc, char **argv) {
   run_cmd->add_option("--dim", run.dims, "Bind a symbolic dimension, e.g. --dim n=64 (repeatable)");
   run_cmd->add_option("--seed", run.seed, "Random seed for the inputs")->capture_default_str();
   run_cmd->add_option("--func", run.func, "Function of a module to run (default: the only one, or main)");
+  run_cmd->add_option("--device", run.device, "cpu (the interpreter) or cuda (checked against the interpreter)")
+      ->capture_default_str();
+  run_cmd->add_option("--arch", run.arch, "With --device cuda: compile for this architecture (default: the device's)");
+  run_cmd->add_flag("--time", run.time, "With --device cuda: time the kernel (median of many runs)");
 
   ScheduleCommandOptions sched;
   CLI::App *sched_cmd = app.add_subcommand(
@@ -49,6 +53,14 @@ int main(int argc, char **argv) {
   codegen_cmd->add_option("--arch", cg.arch, "Target architecture, e.g. sm_80, sm_90")->capture_default_str();
   codegen_cmd->add_option("--func", cg.func, "Function of a module (default: the only one, or main)");
 
+  CompileCommandOptions comp;
+  CLI::App *compile_cmd =
+      app.add_subcommand("compile", "Compile a scheduled TVMScript program with NVRTC and report resources");
+  compile_cmd->add_option("file", comp.file, "TVMScript file")->required()->check(CLI::ExistingFile);
+  compile_cmd->add_option("--arch", comp.archs, "Comma-separated architectures")->capture_default_str();
+  compile_cmd->add_option("--func", comp.func, "Function of a module (default: the only one, or main)");
+  compile_cmd->add_option("-o,--output", comp.output_dir, "Write the CUDA source and the cubins to this directory");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
@@ -59,5 +71,6 @@ int main(int argc, char **argv) {
   if (*sched_cmd) return schedule_command(sched, std::cout, std::cerr);
   if (*devices_cmd) return devices_command(std::cout, std::cerr);
   if (*codegen_cmd) return codegen_command(cg, std::cout, std::cerr);
+  if (*compile_cmd) return compile_command(comp, std::cout, std::cerr);
   return 1;
 }

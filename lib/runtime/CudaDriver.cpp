@@ -115,6 +115,7 @@ Loaded load(const char *library) {
        resolve(lib, a.cuMemcpyHtoD, {"cuMemcpyHtoD_v2"}, missing) &&
        resolve(lib, a.cuMemcpyDtoH, {"cuMemcpyDtoH_v2"}, missing) &&
        resolve(lib, a.cuMemsetD8, {"cuMemsetD8_v2"}, missing) &&
+       resolve(lib, a.cuMemcpyDtoDAsync, {"cuMemcpyDtoDAsync_v2"}, missing) &&
        resolve(lib, a.cuMemsetD32Async, {"cuMemsetD32Async"}, missing) &&
        resolve(lib, a.cuModuleLoadData, {"cuModuleLoadData"}, missing) &&
        resolve(lib, a.cuModuleUnload, {"cuModuleUnload"}, missing) &&
@@ -377,6 +378,16 @@ void DeviceBuffer::copy_to_host(void *dst, size_t bytes) const {
 
 void DeviceBuffer::copy_from(const NDArray &a) { copy_from_host(a.data(), a.nbytes()); }
 void DeviceBuffer::copy_to(NDArray &a) const { copy_to_host(a.data(), a.nbytes()); }
+
+void DeviceBuffer::enqueue_copy_from(const DeviceBuffer &src, size_t bytes) {
+  if (bytes > size_ || bytes > src.size_)
+    throw UserError("device copy of " + std::to_string(bytes) + " bytes between buffers of " +
+                    std::to_string(src.size_) + " and " + std::to_string(size_) + " bytes");
+  if (!bytes) return;
+  Device::get(device_);
+  cu::check(cu::api().cuMemcpyDtoDAsync(ptr_, src.ptr_, bytes, nullptr), "cuMemcpyDtoDAsync",
+            std::to_string(bytes) + " bytes");
+}
 
 void DeviceBuffer::fill_bytes(uint8_t value) {
   if (!size_) return;

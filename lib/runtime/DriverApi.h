@@ -85,6 +85,7 @@ struct Api {
   Result (*cuMemcpyHtoD)(DevicePtr, const void *, size_t);
   Result (*cuMemcpyDtoH)(void *, DevicePtr, size_t);
   Result (*cuMemsetD8)(DevicePtr, unsigned char, size_t);
+  Result (*cuMemcpyDtoDAsync)(DevicePtr, DevicePtr, size_t, Stream);
   Result (*cuMemsetD32Async)(DevicePtr, unsigned, size_t, Stream);
   Result (*cuModuleLoadData)(ModuleHandle *, const void *);
   Result (*cuModuleUnload)(ModuleHandle);

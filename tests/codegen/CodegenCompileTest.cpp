@@ -6,37 +6,20 @@
 //===----------------------------------------------------------------------===//
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
-
+#include "Kernels.h"
 #include "tessera/codegen/CodegenCUDA.h"
 #include "tessera/runtime/NVRTC.h"
-#include "tessera/script/Parser.h"
 
-namespace fs = std::filesystem;
 using namespace tessera;
+using tessera::test::kernel_names;
+using tessera::test::load_kernel;
 
 namespace {
-
-const fs::path kDir = fs::path(TESSERA_TEST_DATA_DIR) / "codegen";
-
-std::vector<std::string> kernel_names() {
-  std::vector<std::string> names;
-  for (const auto &e : fs::directory_iterator(kDir / "kernels"))
-    if (e.path().extension() == ".py") names.push_back(e.path().stem().string());
-  std::sort(names.begin(), names.end());
-  return names;
-}
 
 class CompileTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(CompileTest, CompilesForSm80AndSm90) {
-  std::ifstream in(kDir / "kernels" / (GetParam() + ".py"));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  ir::PrimFunc f = script::parse_func(ss.str(), GetParam() + ".py");
+  ir::PrimFunc f = load_kernel(GetParam());
   lower::LoweredFunc lowered = lower::lower(f);
   std::string src = codegen::codegen_cuda(lowered);
   for (const char *arch : {"sm_80", "sm_90"}) {

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "tessera/runtime/NVRTC.h"
 #include "tessera/support/Error.h"
 
 namespace tessera::cli {
@@ -24,6 +25,11 @@ std::string write_temp(const std::string &name, const std::string &text) {
   fs::path p = dir / name;
   std::ofstream(p) << text;
   return p.string();
+}
+
+/// True when `err` is the message of `run --device cuda` without a driver.
+bool runtime_has_no_device(const std::string &err) {
+  return err.find("error: --device cuda: no CUDA device (") != std::string::npos;
 }
 
 const char *kAdd = R"(@T.prim_func
@@ -263,6 +269,81 @@ TEST(DevicesCommand, ListsDevicesOrSaysWhyNone) {
   if (!none) {
     EXPECT_NE(text.find("0: "), std::string::npos) << text;
   }
+}
+
+const char *kScaledAdd = R"(@T.prim_func
+def scaled(A: T.Buffer((1000,), "float32"), B: T.Buffer((1000,), "float32")):
+    for i_0 in T.thread_binding(8, thread="blockIdx.x"):
+        for i_1 in T.thread_binding(128, thread="threadIdx.x"):
+            with T.block("B"):
+                vi = T.axis.spatial(1000, i_0 * 128 + i_1)
+                T.where(i_0 * 128 + i_1 < 1000)
+                B[vi] = A[vi] * T.float32(2) + T.float32(1)
+)";
+
+TEST(CompileCommand, ReportsEachArchAndWritesSourceAndCubins) {
+  if (!runtime::nvrtc_available()) GTEST_SKIP() << "built without NVRTC";
+  std::string file = write_temp("scaled.py", kScaledAdd);
+  fs::path dir = fs::path(file).parent_path() / "out";
+  std::ostringstream out, err;
+  ASSERT_EQ(compile_command({.file = file, .archs = "sm_80,sm_90", .output_dir = dir.string()}, out, err), 0)
+      << err.str();
+  std::string text = out.str();
+  EXPECT_NE(text.find("sm_80: scaled_kernel compiled in "), std::string::npos) << text;
+  EXPECT_NE(text.find("sm_90: scaled_kernel compiled in "), std::string::npos) << text;
+  EXPECT_NE(text.find(" registers, 0 bytes shared (static 0, dynamic 0), 0 bytes spilled"), std::string::npos)
+      << text;
+  EXPECT_TRUE(fs::exists(dir / "scaled_kernel.cu"));
+  EXPECT_GT(fs::file_size(dir / "scaled_kernel.sm_80.cubin"), 0u);
+  EXPECT_GT(fs::file_size(dir / "scaled_kernel.sm_90.cubin"), 0u);
+}
+
+TEST(CompileCommand, LoweringAndArchErrorsExitOne) {
+  std::string file = write_temp("scaled.py", kScaledAdd);
+  std::ostringstream out, err;
+  EXPECT_EQ(compile_command({.file = file, .archs = "sm9"}, out, err), 1);
+  EXPECT_NE(err.str().find("error: malformed architecture 'sm9'"), std::string::npos) << err.str();
+  // An allocation in global scope has no kernel form.
+  std::string bad = write_temp("bad.py", R"(@T.prim_func
+def bad(A: T.Buffer((8,), "float32")):
+    for i in T.thread_binding(8, thread="threadIdx.x"):
+        with T.block("A"):
+            vi = T.axis.spatial(8, i)
+            G = T.alloc_buffer((8,), "float32")
+            G[vi] = T.float32(1)
+            A[vi] = G[vi]
+)");
+  std::ostringstream out2, err2;
+  EXPECT_EQ(compile_command({.file = bad}, out2, err2), 1);
+  EXPECT_NE(err2.str().find("error: "), std::string::npos) << err2.str();
+  EXPECT_NE(err2.str().find("'G'"), std::string::npos) << err2.str();
+}
+
+TEST(RunCommand, OnCudaMatchesTheInterpreterOrSaysThereIsNoDevice) {
+  if (!runtime::nvrtc_available()) GTEST_SKIP() << "built without NVRTC";
+  std::string file = write_temp("scaled.py", kScaledAdd);
+  std::ostringstream out, err;
+  int rc = run_command({.file = file, .device = "cuda", .time = true}, out, err);
+  if (runtime_has_no_device(err.str())) {
+    EXPECT_EQ(rc, 1);
+    return;
+  }
+  ASSERT_EQ(rc, 0) << err.str();
+  std::string text = out.str();
+  EXPECT_NE(text.find("B float32[1000] l2="), std::string::npos) << text;
+  EXPECT_NE(text.find("# check: B max_rel_error="), std::string::npos) << text;
+  EXPECT_NE(text.find("): ok"), std::string::npos) << text;
+  EXPECT_NE(text.find("# time: scaled_kernel median "), std::string::npos) << text;
+}
+
+TEST(RunCommand, DeviceMustBeCpuOrCudaAndTimeNeedsCuda) {
+  std::string file = write_temp("scaled.py", kScaledAdd);
+  std::ostringstream out, err;
+  EXPECT_EQ(run_command({.file = file, .device = "tpu"}, out, err), 1);
+  EXPECT_NE(err.str().find("--device must be cpu or cuda, got 'tpu'"), std::string::npos) << err.str();
+  std::ostringstream out2, err2;
+  EXPECT_EQ(run_command({.file = file, .time = true}, out2, err2), 1);
+  EXPECT_NE(err2.str().find("--time and --arch need --device cuda"), std::string::npos) << err2.str();
 }
 
 }  // namespace

@@ -62,6 +62,8 @@ struct LoweredFunc {
   /// Buffers allocated inside the kernel ("shared", "local"), kernel-wide.
   std::vector<ir::Buffer> allocs;
   LaunchConfig launch;
+  /// Bytes of dynamic shared memory the launch must request (0 = none).
+  int64_t dynamic_shared_bytes = 0;
   ir::Stmt body;
 };
 

@@ -157,6 +157,10 @@ class DeviceBuffer {
   void copy_to(NDArray &a) const;
   /// Sets every byte to `value`.
   void fill_bytes(uint8_t value);
+  /// Enqueues a device-to-device copy of `bytes` from `src` on the default
+  /// stream (asynchronous: for timing copy bandwidth). More bytes than either
+  /// buffer holds is a UserError.
+  void enqueue_copy_from(const DeviceBuffer &src, size_t bytes);
 
  private:
   uint64_t ptr_ = 0;

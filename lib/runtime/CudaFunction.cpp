@@ -1,0 +1,325 @@
+//===- lib/runtime/CudaFunction.cpp - A PrimFunc as a runnable GPU kernel ---===//
+//
+// build: lower -> codegen_cuda -> compile_cuda. run/time: bind the arrays to
+// the kernel parameters (the interpreter's binding rules), evaluate the
+// launch extents, copy, launch.
+//
+//===----------------------------------------------------------------------===//
+#include "tessera/runtime/CudaFunction.h"
+
+#include <mutex>
+#include <unordered_map>
+
+#include "tessera/arith/Analyzer.h"
+#include "tessera/codegen/CodegenCUDA.h"
+#include "tessera/ir/Functor.h"
+#include "tessera/ir/Op.h"
+#include "tessera/script/Printer.h"
+
+namespace tessera::runtime {
+
+struct CudaFunction::State {
+  ir::PrimFunc func;
+  lower::LoweredFunc lowered;
+  std::string source;
+  std::string kernel_name;
+  CompileResult compiled;
+  /// Buffers the function stores into (copied back after a run).
+  std::vector<bool> param_written;
+
+  std::mutex mutex;
+  /// Loaded modules by device ordinal.
+  std::unordered_map<int, std::unique_ptr<Module>> modules;
+};
+
+namespace {
+
+std::string default_arch() {
+  if (driver_status() == DriverStatus::Ok) return query_device(0).arch();
+  return "sm_90";
+}
+
+std::vector<bool> written_params(const ir::PrimFunc &f) {
+  std::vector<bool> out(f.params().size(), false);
+  for (size_t i = 0; i < f.params().size(); ++i) {
+    ir::Buffer b = f.buffer_of(f.params()[i]);
+    if (!b.defined()) continue;
+    ir::pre_order_visit(f.body(), nullptr, [&](const ir::Stmt &s) {
+      if (const auto *st = s.as<ir::Store>(); st && st->buffer.same_as(b)) out[i] = true;
+    });
+  }
+  return out;
+}
+
+/// "sm_90" / "sm_90a" -> {9, 0}; UserError otherwise.
+std::pair<int, int> parse_arch(const std::string &arch) {
+  std::string digits;
+  if (arch.rfind("sm_", 0) == 0) {
+    for (char c : arch.substr(3)) {
+      if (!std::isdigit(static_cast<unsigned char>(c))) break;
+      digits += c;
+    }
+  }
+  if (digits.size() < 2) throw UserError("malformed architecture '" + arch + "' (expected sm_XX, e.g. sm_90)");
+  return {std::stoi(digits.substr(0, digits.size() - 1)), digits.back() - '0'};
+}
+
+/// The values of the kernel's integer parameters and shape variables for one
+/// call, checked against every buffer dimension (the interpreter's rules).
+class ArgBinder {
+ public:
+  ArgBinder(const ir::PrimFunc &f, const std::vector<NDArray> &args) : f_(f), args_(args) {
+    const auto &params = f.params();
+    if (args.size() != params.size())
+      throw UserError("function '" + f.name() + "' takes " + std::to_string(params.size()) + " arguments, got " +
+                      std::to_string(args.size()));
+    // Scalar parameters.
+    for (size_t i = 0; i < params.size(); ++i) {
+      const ir::Var &v = params[i];
+      if (f.buffer_of(v).defined()) continue;
+      if (args[i].numel() != 1)
+        throw UserError(arg_name(i) + ": scalar parameter of type " + v.dtype().str() +
+                        " needs a one-element array, got " + args[i].type_str());
+      if (!v.dtype().is_float()) bind(v, args[i].dtype().is_float() ? int64_t(args[i].get(0)) : args[i].get_int(0));
+    }
+    // Types, ranks, shape variables by first appearance.
+    for (size_t i = 0; i < params.size(); ++i) {
+      ir::Buffer b = f.buffer_of(params[i]);
+      if (!b.defined()) continue;
+      const NDArray &a = args[i];
+      if (a.dtype() != b.dtype())
+        throw UserError(arg_name(i) + ": buffer '" + b.name() + "' has dtype " + b.dtype().str() + " but the array is " +
+                        a.type_str());
+      if (static_cast<int>(a.shape().size()) != b.ndim())
+        throw UserError(arg_name(i) + ": buffer '" + b.name() + "' has " + std::to_string(b.ndim()) +
+                        " dimensions but the array is " + a.type_str());
+      for (int d = 0; d < b.ndim(); ++d)
+        if (const auto *v = b.shape()[d].as<ir::VarNode>(); v && !values_.count(v))
+          bind(ir::Var::from(b.shape()[d]), a.shape()[d]);
+    }
+    // Every dimension and stride.
+    for (size_t i = 0; i < params.size(); ++i) {
+      ir::Buffer b = f.buffer_of(params[i]);
+      if (!b.defined()) continue;
+      const NDArray &a = args[i];
+      for (int d = 0; d < b.ndim(); ++d) {
+        int64_t want = eval(b.shape()[d], "dimension " + std::to_string(d) + " of buffer '" + b.name() + "'");
+        if (want != a.shape()[d])
+          throw UserError("shape mismatch for buffer '" + b.name() + "' dimension " + std::to_string(d) +
+                          ": expected " + script::print(b.shape()[d]) + " = " + std::to_string(want) + ", got " +
+                          std::to_string(a.shape()[d]) + " (array " + a.type_str() + ")");
+      }
+      if (!b->strides.empty() && a.numel() > 0) {
+        int64_t last = 0;
+        for (int d = 0; d < b.ndim(); ++d)
+          last += (a.shape()[d] - 1) * eval(b->strides[d], "stride " + std::to_string(d) + " of '" + b.name() + "'");
+        if (last >= a.numel())
+          throw UserError(arg_name(i) + ": the strides of buffer '" + b.name() + "' reach element " +
+                          std::to_string(last) + " but the array " + a.type_str() + " has " +
+                          std::to_string(a.numel()));
+      }
+    }
+  }
+
+  /// `e` (an integer expression of the parameters and shape variables) as a
+  /// constant; UserError naming `what` when a variable has no value.
+  int64_t eval(const ir::Expr &e, const std::string &what) const {
+    struct CollectVars : ir::IRVisitor {
+      std::vector<ir::Var> vars;
+      void visit(const ir::Expr &x) override {
+        if (x.as<ir::VarNode>()) vars.push_back(ir::Var::from(x));
+        IRVisitor::visit(x);
+      }
+      using IRVisitor::visit;
+    } collect;
+    collect.visit(e);
+    std::vector<std::pair<ir::Var, ir::Expr>> map;
+    std::string missing;
+    for (const ir::Var &v : collect.vars) {
+      auto it = values_.find(v.get());
+      if (it == values_.end()) missing = v.name();
+      else map.emplace_back(v, ir::make_int(v.dtype(), it->second));
+    }
+    if (!missing.empty())
+      throw UserError(what + " of function '" + f_.name() + "' uses '" + missing +
+                      "', which no argument determines (bind it through a buffer dimension or a scalar parameter)");
+    ir::Expr c = arith::simplify(ir::substitute(e, map));
+    auto v = ir::as_const_int(c);
+    TESSERA_ICHECK(v) << what << " did not evaluate to a constant: " << script::print(c);
+    return *v;
+  }
+
+  int64_t value_of(const ir::Var &v) const {
+    auto it = values_.find(v.get());
+    if (it == values_.end())
+      throw UserError("the kernel parameter '" + v.name() + "' of function '" + f_.name() +
+                      "' is not determined by the arguments");
+    return it->second;
+  }
+
+ private:
+  void bind(const ir::Var &v, int64_t value) { values_.emplace(v.get(), value); }
+  std::string arg_name(size_t i) const {
+    return "argument " + std::to_string(i) + " ('" + f_.params()[i].name() + "')";
+  }
+
+  const ir::PrimFunc &f_;
+  const std::vector<NDArray> &args_;
+  std::unordered_map<const ir::VarNode *, int64_t> values_;
+};
+
+LaunchDims eval_launch(const lower::LoweredFunc &lf, const ArgBinder &binder) {
+  LaunchDims out;
+  auto dim = [&](const ir::Expr &e, const char *what) -> unsigned {
+    if (!e.defined()) return 1;
+    int64_t v = binder.eval(e, what);
+    if (v <= 0) out.has_work = false;
+    if (v > int64_t(UINT32_MAX)) throw UserError(std::string(what) + " of " + std::to_string(v) + " is too large");
+    return static_cast<unsigned>(std::max<int64_t>(v, 0));
+  };
+  static const char *kGrid[] = {"grid x", "grid y", "grid z"}, *kBlock[] = {"block x", "block y", "block z"};
+  out.grid = Dim3(dim(lf.launch.grid[0], kGrid[0]), dim(lf.launch.grid[1], kGrid[1]), dim(lf.launch.grid[2], kGrid[2]));
+  out.block =
+      Dim3(dim(lf.launch.block[0], kBlock[0]), dim(lf.launch.block[1], kBlock[1]), dim(lf.launch.block[2], kBlock[2]));
+  out.dynamic_shared_bytes = static_cast<size_t>(lf.dynamic_shared_bytes);
+  return out;
+}
+
+/// Device copies of the buffer arguments and the argument list, in the
+/// kernel's parameter order.
+struct DeviceArgs {
+  std::vector<DeviceBuffer> buffers;  // one per PrimFunc parameter (empty for scalars)
+  KernelArgs args;
+};
+
+DeviceArgs upload(const CudaFunction::State &s, const std::vector<NDArray> &host, const ArgBinder &binder,
+                  int device) {
+  DeviceArgs out;
+  const auto &params = s.func.params();
+  out.buffers.resize(params.size());
+  std::unordered_map<const ir::VarNode *, size_t> index;
+  for (size_t i = 0; i < params.size(); ++i) {
+    index[params[i].get()] = i;
+    if (!s.func.buffer_of(params[i]).defined()) continue;
+    // cuMemAlloc refuses 0 bytes; an empty array gets a small buffer it never reads.
+    out.buffers[i] = DeviceBuffer(std::max<size_t>(host[i].nbytes(), 16), device);
+    if (host[i].nbytes() > 0) out.buffers[i].copy_from_host(host[i].data(), host[i].nbytes());
+  }
+  for (const lower::KernelParam &p : s.lowered.params) {
+    auto it = index.find(p.var.get());
+    if (p.is_buffer()) {
+      TESSERA_ICHECK(it != index.end()) << "kernel buffer parameter '" << p.var.name() << "' is not a parameter";
+      out.args.buffer(out.buffers[it->second]);
+      continue;
+    }
+    // A scalar: from its array (converted to the parameter's dtype) or, for a
+    // shape variable, from the binding.
+    NDArray v(p.var.dtype(), {});
+    if (it != index.end() && p.var.dtype().is_float()) v.set(0, host[it->second].get(0));
+    else v.set_int(0, binder.value_of(p.var));
+    out.args.raw(v.data(), v.nbytes(), v.nbytes());
+  }
+  return out;
+}
+}  // namespace
+
+CudaFunction CudaFunction::build(const ir::PrimFunc &f, const CudaBuildOptions &options) {
+  std::string arch = options.arch.empty() ? default_arch() : options.arch;
+  return build_for_archs(f, {arch}, options)[0];
+}
+
+std::vector<CudaFunction> CudaFunction::build_for_archs(const ir::PrimFunc &f, const std::vector<std::string> &archs,
+                                                        const CudaBuildOptions &options) {
+  if (archs.empty()) throw UserError("no architecture to compile for");
+  lower::LoweredFunc lowered = lower::lower(f);
+  std::string kernel = codegen::cuda_kernel_name(lowered);
+  std::vector<CompileJob> jobs;
+  std::vector<std::string> sources;
+  for (const std::string &arch : archs) {
+    parse_arch(arch);
+    sources.push_back(codegen::codegen_cuda(lowered, codegen::CudaOptions{.arch = arch}));
+    jobs.push_back({sources.back(), CompileOptions{.arch = arch, .name = f.name(), .extra_options = options.extra_options}});
+  }
+  std::vector<CompileOutcome> outcomes =
+      jobs.size() == 1 ? std::vector<CompileOutcome>{} : compile_many(jobs);
+  if (jobs.size() == 1) {
+    CompileOutcome o;
+    o.result = compile_cuda(jobs[0].source, jobs[0].options);
+    outcomes.push_back(std::move(o));
+  }
+  std::vector<CudaFunction> out;
+  std::vector<bool> written = written_params(f);
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    if (!outcomes[i].ok()) throw *outcomes[i].error;
+    auto s = std::make_shared<State>();
+    s->func = f;
+    s->lowered = lowered;
+    s->source = sources[i];
+    s->kernel_name = kernel;
+    s->compiled = std::move(*outcomes[i].result);
+    s->param_written = written;
+    out.push_back(CudaFunction(std::move(s)));
+  }
+  return out;
+}
+
+const ir::PrimFunc &CudaFunction::func() const { return s_->func; }
+const lower::LoweredFunc &CudaFunction::lowered() const { return s_->lowered; }
+const std::string &CudaFunction::source() const { return s_->source; }
+const CompileResult &CudaFunction::compiled() const { return s_->compiled; }
+const std::string &CudaFunction::kernel_name() const { return s_->kernel_name; }
+const std::string &CudaFunction::arch() const { return s_->compiled.arch; }
+
+LaunchDims CudaFunction::launch_dims(const std::vector<NDArray> &args) const {
+  return eval_launch(s_->lowered, ArgBinder(s_->func, args));
+}
+
+namespace {
+
+/// The kernel of `s` on `device`, loading the module on first use. A cubin
+/// runs only on its own major architecture, at the same or a later minor.
+Kernel load_kernel(CudaFunction::State &s, int device) {
+  std::lock_guard<std::mutex> lock(s.mutex);
+  auto &m = s.modules[device];
+  if (!m) {
+    const DeviceProperties &props = Device::get(device).properties();
+    auto [major, minor] = parse_arch(s.compiled.arch);
+    if (major != props.cc_major || minor > props.cc_minor)
+      throw UserError("kernel '" + s.kernel_name + "' was compiled for " + s.compiled.arch + " but device " +
+                      std::to_string(device) + " (" + props.name + ") is " + props.arch() +
+                      ": compile for " + props.arch());
+    m = std::make_unique<Module>(Module::load(s.compiled.cubin, device));
+  }
+  Kernel k = m->kernel(s.kernel_name);
+  return k;
+}
+
+}  // namespace
+
+void CudaFunction::run(std::vector<NDArray> &args, int device) const {
+  ArgBinder binder(s_->func, args);
+  LaunchDims dims = eval_launch(s_->lowered, binder);
+  Kernel k = load_kernel(*s_, device);
+  DeviceArgs dev = upload(*s_, args, binder, device);
+  if (dims.dynamic_shared_bytes > 0) k.set_dynamic_shared_memory(dims.dynamic_shared_bytes);
+  if (dims.has_work) k.run(dims.grid, dims.block, dev.args, dims.dynamic_shared_bytes);
+  for (size_t i = 0; i < args.size(); ++i)
+    if (s_->param_written[i] && args[i].nbytes() > 0) dev.buffers[i].copy_to_host(args[i].data(), args[i].nbytes());
+}
+
+TimingResult CudaFunction::time(const std::vector<NDArray> &args, const TimingOptions &options, int device) const {
+  ArgBinder binder(s_->func, args);
+  LaunchDims dims = eval_launch(s_->lowered, binder);
+  if (!dims.has_work)
+    throw UserError("kernel '" + s_->kernel_name + "' has an empty grid for these arguments: nothing to time");
+  Kernel k = load_kernel(*s_, device);
+  DeviceArgs dev = upload(*s_, args, binder, device);
+  if (dims.dynamic_shared_bytes > 0) k.set_dynamic_shared_memory(dims.dynamic_shared_bytes);
+  // One checked run first, so a faulting kernel is reported as such, not as a timing failure.
+  k.run(dims.grid, dims.block, dev.args, dims.dynamic_shared_bytes);
+  return time_kernel(k, dims.grid, dims.block, dev.args, dims.dynamic_shared_bytes, options);
+}
+
+KernelAttributes CudaFunction::attributes(int device) const { return load_kernel(*s_, device).attributes(); }
+
+}  // namespace tessera::runtime

@@ -1,0 +1,48 @@
+# Shared-memory tiled matmul whose shapes do not divide the tiles: M is
+# symbolic, N = K = 200 against 64x64 block tiles and a k step of 16. Fetches
+# past the edge read zero (T.if_then_else), stores past it are masked by the
+# block predicate, and the grid is ceil(m / 64) x 4 blocks.
+@T.prim_func
+def main(a: T.handle, b: T.handle, c: T.handle):
+    T.func_attr({"tir.noalias": True})
+    m = T.int32()
+    A = T.match_buffer(a, (m, 200), "float32")
+    B = T.match_buffer(b, (200, 200), "float32")
+    C = T.match_buffer(c, (m, 200), "float32")
+    for by in T.thread_binding((m + 63) // 64, thread="blockIdx.y"):
+        for bx in T.thread_binding(4, thread="blockIdx.x"):
+            for tx in T.thread_binding(256, thread="threadIdx.x"):
+                with T.block("tile"):
+                    vby, vbx, vtx = T.axis.remap("SSS", [by, bx, tx])
+                    A_shared = T.alloc_buffer((64, 16), "float32", scope="shared")
+                    B_shared = T.alloc_buffer((16, 64), "float32", scope="shared")
+                    C_local = T.alloc_buffer((4, 4), scope="local")
+                    for i, j in T.grid(4, 4):
+                        with T.block("C_init"):
+                            vi, vj = T.axis.remap("SS", [i, j])
+                            C_local[vi, vj] = T.float32(0)
+                    for k_0 in range(13):
+                        for f_0 in range(4):
+                            for f_1 in T.thread_binding(256, thread="threadIdx.x"):
+                                with T.block("A_shared"):
+                                    vk_0 = T.axis.spatial(13, k_0)
+                                    v0 = T.axis.spatial(64, (f_0 * 256 + f_1) // 16)
+                                    v1 = T.axis.spatial(16, (f_0 * 256 + f_1) % 16)
+                                    A_shared[v0, v1] = T.if_then_else(vby * 64 + v0 < m and vk_0 * 16 + v1 < 200, A[vby * 64 + v0, vk_0 * 16 + v1], T.float32(0))
+                        for f_0 in range(4):
+                            for f_1 in T.thread_binding(256, thread="threadIdx.x"):
+                                with T.block("B_shared"):
+                                    vk_0 = T.axis.spatial(13, k_0)
+                                    v0 = T.axis.spatial(16, (f_0 * 256 + f_1) // 64)
+                                    v1 = T.axis.spatial(64, (f_0 * 256 + f_1) % 64)
+                                    B_shared[v0, v1] = T.if_then_else(vk_0 * 16 + v0 < 200 and vbx * 64 + v1 < 200, B[vk_0 * 16 + v0, vbx * 64 + v1], T.float32(0))
+                        for k_1 in range(16):
+                            for i, j in T.grid(4, 4):
+                                with T.block("C_update"):
+                                    vk, vi, vj = T.axis.remap("RSS", [k_1, i, j])
+                                    C_local[vi, vj] = C_local[vi, vj] + A_shared[vtx // 16 * 4 + vi, vk] * B_shared[vk, vtx % 16 * 4 + vj]
+                    for i, j in T.grid(4, 4):
+                        with T.block("C_store"):
+                            vi, vj = T.axis.remap("SS", [i, j])
+                            T.where(vby * 64 + vtx // 16 * 4 + vi < m and vbx * 64 + vtx % 16 * 4 + vj < 200)
+                            C[vby * 64 + vtx // 16 * 4 + vi, vbx * 64 + vtx % 16 * 4 + vj] = C_local[vi, vj]
