@@ -1,0 +1,138 @@
+//===- lib/analysis/MatmulView.cpp - A reduction block seen as a matmul -----===//
+#include "tessera/analysis/MatmulView.h"
+
+#include "tessera/ir/Expr.h"
+
+namespace tessera::analysis {
+
+using namespace tessera::ir;
+
+std::string MatmulOperand::roles() const {
+  std::string s;
+  for (MatmulRole r : dims) s += static_cast<char>(r);
+  return s;
+}
+
+std::string MatmulView::layout() const {
+  std::string s;
+  s += a.inner() == MatmulRole::K ? 'n' : 't';
+  s += b.inner() == MatmulRole::N ? 'n' : 't';
+  return s;
+}
+
+namespace {
+
+/// The Load under any number of casts, or nullptr.
+const Load *strip_casts(const Expr &e) {
+  Expr x = e;
+  while (const auto *c = x.as<Cast>()) x = c->value;
+  return x.as<Load>();
+}
+
+bool uses(const Access &a, int iter) {
+  for (const auto &d : a.dim_iters)
+    for (int i : d)
+      if (i == iter) return true;
+  return false;
+}
+
+}  // namespace
+
+MatchResult<MatmulView> match_matmul(const FuncInfo &info, int block) {
+  using R = MatchResult<MatmulView>;
+  const BlockInfo &bi = info.blocks.at(block);
+  const std::string q = "block '" + bi.name + "'";
+  if (!bi.is_reduction()) return R::fail(q + " is not a reduction (iter kinds " + bi.dom_kind() + ")");
+  if (bi.combiner != Combiner::Sum)
+    return R::fail(q + " reduces with " + to_string(bi.combiner) + ", not a sum of products");
+  const auto *mul = bi.reduce_value.as<Binary>();
+  if (!mul || mul->op != BinaryOp::Mul) return R::fail(q + " adds a value that is not a product of two loads");
+  const Load *la = strip_casts(mul->a), *lb = strip_casts(mul->b);
+  if (!la || !lb) return R::fail(q + " multiplies something other than two (possibly cast) loads");
+  if (bi.reads.size() != 2) return R::fail(q + " reads " + std::to_string(bi.reads.size()) + " buffers, not 2");
+  const Access &w = bi.writes[0];
+  for (const Access *acc : {&bi.reads[0], &bi.reads[1], &w})
+    if (!acc->is_simple)
+      return R::fail(q + " indexes '" + acc->buffer.name() +
+                     "' with expressions, not plain iter vars (a convolution window? reindex it first)");
+
+  // Roles per iter: which accesses use it.
+  const Access &r0 = bi.reads[0], &r1 = bi.reads[1];
+  MatmulView v;
+  v.block = block;
+  std::vector<char> role(bi.iters.size(), 0);
+  for (size_t i = 0; i < bi.iters.size(); ++i) {
+    int it = static_cast<int>(i);
+    bool in0 = uses(r0, it), in1 = uses(r1, it), inc = uses(w, it);
+    bool reduce = bi.iters[i].kind == IterKind::Reduce;
+    const std::string name = "iter '" + bi.iters[i].var.name() + "'";
+    if (reduce) {
+      if (!(in0 && in1)) return R::fail(q + ": the reduce " + name + " is not used by both operands");
+      role[i] = 'K';
+    } else if (in0 && in1 && inc) {
+      role[i] = 'B';
+    } else if (inc && (in0 != in1)) {
+      role[i] = in0 ? '0' : '1';  // M or N, decided once A is known
+    } else if (!in0 && !in1 && !inc) {
+      return R::fail(q + ": " + name + " is used by no access");
+    } else {
+      return R::fail(q + ": the spatial " + name + " is used by the operands but not by the output");
+    }
+  }
+  // A is the operand with the first output-and-operand iter (the rows of C).
+  int a_side = -1;
+  for (const auto &d : w.dim_iters)
+    for (int i : d)
+      if (a_side < 0 && (role[i] == '0' || role[i] == '1')) a_side = role[i] - '0';
+  bool has_one_side[2] = {false, false};
+  for (char r : role)
+    if (r == '0' || r == '1') has_one_side[r - '0'] = true;
+  if (!has_one_side[0] || !has_one_side[1])
+    return R::fail(q + " has no spatial iter of its own for one operand (a matrix-vector product: gemv)");
+  const Access &A = a_side == 0 ? r0 : r1, &B = a_side == 0 ? r1 : r0;
+  const Load *load_a = A.buffer.same_as(la->buffer) ? la : lb, *load_b = load_a == la ? lb : la;
+  if (!load_a->buffer.same_as(A.buffer) || !load_b->buffer.same_as(B.buffer))
+    return R::fail(q + " multiplies loads of buffers other than the ones it reads");
+
+  for (size_t i = 0; i < role.size(); ++i) {
+    int it = static_cast<int>(i);
+    switch (role[i]) {
+      case 'B': v.batch.push_back(it); break;
+      case 'K': v.k.push_back(it); break;
+      default: ((role[i] - '0') == a_side ? v.m : v.n).push_back(it); break;
+    }
+  }
+  auto operand = [&](const Access &acc) {
+    MatmulOperand op;
+    op.buffer = acc.buffer;
+    for (const auto &d : acc.dim_iters) {
+      int it = d[0];  // simple: exactly one iter or none
+      MatmulRole r = role[it] == 'B' ? MatmulRole::Batch
+                     : role[it] == 'K' ? MatmulRole::K
+                     : (role[it] - '0') == a_side ? MatmulRole::M
+                                                  : MatmulRole::N;
+      op.dims.push_back(r);
+    }
+    return op;
+  };
+  for (const Access *acc : {&A, &B, &w})
+    for (const auto &d : acc->dim_iters)
+      if (d.empty())
+        return R::fail(q + " indexes '" + acc->buffer.name() + "' with a constant in some dimension");
+  v.a = operand(A);
+  v.b = operand(B);
+  v.c = operand(w);
+  v.a_dtype = A.buffer.dtype();
+  v.b_dtype = B.buffer.dtype();
+  v.acc_dtype = w.buffer.dtype();
+  if (v.a.inner() == MatmulRole::Batch || v.b.inner() == MatmulRole::Batch)
+    return R::fail(q + ": an operand's innermost dimension is a batch dimension");
+
+  for (int p : bi.producers)
+    if (info.blocks[p].is_elementwise() || info.blocks[p].is_inlinable()) v.prologue.push_back(p);
+  for (int c : bi.consumers)
+    if (info.blocks[c].is_spatial()) v.epilogue.push_back(c);
+  return v;
+}
+
+}  // namespace tessera::analysis
