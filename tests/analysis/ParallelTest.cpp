@@ -1,0 +1,109 @@
+//===- tests/analysis/ParallelTest.cpp - The loop dependence test ----------===//
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "tessera/analysis/Parallel.h"
+#include "tessera/ir/Functor.h"
+#include "tessera/script/Parser.h"
+
+namespace tessera::analysis {
+namespace {
+
+ir::PrimFunc parse_file(const std::string &path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return script::parse_func(ss.str(), path);
+}
+
+/// The loop named `name` in `f`.
+ir::Stmt loop_named(const ir::PrimFunc &f, const std::string &name) {
+  ir::Stmt found;
+  ir::pre_order_visit(f.body(), nullptr, [&](const ir::Stmt &s) {
+    if (const auto *l = s.as<ir::For>(); l && l->loop_var.name() == name && !found.defined()) found = s;
+  });
+  EXPECT_TRUE(found.defined()) << "no loop " << name;
+  return found;
+}
+
+std::string why(const std::string &text, const std::string &loop) {
+  return why_not_parallel(loop_named(script::parse_func(text, "t.py"), loop));
+}
+
+std::string longtail(const std::string &name, const std::string &loop) {
+  return why_not_parallel(loop_named(parse_file(std::string(TESSERA_SHARED_DIR) + "/examples/longtail/" + name), loop));
+}
+
+TEST(Parallel, LongTailLoops) {
+  EXPECT_EQ(longtail("inplace.py", "i_"), "");
+  EXPECT_EQ(longtail("nonzero_start.py", "i_"), "");
+  EXPECT_EQ(longtail("if_nest.py", "i"), "");
+  EXPECT_EQ(longtail("if_nest.py", "j"), "");
+  std::string prefix = longtail("prefix_sum.py", "i_");
+  EXPECT_NE(prefix.find("loop 'i_' is not parallel"), std::string::npos) << prefix;
+  EXPECT_NE(prefix.find("'B'"), std::string::npos) << prefix;
+}
+
+const char *kMatmul = R"(
+@T.prim_func
+def mm(A: T.Buffer((8, 4), "float32"), B: T.Buffer((4, 8), "float32"), C: T.Buffer((8, 8), "float32")):
+    for i, j, k in T.grid(8, 8, 4):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+)";
+
+TEST(Parallel, SpatialLoopsOfAMatmulButNotItsReduction) {
+  EXPECT_EQ(why(kMatmul, "i"), "");
+  EXPECT_EQ(why(kMatmul, "j"), "");
+  EXPECT_NE(why(kMatmul, "k"), "");
+}
+
+TEST(Parallel, IndexMixingAnInnerLoopIsNotSeparated) {
+  // Iterations (i=0, j=1) and (i=1, j=0) both write B[1].
+  std::string w = why(R"(
+@T.prim_func
+def f(A: T.Buffer((8, 8), "float32"), B: T.Buffer((16,), "float32")):
+    for i, j in T.grid(8, 8):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi + vj] = A[vi, vj]
+)",
+                      "i");
+  EXPECT_NE(w, "");
+  // A stride of 2 still separates iterations.
+  EXPECT_EQ(why(R"(
+@T.prim_func
+def f(A: T.Buffer((8,), "float32"), B: T.Buffer((16,), "float32")):
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.remap("S", [i])
+            B[vi * 2 + 1] = A[vi]
+)",
+                "i"),
+            "");
+}
+
+TEST(Parallel, PrivateAllocationsDoNotCount) {
+  EXPECT_EQ(why(R"(
+@T.prim_func
+def f(A: T.Buffer((8, 4), "float32"), B: T.Buffer((8,), "float32")):
+    for i in range(8):
+        with T.block("row"):
+            vi = T.axis.remap("S", [i])
+            acc = T.alloc_buffer((1,), "float32", scope="local")
+            acc[0] = T.float32(0)
+            for k in range(4):
+                acc[0] = acc[0] + A[vi, k]
+            B[vi] = acc[0]
+)",
+                "i"),
+            "");
+}
+
+}  // namespace
+}  // namespace tessera::analysis
