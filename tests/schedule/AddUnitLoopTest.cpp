@@ -40,11 +40,32 @@ def main(A: T.Buffer((128, 64), "float32"), B: T.Buffer((128, 64), "float32")):
 )");
 }
 
-TEST(AddUnitLoopError, RootBlock) {
-  Schedule sch = make_schedule(parse(kElementwise));
-  BlockRef root = sch.get_block("root");
-  expect_schedule_error<RootBlockError>(sch, [&] { sch.add_unit_loop(root); },
-                                        "cannot add a loop around the root block 'root'");
+TEST(AddUnitLoop, OnTheRootBlockWrapsEverythingInside) {
+  // A statement outside any block and a loop nest: both end up in the new loop.
+  ir::PrimFunc f = parse(R"(
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    B[0] = T.float32(0)
+    for i in range(7):
+        with T.block("B"):
+            vi = T.axis.remap("R", [i])
+            B[vi + 1] = B[vi] + A[vi + 1]
+)");
+  Schedule sch = make_schedule(f);
+  LoopRef u = sch.add_unit_loop(sch.get_block("root"), "serial");
+  sch.bind(u, "threadIdx.x");
+  check_schedule(f, sch, R"(
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    for serial in T.thread_binding(1, thread="threadIdx.x"):
+        B[0] = T.float32(0)
+        for i in range(7):
+            with T.block("B"):
+                vi = T.axis.reduce(7, i)
+                T.reads(B[vi], A[vi + 1])
+                T.writes(B[vi + 1])
+                B[vi + 1] = B[vi] + A[vi + 1]
+)");
 }
 
 }  // namespace

@@ -191,7 +191,9 @@ class Schedule {
                                          const std::vector<std::vector<std::string>> &names = {});
 
   /// Wraps a block or loop in a new loop of extent 1 (named `name`, default "u").
-  /// Requires: 1. the block is not the root block -> RootBlockError.
+  /// For the root block, wraps the root's body instead (the root stays the
+  /// root): a loop around everything, statements outside blocks included,
+  /// which the fallback binds to run a function as one serial GPU thread.
   /// \returns the new loop.
   LoopRef add_unit_loop(const BlockOrLoop &target, const std::string &name = "");
 

@@ -1,7 +1,8 @@
 //===- primitive/AddUnitLoop.cpp - add_unit_loop ---------------------------===//
 //
 // Wraps a block or loop in `for u in range(1)`: a loop to hang later
-// primitives on (bind a block that has no loops, blockize, compute_at).
+// primitives on (bind a block that has no loops, blockize, compute_at). On
+// the root block it wraps the root's body (the root must stay the root).
 //
 //===----------------------------------------------------------------------===//
 #include "../Primitive.h"
@@ -13,17 +14,16 @@ using namespace ir;
 LoopRef add_unit_loop(State &st, const BlockOrLoop &target, const std::string &name) {
   // Step 1. Check (may throw; IR untouched)
   StmtPath p = find(st, target, "add_unit_loop");
-  if (p.ancestors.empty())
-    throw RootBlockError("add_unit_loop", "cannot add a loop around the root block " + quoted(name_of(target)),
-                         "cannot add a loop around the root block {0}", {p.stmt});
+  // The root block: wrap its body.
+  Stmt wrapped = p.ancestors.empty() ? p.stmt.as<Block>()->body : p.stmt;
 
   // Step 2. Build new loops
   std::set<std::string> taken = loop_names(st.func);
   Var u(fresh_name(taken, name.empty() ? "u" : name), DataType::int32());
-  Stmt loop = For::make(u, i32(0), i32(1), ForKind::Serial, p.stmt);
+  Stmt loop = For::make(u, i32(0), i32(1), ForKind::Serial, wrapped);
 
   // Step 3. Replace (the only mutation)
-  replace(st, p.stmt, loop);
+  replace(st, wrapped, loop);
   return LoopRef{u};
 }
 
