@@ -332,6 +332,8 @@ void CodegenC::loop_pragma(const For &f) {
   if (f.for_kind == ForKind::Unrolled) line("#pragma unroll");
 }
 
+bool CodegenC::vector_move(const For &) { return false; }
+
 void CodegenC::stmt(const Stmt &s) {
   switch (s.kind()) {
     case NodeKind::Seq:
@@ -341,6 +343,7 @@ void CodegenC::stmt(const Stmt &s) {
       const auto *f = s.as<For>();
       TESSERA_ICHECK(f->for_kind != ForKind::ThreadBinding) << "thread-bound loop '" << f->loop_var.name()
                                                            << "' left after lowering";
+      if (f->for_kind == ForKind::Vectorized && vector_move(*f)) return;
       loop_pragma(*f);
       std::string v = name_of(f->loop_var);
       Expr end = arith::simplify(add(f->min, f->extent));

@@ -1,13 +1,44 @@
-//===- lib/lower/LegalizeVectorize.cpp - Vectorized loops, scalar fallback --===//
+//===- lib/lower/LegalizeVectorize.cpp - Vector accesses or a scalar unroll -===//
 //
-// A vectorized loop becomes an unrolled loop of scalar accesses, which nvcc
-// often merges into vector accesses anyway. Emitting float4/half2 loads and
-// stores where the access is contiguous and aligned is a later increment;
-// this pass is where it will go.
+// A vectorized loop whose lanes do the same straight-line work on consecutive,
+// aligned elements becomes vector moves around an unrolled lane-wise loop:
+//
+//   for v in T.vectorized(4):              for v in T.vectorized(4):        # one float4 load
+//     B[base + v] = A[base + v] * 2   ->     A_vec[v] = A[base + v]
+//                                          for v in T.unroll(4):
+//                                            B_vec[v] = A_vec[v] * 2
+//                                          for v in T.vectorized(4):        # one float4 store
+//                                            B[base + v] = B_vec[v]
+//
+// A body that is already one copy (`B[b1 + v] = A[b2 + v]`) is one move, with
+// no registers in between. Wider moves are split into 16-byte pieces under an
+// unrolled loop. Every other vectorized loop becomes the unrolled scalar loop
+// it always was, annotated with why (`vectorize_fallback`).
+//
+// Why the rewrite keeps the loop's meaning: the registers are filled before
+// any lane runs and written back after all lanes ran, so it must not matter
+// when global and shared memory is read or written within the loop. Buffers
+// are assumed not to alias (kernel parameters are __restrict__); a buffer the
+// loop writes is accessed at exactly one index `base + v`, so each lane reads
+// and writes only its own element, through its own register. Local buffers
+// are registers already and keep their scalar accesses in the lane-wise loop,
+// in the original order. A load under `T.if_then_else` may be out of bounds
+// when unguarded, so such a body stays scalar.
+//
+// Alignment: `base` must be a provable multiple of the lanes of one move
+// (Analyzer, with the ranges of the enclosing loops and launch variables),
+// since every buffer starts 16-byte aligned (see CodegenCUDA.h).
 //
 //===----------------------------------------------------------------------===//
+#include <memory>
+#include <optional>
+#include <unordered_map>
+
+#include "tessera/arith/Analyzer.h"
 #include "tessera/ir/Functor.h"
+#include "tessera/ir/Op.h"
 #include "tessera/lower/Passes.h"
+#include "tessera/script/Printer.h"
 
 namespace tessera::lower {
 
@@ -15,18 +46,290 @@ namespace {
 
 using namespace tessera::ir;
 
+constexpr int64_t kMaxMoveBytes = 16;
+
+bool is_register(const Buffer &b) { return b.scope() == "local"; }
+
+bool mentions(const Expr &e, const Var &v) {
+  bool found = false;
+  pre_order_visit(Evaluate::make(e), [&](const Expr &x) { found = found || x.same_as(v); }, nullptr);
+  return found;
+}
+
+/// True for `v` and for `v` converted to another integer type.
+bool is_loop_var(const Expr &e, const Var &v) {
+  if (const auto *c = e.as<Cast>()) return c->value.same_as(v);
+  return e.same_as(v);
+}
+
+/// Lanes per move of `lanes` consecutive elements of `t`: all of them when they
+/// span 2, 4, 8 or 16 bytes, 16 bytes' worth when they span a multiple of 16
+/// bytes, else 0 (no vector access fits).
+int64_t lanes_per_move(DataType t, int64_t lanes) {
+  if (t.is_bool() || t.is_handle() || t.lanes() != 1) return 0;
+  int64_t bytes = lanes * t.bytes();
+  if (bytes == 2 || bytes == 4 || bytes == 8 || bytes == 16) return lanes;
+  if (bytes % kMaxMoveBytes == 0) return kMaxMoveBytes / t.bytes();
+  return 0;
+}
+
+/// One load or store of the loop body.
+struct Access {
+  const void *node;  // the Load or Store node
+  Buffer buffer;
+  Expr index;
+  bool is_store;
+};
+
+/// Collects the accesses of a straight-line body, or says why it is not one.
+class BodyScanner : public IRVisitor {
+ public:
+  std::vector<Access> accesses;
+  std::string why_not;
+
+ protected:
+  void visit_(const For *) override { fail("the body has a loop"); }
+  void visit_(const IfThenElse *) override { fail("the body has a branch"); }
+  void visit_(const LetStmt *) override { fail("the body binds a variable"); }
+  void visit_(const Evaluate *) override { fail("the body evaluates a call"); }
+  void visit_(const Store *op) override {
+    IRVisitor::visit_(op);  // the loads first, in the order they run
+    accesses.push_back({op, op->buffer, op->indices[0], true});
+  }
+  void visit_(const Load *op) override {
+    accesses.push_back({op, op->buffer, op->indices[0], false});
+    IRVisitor::visit_(op);
+  }
+  void visit_(const Call *op) override {
+    if (op->op == Intrinsic::IfThenElse)
+      for (size_t i = 1; i < op->args.size(); ++i)
+        pre_order_visit(Evaluate::make(op->args[i]), [&](const Expr &e) {
+          if (e.is<Load>()) fail("a load is guarded by T.if_then_else");
+        }, nullptr);
+    IRVisitor::visit_(op);
+  }
+
+ private:
+  void fail(const std::string &why) {
+    if (why_not.empty()) why_not = why;
+  }
+};
+
+/// A run of `lanes` consecutive elements of one buffer starting at `base`, and
+/// the register array that holds it while the lanes run.
+struct VectorGroup {
+  Buffer buffer;
+  Expr base;
+  Buffer reg;
+  bool read = false, written = false;
+};
+
+/// Replaces the grouped accesses by accesses of their registers.
+class RegisterRewriter : public IRMutator {
+ public:
+  RegisterRewriter(const std::unordered_map<const void *, const VectorGroup *> &group_of, Var lane)
+      : group_of_(group_of), lane_(std::move(lane)) {}
+
+ protected:
+  Expr visit_(const Load *op, const Expr &self) override {
+    auto it = group_of_.find(op);
+    if (it == group_of_.end()) return IRMutator::visit_(op, self);
+    return Load::make(it->second->reg, {lane()});
+  }
+  Stmt visit_(const Store *op, const Stmt &self) override {
+    auto it = group_of_.find(op);
+    if (it == group_of_.end()) return IRMutator::visit_(op, self);
+    return Store::make(it->second->reg, mutate(op->value), {lane()});
+  }
+
+ private:
+  Expr lane() const { return cast(DataType::int32(), lane_); }
+  const std::unordered_map<const void *, const VectorGroup *> &group_of_;
+  Var lane_;
+};
+
 class VectorizeLegalizer : public IRMutator {
+ public:
+  explicit VectorizeLegalizer(const LaunchConfig &launch) {
+    for (int a = 0; a < 3; ++a) {
+      if (const Var &v = launch.block_vars[a]; v.defined())
+        ana_.bind(v, Range::from_extent(cast(v.dtype(), launch.grid[a])));
+      if (const Var &v = launch.thread_vars[a]; v.defined())
+        ana_.bind(v, Range::from_extent(cast(v.dtype(), launch.block[a])));
+    }
+  }
+
+  /// The register arrays the vectorized loops use, in creation order.
+  std::vector<Buffer> registers;
+
  protected:
   Stmt visit_(const For *op, const Stmt &self) override {
-    Stmt r = IRMutator::visit_(op, self);
-    if (op->for_kind != ForKind::Vectorized) return r;
-    const auto *f = r.as<For>();
-    return For::make(f->loop_var, f->min, f->extent, ForKind::Unrolled, f->body, "", f->annotations);
+    arith::Analyzer::Scope scope(ana_);
+    ana_.bind(op->loop_var, Range{op->min, op->extent});
+    Stmt s = IRMutator::visit_(op, self);
+    if (op->for_kind != ForKind::Vectorized) return s;
+    const auto *loop = s.as<For>();
+    std::string why_not;
+    if (std::optional<Stmt> v = vectorize(*loop, why_not)) return *v;
+    Annotations ann = loop->annotations;
+    ann["vectorize_fallback"] = why_not;
+    return For::make(loop->loop_var, loop->min, loop->extent, ForKind::Unrolled, loop->body, "", ann);
   }
+
+  Stmt visit_(const LetStmt *op, const Stmt &self) override {
+    arith::Analyzer::Scope scope(ana_);
+    if (op->value.dtype().is_integer()) ana_.bind_value(op->var, op->value);
+    return IRMutator::visit_(op, self);
+  }
+
+ private:
+  /// The loop as vector moves and a lane-wise loop, or nullopt with `why_not` set.
+  std::optional<Stmt> vectorize(const For &loop, std::string &why_not) {
+    const Var &v = loop.loop_var;
+    auto lanes = as_const_int(loop.extent);
+    if (!is_const_int(loop.min, 0) || !lanes || *lanes < 2) {
+      why_not = "the loop does not start at 0 with a constant extent of at least 2";
+      return std::nullopt;
+    }
+    BodyScanner scan;
+    scan.visit(loop.body);
+    if (!scan.why_not.empty()) {
+      why_not = scan.why_not;
+      return std::nullopt;
+    }
+    // Step 1. Classify every access: a run `base + v` (aligned), invariant in
+    // v, or (registers only) anything else.
+    std::vector<Expr> bases(scan.accesses.size());
+    for (size_t i = 0; i < scan.accesses.size(); ++i) {
+      const Access &a = scan.accesses[i];
+      if (!mentions(a.index, v)) continue;
+      Expr base = contiguous_base(a.index, v);
+      DataType t = a.buffer.dtype();
+      int64_t per_move = lanes_per_move(t, *lanes);
+      std::string problem;
+      if (!base.defined()) {
+        problem = " is not contiguous in '" + v.name() + "'";
+      } else if (t.is_bool()) {
+        problem = " is of dtype bool, which has no vector access";
+      } else if (per_move == 0) {
+        problem = " spans " + std::to_string(*lanes) + " x " + t.str() + " = " +
+                  std::to_string(*lanes * t.bytes()) + " bytes, not 2, 4, 8, 16 or a multiple of 16";
+      } else if (!is_multiple(base, per_move)) {
+        problem = " is not aligned: its first element " + script::print(base) +
+                  " is not a provable multiple of " + std::to_string(per_move);
+      }
+      if (problem.empty()) bases[i] = base;
+      if (problem.empty() || is_register(a.buffer)) continue;
+      why_not = describe(a) + problem;
+      return std::nullopt;
+    }
+    // Step 2. A buffer in memory that the loop writes is accessed at its one
+    // run only: each lane touches its own element.
+    for (size_t w = 0; w < scan.accesses.size(); ++w) {
+      const Access &st = scan.accesses[w];
+      if (!st.is_store || is_register(st.buffer)) continue;
+      if (!bases[w].defined()) {
+        why_not = describe(st) + " writes the same element from every lane";
+        return std::nullopt;
+      }
+      for (size_t i = 0; i < scan.accesses.size(); ++i) {
+        const Access &a = scan.accesses[i];
+        if (!a.buffer.same_as(st.buffer) || (bases[i].defined() && ana_.can_prove_equal(bases[i], bases[w])))
+          continue;
+        why_not = describe(a) + " and " + describe(st) + " may touch another lane's element";
+        return std::nullopt;
+      }
+    }
+    // Step 3. A copy from one run to another is one move.
+    if (const auto *st = loop.body.as<Store>(); st && st->value.is<Load>() && scan.accesses.size() == 2 &&
+                                                bases[0].defined() && bases[1].defined()) {
+      return move(st->buffer, bases[1], st->value.as<Load>()->buffer, bases[0], *lanes, v);
+    }
+    // Step 4. Registers for the runs in global and shared memory; the rest stays scalar.
+    std::vector<std::unique_ptr<VectorGroup>> groups;
+    std::unordered_map<const void *, const VectorGroup *> group_of;
+    for (size_t i = 0; i < scan.accesses.size(); ++i) {
+      const Access &a = scan.accesses[i];
+      if (is_register(a.buffer) || !bases[i].defined()) continue;
+      VectorGroup *g = nullptr;
+      for (auto &x : groups)
+        if (x->buffer.same_as(a.buffer) && ana_.can_prove_equal(x->base, bases[i])) g = x.get();
+      if (!g) {
+        groups.push_back(std::make_unique<VectorGroup>());
+        g = groups.back().get();
+        g->buffer = a.buffer;
+        g->base = bases[i];
+        g->reg = Buffer::make(a.buffer.name() + "_vec", a.buffer.dtype(), {i32(*lanes)}, "local");
+        registers.push_back(g->reg);
+      }
+      (a.is_store ? g->written : g->read) = true;
+      group_of[a.node] = g;
+    }
+    if (groups.empty()) {
+      why_not = "no access to global or shared memory is contiguous in '" + v.name() + "'";
+      return std::nullopt;
+    }
+    std::vector<Stmt> seq;
+    Expr zero = i32(0);
+    for (auto &g : groups)
+      if (g->read) seq.push_back(move(g->reg, zero, g->buffer, g->base, *lanes, v));
+    Stmt body = RegisterRewriter(group_of, v).mutate(loop.body);
+    seq.push_back(For::make(v, loop.min, loop.extent, ForKind::Unrolled, body, "", loop.annotations));
+    for (auto &g : groups)
+      if (g->written) seq.push_back(move(g->buffer, g->base, g->reg, zero, *lanes, v));
+    return Seq::make(seq);
+  }
+
+  /// `base` when `index` is `base + v` (v from 0), else undefined.
+  Expr contiguous_base(const Expr &index, const Var &v) {
+    Expr base = ana_.simplify(substitute(index, {{v, make_int(v.dtype(), 0)}}));
+    if (mentions(base, v) || !is_loop_var(ana_.simplify(sub(index, base)), v)) return Expr();
+    return base;
+  }
+
+  /// Whether `e` is provably a multiple of `n`.
+  bool is_multiple(const Expr &e, int64_t n) const {
+    return ana_.can_prove(eq(floormod(e, make_int(e.dtype(), n)), make_int(e.dtype(), 0)));
+  }
+
+  /// dst[dst_base + v] = src[src_base + v] for v in [0, lanes), as vectorized
+  /// loops of at most 16 bytes (several under an unrolled loop).
+  static Stmt move(const Buffer &dst, const Expr &dst_base, const Buffer &src, const Expr &src_base,
+                   int64_t lanes, const Var &like) {
+    TESSERA_ICHECK(dst.dtype() == src.dtype()) << "a move from " << src.name() << " to " << dst.name()
+                                               << " converts";
+    int64_t per_move = lanes_per_move(dst.dtype(), lanes);
+    Var lane(like.name(), DataType::int32());
+    auto at = [&](const Expr &base, const Expr &offset) {
+      return arith::simplify(add(base, cast(base.dtype(), offset)));
+    };
+    if (per_move == lanes) {
+      Stmt copy = Store::make(dst, Load::make(src, {at(src_base, lane)}), {at(dst_base, lane)});
+      return For::make(lane, i32(0), i32(lanes), ForKind::Vectorized, copy);
+    }
+    Var piece(like.name() + "_piece", DataType::int32());
+    Expr offset = add(mul(piece, i32(per_move)), lane);
+    Stmt copy = Store::make(dst, Load::make(src, {at(src_base, offset)}), {at(dst_base, offset)});
+    Stmt inner = For::make(lane, i32(0), i32(per_move), ForKind::Vectorized, copy);
+    return For::make(piece, i32(0), i32(lanes / per_move), ForKind::Unrolled, inner);
+  }
+
+  static std::string describe(const Access &a) {
+    return (a.is_store ? "the store to " : "the load of ") + a.buffer.name() + "[" + script::print(a.index) +
+           "]";
+  }
+
+  arith::Analyzer ana_;
 };
 
 }  // namespace
 
-Stmt legalize_vectorize(const Stmt &s) { return VectorizeLegalizer().mutate(s); }
+LoweredFunc legalize_vectorize(const LoweredFunc &f) {
+  VectorizeLegalizer x(f.launch);
+  LoweredFunc out = f;
+  out.body = x.mutate(f.body);
+  out.allocs.insert(out.allocs.end(), x.registers.begin(), x.registers.end());
+  return out;
+}
 
 }  // namespace tessera::lower

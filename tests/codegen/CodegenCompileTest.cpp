@@ -1,7 +1,8 @@
 //===- tests/codegen/CodegenCompileTest.cpp - Goldens compile with NVRTC ----===//
 //
 // Label `nvrtc` (toolkit, no device): the CUDA C of every kernel in
-// kernels/*.py compiles to a cubin for sm_80 and sm_90.
+// kernels/*.py, generated for each arch, compiles to a cubin for sm_75, sm_80
+// and sm_90.
 //
 //===----------------------------------------------------------------------===//
 #include <gtest/gtest.h>
@@ -18,11 +19,12 @@ namespace {
 
 class CompileTest : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(CompileTest, CompilesForSm80AndSm90) {
+TEST_P(CompileTest, CompilesForSm75Sm80AndSm90) {
   ir::PrimFunc f = load_kernel(GetParam());
   lower::LoweredFunc lowered = lower::lower(f);
-  std::string src = codegen::codegen_cuda(lowered);
-  for (const char *arch : {"sm_80", "sm_90"}) {
+  // sm_75 computes bfloat16 in float; the others natively.
+  for (const char *arch : {"sm_75", "sm_80", "sm_90"}) {
+    std::string src = codegen::codegen_cuda(lowered, {.arch = arch});
     try {
       runtime::CompileResult r = runtime::compile_cuda(src, {.arch = arch, .name = GetParam()});
       EXPECT_FALSE(r.cubin.empty()) << arch;

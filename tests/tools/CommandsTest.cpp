@@ -346,5 +346,28 @@ TEST(RunCommand, DeviceMustBeCpuOrCudaAndTimeNeedsCuda) {
   EXPECT_NE(err2.str().find("--time and --arch need --device cuda"), std::string::npos) << err2.str();
 }
 
+TEST(CodegenCommand, ArchErrorsExitOneWithAMessage) {
+  std::string path = write_temp("kernel.py", R"(@T.prim_func
+def main(A: T.Buffer((256,), "float32")):
+    for tx in T.thread_binding(256, thread="threadIdx.x"):
+        with T.block("tile"):
+            vtx = T.axis.remap("S", [tx])
+            S = T.alloc_buffer((32768,), "float32", scope="shared")
+            S[vtx] = A[vtx]
+            A[vtx] = S[255 - vtx]
+)");
+  std::ostringstream out, err;
+  EXPECT_EQ(codegen_command({.file = path, .arch = "sm_90"}, out, err), 0) << err.str();
+  EXPECT_NE(out.str().find("dynamic shared memory 131072 bytes"), std::string::npos) << out.str();
+  for (auto [arch, message] : {std::pair{"sm_70", "error: unknown CUDA architecture 'sm_70'"},
+                               std::pair{"sm90", "error: malformed CUDA architecture 'sm90'"},
+                               std::pair{"sm_86", "error: kernel 'main_kernel' uses 131072 bytes of shared memory"}}) {
+    std::ostringstream out2, err2;
+    EXPECT_EQ(codegen_command({.file = path, .arch = arch}, out2, err2), 1) << arch;
+    EXPECT_EQ(err2.str().rfind(message, 0), 0u) << err2.str();
+    EXPECT_TRUE(out2.str().empty()) << out2.str();
+  }
+}
+
 }  // namespace
 }  // namespace tessera::cli

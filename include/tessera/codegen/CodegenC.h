@@ -69,6 +69,10 @@ class CodegenC {
   virtual void evaluate(const ir::Expr &e);
   /// Lines before a loop (`#pragma unroll`).
   virtual void loop_pragma(const ir::For &f);
+  /// Prints a `T.vectorized` loop, which lowering leaves only as one vector
+  /// move (lower::legalize_vectorize), as one statement; false to print it as
+  /// a plain loop (the default).
+  virtual bool vector_move(const ir::For &f);
   void line(const std::string &s);
   /// Helper functions used so far, in emission order (name -> definition).
   std::string helper_definitions() const;

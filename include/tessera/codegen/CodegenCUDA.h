@@ -13,32 +13,69 @@
 //
 // Buffers only read are `const`; symbolic shape variables and scalar
 // parameters follow the buffers. "shared" allocations are static
-// `__shared__` arrays, "local" ones per-thread arrays. float16 and bfloat16
-// use `half` and `__nv_bfloat16` from cuda_fp16.h / cuda_bf16.h (included only
-// when used), converting through float; math intrinsics map per dtype
-// (`expf`, `exp`, `hexp`, `rsqrtf`, ...). Not yet: dynamic shared memory above
-// 48 KB, vector loads/stores, warp-shuffle reductions.
+// `__shared__ __align__(16)` arrays, "local" ones per-thread `__align__(16)`
+// arrays; "shared.dyn" ones (lower::plan_dynamic_shared_memory) are typed
+// pointers into one `extern __shared__ __align__(16) unsigned char
+// dynamic_shared[]` at 16-byte aligned offsets, and the header comment then
+// ends in `, dynamic shared memory N bytes` (LoweredFunc::dynamic_shared_bytes).
+// A vectorized loop (one vector move after lower::legalize_vectorize) is one
+// 2/4/8/16-byte access: float2/float4/double2, half2/__nv_bfloat162, else
+// unsigned short/unsigned int/uint2/uint4:
+//   *(uint4*)A_vec = *(const uint4*)(A + tx * 8);
+// float16 and bfloat16 use `half` and `__nv_bfloat16` from cuda_fp16.h /
+// cuda_bf16.h (included only when used), converting through float; math
+// intrinsics map per dtype (`expf`, `exp`, `hexp`, `rsqrtf`, ...).
+//
+// Precondition (vector accesses rely on it): every buffer parameter points to
+// 16-byte aligned memory, as cuMemAlloc guarantees (256-byte alignment); an
+// offset pointer into an allocation must keep that alignment.
+//
+// The architecture (CudaOptions::arch) decides: the shared memory a kernel
+// may use (more -> CodegenError), and whether bfloat16 arithmetic is native
+// (sm_80 on) or computed in float, one rounding per operation as before.
+//
+// Not yet: warp-shuffle reductions, asynchronous copies (cp.async), tensor
+// cores.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "tessera/codegen/CodegenC.h"
 
 namespace tessera::codegen {
 
 struct CudaOptions {
-  /// Target architecture ("sm_80", "sm_90"); reserved for gating features
-  /// (the output does not depend on it yet).
+  /// Target architecture, one of cuda_arch's table ("sm_80", "sm_90", ...).
   std::string arch = "sm_80";
 };
+
+/// What the generated code depends on for one CUDA architecture.
+struct CudaArch {
+  std::string_view name;  ///< "sm_80"
+  int compute_capability;  ///< 80
+  /// The most shared memory one thread block may use (with the opt-in
+  /// attribute for more than 48 KB), in bytes: 166912 for sm_80.
+  int64_t max_shared_bytes_per_block;
+  bool has_bfloat16_arithmetic() const { return compute_capability >= 80; }
+};
+
+/// The architecture named `arch`: "sm_XX" with an optional "a" suffix
+/// (sm_90a). Throws CodegenError when `arch` is malformed or not one of
+/// sm_75, sm_80, sm_86, sm_87, sm_89, sm_90, sm_100, sm_120.
+const CudaArch &cuda_arch(std::string_view arch);
 
 /// The kernel's name in the generated source: the function name + "_kernel"
 /// (`main` cannot name a CUDA kernel).
 std::string cuda_kernel_name(const lower::LoweredFunc &f);
 
-/// CUDA C source for one lowered kernel. Throws CodegenError.
+/// CUDA C source for one lowered kernel. Throws CodegenError for an unknown
+/// arch, a kernel whose shared memory exceeds the arch's limit (the message
+/// names the kernel), and constructs the code generator does not support.
+/// Requires (not checkable here; the launch must ensure it): each buffer
+/// argument is 16-byte aligned, or vector accesses fault.
 std::string codegen_cuda(const lower::LoweredFunc &f, const CudaOptions &opts = {});
 /// Lowers `f` (lower::lower, may throw LowerError) and prints it.
 std::string codegen_cuda(const ir::PrimFunc &f, const CudaOptions &opts = {});

@@ -9,6 +9,8 @@
 //     (`launch.thread_vars`, printed blockIdx.x / threadIdx.x by codegen) and
 //     their extents make up the grid and block dimensions;
 //   - every buffer is one-dimensional, indexed in int32 or int64;
+//   - vectorized loops are vector moves (or, where illegal, unrolled loops);
+//   - shared buffers beyond 48 KB are dynamic shared memory ("shared.dyn");
 //   - `T.evaluate(T.syncthreads())` barriers separate the thread-bound loop
 //     nests that communicate through shared memory.
 // The passes, one per file, are declared in Passes.h; the pipeline is in

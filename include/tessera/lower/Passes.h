@@ -40,14 +40,31 @@ ir::Stmt insert_barriers(const ir::Stmt &s);
 /// blockIdx/threadIdx.{x,y,z} -> LowerError.
 LoweredFunc extract_launch_config(const LoweredFunc &f);
 
-/// Vectorized loops become unrolled scalar loops (vector loads and stores are
-/// a later increment); unrolled loops stay and print as `#pragma unroll`.
-ir::Stmt legalize_vectorize(const ir::Stmt &s);
-
 /// Makes every buffer (parameters, allocations) one-dimensional: row-major
 /// (or the buffer's strides), indices in int32 when the buffer's element
 /// count provably fits in int32, else int64. Shared and local buffers must
 /// have constant shapes -> LowerError.
 LoweredFunc flatten_buffers(const LoweredFunc &f);
+
+/// Turns each `T.vectorized` loop into 2/4/8/16-byte vector moves where legal:
+/// constant extent; a body of straight-line stores (no loop, branch, let or
+/// call statement, no load under T.if_then_else); every global or shared
+/// access invariant in the loop variable v (loads only) or `base + v` with
+/// `base` a provable multiple of the lanes of one move (runs wider than 16
+/// bytes are several moves); a written buffer accessed at its one run only.
+/// Afterwards a `T.vectorized` loop is exactly one move, one vector access in
+/// CUDA (buffers start 16-byte aligned):
+///   for v in T.vectorized(8): A_vec[v] = A[tx * 8 + v]   # *(uint4*)A_vec = *(const uint4*)(A + tx * 8)
+/// A body that is not a single copy loads its runs into registers `<buffer>_vec`
+/// (added to f.allocs), runs an unrolled lane-wise loop, then stores them.
+/// Illegal loops become unrolled scalar loops annotated {"vectorize_fallback": "<why>"}.
+LoweredFunc legalize_vectorize(const LoweredFunc &f);
+
+/// Puts the "shared.dyn" allocations, and every shared one when the static
+/// ones exceed 48 KB (49152 bytes, the limit without opt-in), into dynamic
+/// shared memory: those become "shared.dyn" and, in allocation order, each
+/// starts at the next multiple of 16 bytes of one pool whose size is
+/// f.dynamic_shared_bytes.
+LoweredFunc plan_dynamic_shared_memory(const LoweredFunc &f);
 
 }  // namespace tessera::lower

@@ -5,7 +5,7 @@
 extern "C" __global__ void __launch_bounds__(128) main_kernel(const unsigned char* __restrict__ W, const half* __restrict__ S, const half* __restrict__ x, half* __restrict__ y) {
   const int bx = blockIdx.x;
   const int tx = threadIdx.x;
-  float acc[1];
+  __align__(16) float acc[1];
   for (int k = 0; k < 4096; ++k) {
     if (k == 0) {
       acc[0] = 0.0f;

@@ -4,8 +4,12 @@
 extern "C" __global__ void __launch_bounds__(256) main_kernel(const float* __restrict__ A, float* __restrict__ B) {
   const int bx = blockIdx.x;
   const int tx = threadIdx.x;
+  __align__(16) float A_vec[4];
+  __align__(16) float B_vec[4];
+  *(float4*)A_vec = *(const float4*)(A + (bx * 1024 + tx * 4));
   #pragma unroll
   for (int i_2 = 0; i_2 < 4; ++i_2) {
-    B[bx * 1024 + tx * 4 + i_2] = A[bx * 1024 + tx * 4 + i_2] * 2.0f + 1.0f;
+    B_vec[i_2] = A_vec[i_2] * 2.0f + 1.0f;
   }
+  *(float4*)(B + (bx * 1024 + tx * 4)) = *(const float4*)B_vec;
 }

@@ -4,7 +4,7 @@
 extern "C" __global__ void __launch_bounds__(128) main_kernel(const float* __restrict__ A, const float* __restrict__ x, float* __restrict__ y) {
   const int bx = blockIdx.x;
   const int tx = threadIdx.x;
-  float acc[1];
+  __align__(16) float acc[1];
   for (int k_0 = 0; k_0 < 1024; ++k_0) {
     #pragma unroll
     for (int k_1 = 0; k_1 < 4; ++k_1) {

@@ -6,9 +6,9 @@ extern "C" __global__ void __launch_bounds__(256) main_kernel(const half* __rest
   const int bx = blockIdx.x;
   const int by = blockIdx.y;
   const int tx = threadIdx.x;
-  __shared__ half A_shared[1024];
-  __shared__ half B_shared[1024];
-  float C_local[16];
+  __shared__ __align__(16) half A_shared[1024];
+  __shared__ __align__(16) half B_shared[1024];
+  __align__(16) float C_local[16];
   for (int i = 0; i < 4; ++i) {
     for (int j = 0; j < 4; ++j) {
       C_local[i * 4 + j] = 0.0f;

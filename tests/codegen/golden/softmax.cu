@@ -4,8 +4,8 @@
 extern "C" __global__ void __launch_bounds__(128) main_kernel(const float* __restrict__ A, float* __restrict__ B) {
   const int bx = blockIdx.x;
   const int tx = threadIdx.x;
-  float row_max[1];
-  float row_sum[1];
+  __align__(16) float row_max[1];
+  __align__(16) float row_sum[1];
   for (int k = 0; k < 256; ++k) {
     if (k == 0) {
       row_max[0] = -3.40282347e+38f;

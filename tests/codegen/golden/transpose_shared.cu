@@ -6,7 +6,7 @@ extern "C" __global__ void __launch_bounds__(256) main_kernel(const float* __res
   const int by = blockIdx.y;
   const int tx = threadIdx.x;
   const int ty = threadIdx.y;
-  __shared__ float tile[1056];
+  __shared__ __align__(16) float tile[1056];
   #pragma unroll
   for (int r = 0; r < 4; ++r) {
     tile[r * 264 + ty * 33 + tx] = A[by * 65536 + r * 16384 + ty * 2048 + bx * 32 + tx];

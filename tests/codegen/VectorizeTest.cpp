@@ -1,0 +1,303 @@
+//===- tests/codegen/VectorizeTest.cpp - Vector accesses or scalar fallback -===//
+//
+// lower::legalize_vectorize: which vectorized loops become vector moves (and
+// which buffers they move), which fall back to unrolled scalar loops and why,
+// the CUDA C of the moves, and, numerically, that the lowered kernels compute
+// what the scheduled ones do: kernels without shared memory run in the
+// interpreter with their launch variables turned back into loops.
+//
+//===----------------------------------------------------------------------===//
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "tessera/codegen/CodegenCUDA.h"
+#include "tessera/ir/Functor.h"
+#include "tessera/lower/Passes.h"
+#include "tessera/runtime/Interpreter.h"
+#include "tessera/script/Parser.h"
+#include "tessera/script/Printer.h"
+
+namespace fs = std::filesystem;
+using namespace tessera;
+
+namespace {
+
+const fs::path kDir = fs::path(TESSERA_TEST_DATA_DIR) / "codegen";
+
+ir::PrimFunc load_kernel(const std::string &name) {
+  std::ifstream in(kDir / "kernels" / (name + ".py"));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return script::parse_func(ss.str(), name + ".py");
+}
+
+/// A vector move left by the pass: `dst[...] = src[...]` under a vectorized loop.
+struct Move {
+  std::string dst, src;
+  int64_t lanes;
+};
+
+std::vector<Move> moves(const lower::LoweredFunc &f) {
+  std::vector<Move> out;
+  ir::pre_order_visit(f.body, nullptr, [&](const ir::Stmt &s) {
+    const auto *loop = s.as<ir::For>();
+    if (!loop || loop->for_kind != ir::ForKind::Vectorized) return;
+    const auto *st = loop->body.as<ir::Store>();
+    const auto *ld = st ? st->value.as<ir::Load>() : nullptr;
+    ASSERT_NE(ld, nullptr) << "a vectorized loop that is not a move:\n" << lower::print(f);
+    out.push_back({st->buffer.name(), ld->buffer.name(), *ir::as_const_int(loop->extent)});
+  });
+  return out;
+}
+
+/// The `vectorize_fallback` reasons of the loops that stayed scalar.
+std::vector<std::string> fallbacks(const lower::LoweredFunc &f) {
+  std::vector<std::string> out;
+  ir::pre_order_visit(f.body, nullptr, [&](const ir::Stmt &s) {
+    const auto *loop = s.as<ir::For>();
+    if (!loop) return;
+    auto it = loop->annotations.find("vectorize_fallback");
+    if (it == loop->annotations.end()) return;
+    EXPECT_EQ(loop->for_kind, ir::ForKind::Unrolled);
+    out.push_back(it->second.as_string());
+  });
+  return out;
+}
+
+std::string names(const std::vector<Move> &ms) {
+  std::string s;
+  for (const Move &m : ms) s += m.src + "->" + m.dst + "x" + std::to_string(m.lanes) + " ";
+  return s;
+}
+
+bool contains(const std::string &text, const std::string &part) { return text.find(part) != std::string::npos; }
+
+/// The lowered kernel as a PrimFunc that the interpreter can run: the launch
+/// variables become thread-bound loops again (run serially, so only for
+/// kernels whose threads do not communicate), the allocations a root block's.
+ir::PrimFunc as_runnable(const lower::LoweredFunc &f) {
+  ir::Stmt body = f.body;
+  for (int a = 0; a < 3; ++a)
+    if (const ir::Var &v = f.launch.thread_vars[a]; v.defined())
+      body = ir::For::make(v, ir::i32(0), f.launch.block[a], ir::ForKind::ThreadBinding, body, v.name());
+  for (int a = 0; a < 3; ++a)
+    if (const ir::Var &v = f.launch.block_vars[a]; v.defined())
+      body = ir::For::make(v, ir::i32(0), f.launch.grid[a], ir::ForKind::ThreadBinding, body, v.name());
+  std::vector<ir::Var> params;
+  std::vector<std::pair<ir::Var, ir::Buffer>> buffer_map;
+  for (const lower::KernelParam &p : f.params) {
+    ir::Var h(p.var.name(), ir::DataType::handle());
+    params.push_back(h);
+    buffer_map.emplace_back(h, p.buffer);
+  }
+  ir::Stmt root = ir::Block::make("root", {}, {}, ir::Expr(), {}, {}, f.allocs, std::nullopt, body);
+  return ir::PrimFunc::make(f.name, params, buffer_map, root);
+}
+
+/// Interprets `f` and its lowered form on the same random inputs; every
+/// buffer must end up bit-identical.
+void expect_lowered_computes_the_same(const ir::PrimFunc &f) {
+  lower::LoweredFunc lowered = lower::lower(f);
+  ir::PrimFunc runnable = as_runnable(lowered);
+  std::vector<runtime::NDArray> want = runtime::make_random_args(f, {}, 7);
+  std::vector<runtime::NDArray> got = runtime::make_random_args(runnable, {}, 8);
+  ASSERT_EQ(want.size(), got.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    ASSERT_EQ(want[i].nbytes(), got[i].nbytes());
+    std::memcpy(got[i].data(), want[i].data(), want[i].nbytes());
+  }
+  runtime::interpret(f, want);
+  runtime::interpret(runnable, got);
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_EQ(std::memcmp(want[i].data(), got[i].data(), want[i].nbytes()), 0)
+        << "buffer " << i << " differs after lowering:\n" << lower::print(lowered);
+}
+
+TEST(LegalizeVectorize, ElementwiseLoadsAndStoresFloat4ThroughRegisters) {
+  lower::LoweredFunc f = lower::lower(load_kernel("elementwise_vectorized"));
+  std::vector<Move> ms = moves(f);
+  ASSERT_EQ(ms.size(), 2u) << names(ms);
+  EXPECT_EQ(names(ms), "A->A_vecx4 B_vec->Bx4 ");
+  EXPECT_TRUE(fallbacks(f).empty());
+  std::string cuda = codegen::codegen_cuda(f);
+  EXPECT_TRUE(contains(cuda, "*(float4*)A_vec = *(const float4*)(A + (bx * 1024 + tx * 4));")) << cuda;
+  EXPECT_TRUE(contains(cuda, "B_vec[i_2] = A_vec[i_2] * 2.0f + 1.0f;")) << cuda;
+  EXPECT_TRUE(contains(cuda, "*(float4*)(B + (bx * 1024 + tx * 4)) = *(const float4*)B_vec;")) << cuda;
+  EXPECT_TRUE(contains(cuda, "__align__(16) float A_vec[4];")) << cuda;
+}
+
+TEST(LegalizeVectorize, HalfCopyIsOneUint4MoveWithoutRegisters) {
+  lower::LoweredFunc f = lower::lower(load_kernel("vector_copy_f16"));
+  EXPECT_EQ(names(moves(f)), "A->Bx8 ");
+  EXPECT_TRUE(f.allocs.empty());
+  std::string cuda = codegen::codegen_cuda(f);
+  EXPECT_TRUE(contains(cuda, "*(uint4*)(B + (bx * 2048 + tx * 8)) = *(const uint4*)(A + (bx * 2048 + tx * 8));"))
+      << cuda;
+  EXPECT_FALSE(contains(cuda, "for (")) << cuda;
+}
+
+TEST(LegalizeVectorize, MisalignedAndStridedLoadsFallBackToScalarUnroll) {
+  lower::LoweredFunc f = lower::lower(load_kernel("vector_fallback"));
+  EXPECT_TRUE(moves(f).empty());
+  std::vector<std::string> why = fallbacks(f);
+  ASSERT_EQ(why.size(), 2u);
+  EXPECT_EQ(why[0], "the load of A[blockIdx.x * 1024 + threadIdx.x * 4 + i_2 + 1] is not aligned: its first "
+                    "element blockIdx.x * 1024 + threadIdx.x * 4 + 1 is not a provable multiple of 4");
+  EXPECT_EQ(why[1], "the load of S[blockIdx.x * 2048 + threadIdx.x * 8 + i_2 * 2] is not contiguous in 'i_2'");
+  std::string cuda = codegen::codegen_cuda(f);
+  EXPECT_TRUE(contains(cuda, "  #pragma unroll\n  for (int i_2 = 0; i_2 < 4; ++i_2) {\n"
+                             "    B[bx * 1024 + tx * 4 + i_2] = A[bx * 1024 + tx * 4 + i_2 + 1];"))
+      << cuda;
+  EXPECT_FALSE(contains(cuda, "float4")) << cuda;
+}
+
+TEST(LegalizeVectorize, CooperativeFetchMovesFloat4FromGlobalToShared) {
+  lower::LoweredFunc f = lower::lower(load_kernel("matmul_shared_f32_vec"));
+  EXPECT_EQ(names(moves(f)), "A->A_sharedx4 B->B_sharedx4 C_local->Cx4 ");
+  EXPECT_EQ(f.allocs.size(), 3u) << "direct moves need no registers";
+  std::string cuda = codegen::codegen_cuda(f);
+  EXPECT_TRUE(contains(cuda, "*(float4*)(A_shared + tx * 4) = *(const float4*)(A + (by * 32768 + tx / 4 * 512 + "
+                             "k_0 * 16 + tx % 4 * 4));"))
+      << cuda;
+  EXPECT_TRUE(contains(cuda, "*(float4*)(C + (by * 32768 + tx / 16 * 2048 + i * 512 + bx * 64 + tx % 16 * 4)) = "
+                             "*(const float4*)(C_local + i * 4);"))
+      << cuda;
+}
+
+TEST(LegalizeVectorize, RunsWiderThan16BytesSplitIntoPieces) {
+  lower::LoweredFunc f = lower::lower(load_kernel("matmul_dynamic_shared_f32"));
+  std::vector<Move> ms = moves(f);
+  ASSERT_EQ(ms.size(), 3u) << names(ms);
+  EXPECT_EQ(ms[2].lanes, 4) << "8 floats are two float4 moves";
+  std::string cuda = codegen::codegen_cuda(f);
+  EXPECT_TRUE(contains(cuda, "for (int j_piece = 0; j_piece < 2; ++j_piece) {\n"
+                             "      *(float4*)(C + (by * 32768 + tx / 16 * 2048 + i * 256 + bx * 128 + tx % 16 * 8 + "
+                             "j_piece * 4)) = *(const float4*)(C_local + (i * 8 + j_piece * 4));"))
+      << cuda;
+}
+
+TEST(LegalizeVectorize, VectorTypePerDtypeAndWidth) {
+  lower::LoweredFunc f = lower::lower(load_kernel("vector_dtypes"));
+  EXPECT_TRUE(fallbacks(f).empty()) << lower::print(f);
+  std::string cuda = codegen::codegen_cuda(f);
+  for (const char *want : {
+           "*(float4*)(F_vec + v_piece * 4) = *(const float4*)(F + (bx * 1024 + tx * 16 + v_piece * 4));",
+           "*(uint4*)(H + (bx * 1024 + tx * 16 + v_piece * 8)) = *(const uint4*)(H_vec + v_piece * 8);",
+           "*(__nv_bfloat162*)X_vec = *(const __nv_bfloat162*)(X + (bx * 128 + tx * 2));",
+           "*(uint4*)I_vec = *(const uint4*)(I + (bx * 1024 + tx * 16));",
+           "*(unsigned short*)(K + (bx * 128 + tx * 2)) = *(const unsigned short*)K_vec;",
+           "*(unsigned int*)P_vec = *(const unsigned int*)(P + (bx * 256 + tx * 4));",
+       })
+    EXPECT_TRUE(contains(cuda, want)) << want << "\n" << cuda;
+}
+
+// Inline kernels: one thread-bound loop of 64 threads around one vectorized
+// loop of 4 float32 lanes whose body is `body` (v_i = t * 4 + v).
+ir::PrimFunc lane_kernel(const std::string &body) {
+  return script::parse_func(R"(
+@T.prim_func
+def main(A: T.Buffer((260,), "float32"), B: T.Buffer((260,), "float32")):
+    for t in T.thread_binding(64, thread="threadIdx.x"):
+        for v in T.vectorized(4):
+            with T.block("B"):
+                v_i = T.axis.spatial(256, t * 4 + v)
+                )" + body + "\n");
+}
+
+std::string only_fallback(const ir::PrimFunc &f) {
+  lower::LoweredFunc l = lower::lower(f);
+  std::vector<std::string> why = fallbacks(l);
+  EXPECT_TRUE(moves(l).empty()) << names(moves(l));
+  return why.size() == 1 ? why[0] : "(" + std::to_string(why.size()) + " fallbacks)";
+}
+
+TEST(LegalizeVectorize, ReductionIntoMemoryFallsBack) {
+  std::string why = only_fallback(lane_kernel("B[0] = B[0] + A[v_i]"));
+  EXPECT_TRUE(contains(why, "the store to B[0] writes the same element from every lane")) << why;
+}
+
+TEST(LegalizeVectorize, WrittenBufferReadAtAnotherRunFallsBack) {
+  std::string why = only_fallback(lane_kernel("B[v_i] = B[v_i + 4] + A[v_i]"));
+  EXPECT_EQ(why, "the load of B[threadIdx.x * 4 + v + 4] and the store to B[threadIdx.x * 4 + v] may touch another "
+                 "lane's element");
+}
+
+TEST(LegalizeVectorize, GuardedLoadFallsBack) {
+  std::string why = only_fallback(lane_kernel("B[v_i] = T.if_then_else(v_i < 250, A[v_i], T.float32(0))"));
+  EXPECT_EQ(why, "a load is guarded by T.if_then_else");
+}
+
+TEST(LegalizeVectorize, PredicateBranchFallsBack) {
+  std::string why = only_fallback(lane_kernel("T.where(v_i < 250)\n                B[v_i] = A[v_i]"));
+  EXPECT_EQ(why, "the body has a branch");
+}
+
+TEST(LegalizeVectorize, OddWidthFallsBack) {
+  ir::PrimFunc f = script::parse_func(R"(
+@T.prim_func
+def main(A: T.Buffer((192,), "float32"), B: T.Buffer((192,), "float32")):
+    for t in T.thread_binding(64, thread="threadIdx.x"):
+        for v in T.vectorized(3):
+            with T.block("B"):
+                v_i = T.axis.spatial(192, t * 3 + v)
+                B[v_i] = A[v_i]
+)");
+  std::string why = only_fallback(f);
+  EXPECT_TRUE(contains(why, "spans 3 x float32 = 12 bytes, not 2, 4, 8, 16 or a multiple of 16")) << why;
+}
+
+TEST(LegalizeVectorize, SymbolicStrideIsNotProvablyAligned) {
+  ir::PrimFunc f = script::parse_func(R"(
+@T.prim_func
+def main(a: T.handle, b: T.handle):
+    n = T.int32()
+    A = T.match_buffer(a, (64, n), "float32")
+    B = T.match_buffer(b, (64, 4), "float32")
+    for t in T.thread_binding(64, thread="threadIdx.x"):
+        for v in T.vectorized(4):
+            with T.block("B"):
+                vt, vv = T.axis.remap("SS", [t, v])
+                B[vt, vv] = A[vt, vv]
+)");
+  std::string why = only_fallback(f);
+  EXPECT_TRUE(contains(why, "the load of A[") && contains(why, "is not aligned")) << why;
+}
+
+TEST(LegalizeVectorize, InvariantLoadsAndLocalAccumulatorsStayScalarInTheLaneLoop) {
+  // A[0] is the same for every lane; the local accumulator keeps its
+  // scalar order; only B's loads and stores are vector moves.
+  ir::PrimFunc f = script::parse_func(R"(
+@T.prim_func
+def main(A: T.Buffer((260,), "float32"), B: T.Buffer((256,), "float32"), C: T.Buffer((64,), "float32")):
+    for t in T.thread_binding(64, thread="threadIdx.x"):
+        with T.block("row"):
+            vt = T.axis.remap("S", [t])
+            acc = T.alloc_buffer((1,), scope="local")
+            acc[0] = T.float32(0)
+            for v in T.vectorized(4):
+                with T.block("B"):
+                    v_i = T.axis.spatial(256, vt * 4 + v)
+                    B[v_i] = B[v_i] * A[0]
+                    acc[0] = acc[0] + B[v_i]
+            C[vt] = acc[0]
+)");
+  lower::LoweredFunc l = lower::lower(f);
+  EXPECT_EQ(names(moves(l)), "B->B_vecx4 B_vec->Bx4 ");
+  std::string cuda = codegen::codegen_cuda(l);
+  EXPECT_TRUE(contains(cuda, "B_vec[v] = B_vec[v] * A[0];\n    acc[0] = acc[0] + B_vec[v];")) << cuda;
+  expect_lowered_computes_the_same(f);
+}
+
+TEST(LegalizeVectorize, LoweredKernelsComputeWhatTheScheduledOnesDo) {
+  for (const char *k : {"elementwise_vectorized", "vector_copy_f16", "vector_fallback", "vector_dtypes"}) {
+    SCOPED_TRACE(k);
+    expect_lowered_computes_the_same(load_kernel(k));
+  }
+  expect_lowered_computes_the_same(lane_kernel("B[v_i] = A[v_i + 4] - A[v_i]"));
+}
+
+}  // namespace
