@@ -10,6 +10,7 @@
 #include <sstream>
 #include <unordered_set>
 
+#include "tessera/arch/Arch.h"
 #include "tessera/ir/Functor.h"
 #include "tessera/runtime/CudaDriver.h"
 #include "tessera/runtime/CudaFunction.h"
@@ -296,6 +297,118 @@ int compile_command(const CompileCommandOptions &opts, std::ostream &out, std::o
       if (!bin) throw UserError("cannot write to '" + opts.output_dir + "'");
     }
     if (!opts.output_dir.empty()) out << "wrote the source and cubins to " << opts.output_dir << "\n";
+    return 0;
+  });
+}
+
+namespace {
+
+/// 232448 -> "227 KiB", 52428800 -> "50 MiB": exact binary units where they divide.
+std::string format_bytes(int64_t bytes) {
+  for (auto [shift, unit] : {std::pair{30, "GiB"}, std::pair{20, "MiB"}, std::pair{10, "KiB"}})
+    if (bytes >= (int64_t(1) << shift) && bytes % (int64_t(1) << shift) == 0)
+      return fmt::format("{} {}", bytes >> shift, unit);
+  if (bytes >= (int64_t(1) << 30)) return fmt::format("{:.1f} GiB", double(bytes) / double(int64_t(1) << 30));
+  return fmt::format("{} bytes", bytes);
+}
+
+/// 989.4 -> "989.4", 3350.0 -> "3350", 362.05 -> "362.05": two decimals at most.
+std::string format_number(double v) {
+  std::string s = fmt::format("{:.2f}", v);
+  while (s.back() == '0') s.pop_back();
+  if (s.back() == '.') s.pop_back();
+  return s;
+}
+
+std::string join_strings(const std::vector<std::string> &items, std::string_view sep = ", ") {
+  std::string out;
+  for (const std::string &s : items) out += (out.empty() ? "" : std::string(sep)) + s;
+  return out;
+}
+
+void print_arch_text(const Arch &a, std::ostream &out) {
+  auto row = [&](std::string_view label, const std::string &value) {
+    out << fmt::format("  {:<26}{}\n", label, value);
+  };
+  auto yes_no = [](bool b) { return b ? "yes" : "no"; };
+  out << fmt::format("{}: {} ({}, fingerprint {})\n", a.name, a.description, a.arch_flag(), a.fingerprint());
+  if (!a.aliases.empty()) out << "aliases: " << join_strings(a.aliases) << "\n";
+  const ArchCompute &c = a.compute;
+  out << "compute\n";
+  row("SMs", fmt::format("{} ({} warp schedulers each), warp size {}, boost clock {} MHz", c.sm_count,
+                         c.warp_schedulers_per_sm, c.warp_size, c.boost_clock_mhz));
+  row("peak fp32 / fp16", fmt::format("{} / {} TFLOPS (CUDA cores)", format_number(c.peak_fp32_tflops),
+                                      format_number(c.peak_fp16_tflops)));
+  const ArchMemory &m = a.memory;
+  out << "memory\n";
+  row("DRAM", fmt::format("{}, {} GB/s", format_bytes(m.dram_bytes), format_number(m.dram_bandwidth_gbps)));
+  row("L2", format_bytes(m.l2_bytes));
+  row("cache line / sector", fmt::format("{} / {} bytes, vector accesses up to {} bytes", m.cache_line_bytes,
+                                         m.sector_bytes, m.max_vector_bytes));
+  row("shared memory banks", fmt::format("{} x {} bytes, {} GB/s (derived)", m.smem_banks, m.smem_bank_bytes,
+                                         format_number(m.smem_bandwidth_gbps)));
+  row("cp.async / TMA", fmt::format("{} / {}", yes_no(m.cp_async), yes_no(m.tma)));
+  const ArchLimits &l = a.limits;
+  out << "limits\n";
+  row("threads per block / SM", fmt::format("{} / {} ({} warps per SM), {} blocks per SM", l.max_threads_per_block,
+                                            l.max_threads_per_sm, a.max_warps_per_sm(), l.max_blocks_per_sm));
+  row("registers", fmt::format("{} per SM, {} per block, {} per thread", l.regs_per_sm, l.regs_per_block,
+                               l.max_regs_per_thread));
+  row("shared memory per SM", format_bytes(l.smem_per_sm_bytes));
+  row("shared memory per block",
+      fmt::format("{} static, {} opt-in ({} reserved per block)", format_bytes(l.smem_per_block_bytes),
+                  format_bytes(l.smem_per_block_optin_bytes), format_bytes(l.smem_reserved_per_block_bytes)));
+  out << "tensor cores (mma.sync, dense peak)\n";
+  for (const MmaSupport &mma : a.tensor_cores.mma) {
+    std::vector<std::string> shapes;
+    for (const MmaShape &s : mma.shapes) shapes.push_back(s.str());
+    const char *unit = mma.accumulator == "int32" ? "TOPS" : "TFLOPS";
+    row(mma.dtype + " -> " + mma.accumulator,
+        fmt::format("{} {}  {}", format_number(mma.peak_tops), unit, join_strings(shapes, " ")));
+  }
+  row("wgmma", a.tensor_cores.wgmma ? "yes (compile for " + a.arch_flag() + "a)" : "no");
+  const ArchSources &src = a.sources;
+  out << "sources\n";
+  for (auto [label, text] : {std::pair{"compute", &src.compute}, std::pair{"memory", &src.memory},
+                             std::pair{"limits", &src.limits}, std::pair{"tensor_cores", &src.tensor_cores},
+                             std::pair{"derived", &src.derived}, std::pair{"notes", &src.notes}})
+    if (!text->empty()) out << "  " << label << ": " << *text << "\n";
+  if (!a.detected) return;
+  const ArchDetection &d = *a.detected;
+  out << "detected\n";
+  row("device", fmt::format("{}: {}, base preset {}", d.ordinal, d.device_name, d.base_preset));
+  row("from the device", join_strings(d.from_device));
+  if (!d.rescaled.empty()) row("rescaled from the preset", join_strings(d.rescaled));
+}
+
+void print_arch_list(const std::vector<Arch> &presets, std::ostream &out) {
+  for (const Arch &a : presets) {
+    std::string aliases = a.aliases.empty() ? "" : "  (" + join_strings(a.aliases) + ")";
+    out << fmt::format("{:<16} {:<6} {:>4} SMs  {}{}\n", a.name, a.arch_flag(), a.compute.sm_count, a.description,
+                       aliases);
+  }
+}
+
+}  // namespace
+
+int arch_command(const ArchCommandOptions &opts, std::ostream &out, std::ostream &err) {
+  return guarded(err, [&] {
+    if (opts.detect && !opts.name.empty()) throw UserError("give a GPU name or --detect, not both");
+    if (opts.list && (opts.detect || !opts.name.empty())) throw UserError("--list takes no GPU name and no --detect");
+    if (!opts.detect && opts.name.empty()) {
+      std::vector<Arch> all = Arch::presets();
+      if (!opts.json) {
+        print_arch_list(all, out);
+        return 0;
+      }
+      ArchJson list = ArchJson::array();
+      for (const Arch &a : all) list.push_back(a.to_json());
+      out << list.dump(2) << "\n";
+      return 0;
+    }
+    Arch a = opts.detect ? Arch::detect(opts.device) : Arch::by_name(opts.name);
+    if (opts.json) out << a.to_json().dump(2) << "\n";
+    else print_arch_text(a, out);
     return 0;
   });
 }

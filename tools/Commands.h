@@ -13,6 +13,8 @@
 //   tessera codegen FILE [--arch sm_90]       print the CUDA C of a scheduled program
 //   tessera compile FILE [--arch sm_80,sm_90] [-o DIR]
 //                                             compile with NVRTC, report time and resources
+//   tessera arch [NAME | --detect] [--list] [--json]
+//                                             print a GPU description (arch/*.json)
 //
 // Exit status: 0 success, 1 user error (bad input, reported as
 // "FILE:LINE:COL: error: ..." or "error: ..."), 2 internal error (a bug).
@@ -116,6 +118,32 @@ struct CompileCommandOptions {
 /// Needs the CUDA toolkit, not a device. A compile failure exits 1 with the
 /// NVRTC log and the path of the dumped source.
 int compile_command(const CompileCommandOptions &opts, std::ostream &out, std::ostream &err);
+
+struct ArchCommandOptions {
+  /// A preset's name or alias ("h100", "rtx4090"), or a path ending in .json.
+  std::string name;
+  /// Describe the live device instead (Arch::detect).
+  bool detect = false;
+  /// The device --detect reads.
+  int device = 0;
+  /// List every preset, one line each (also what no NAME and no --detect do).
+  bool list = false;
+  /// JSON (Arch::to_json) instead of text; with --list, an array of them.
+  bool json = false;
+};
+
+/// Prints one GPU description: human-readable by default, e.g.
+///   h100_sxm: NVIDIA H100 SXM5 80GB HBM3 (sm_90, fingerprint h100_sxm/sm_90/132sm)
+///   aliases: h100, h100_sxm5, nvidia_h100_80gb_hbm3
+///   compute
+///     SMs                         132 x 4 warp schedulers, 1980 MHz boost
+///     ...
+/// or the canonical JSON with `json`. `list` prints one line per preset:
+///   h100_sxm          sm_90  132 SMs  NVIDIA H100 SXM5 80GB HBM3  (h100, h100_sxm5, ...)
+/// Exit 1 for an unknown name (the message lists the known ones), a broken
+/// description (every problem, with its JSON path), NAME together with
+/// --detect, or --detect without a device.
+int arch_command(const ArchCommandOptions &opts, std::ostream &out, std::ostream &err);
 
 /// Parses "n=64" into (name, value); throws UserError on bad syntax.
 std::pair<std::string, int64_t> parse_dim_binding(const std::string &text);

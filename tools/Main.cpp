@@ -61,6 +61,14 @@ int main(int argc, char **argv) {
   compile_cmd->add_option("--func", comp.func, "Function of a module (default: the only one, or main)");
   compile_cmd->add_option("-o,--output", comp.output_dir, "Write the CUDA source and the cubins to this directory");
 
+  ArchCommandOptions arch;
+  CLI::App *arch_cmd = app.add_subcommand("arch", "Print a GPU description (arch/*.json), or the live device's");
+  arch_cmd->add_option("name", arch.name, "Preset name or alias (h100, rtx4090, ...) or a .json file");
+  arch_cmd->add_flag("--detect", arch.detect, "Describe the live CUDA device (driver values + closest preset)");
+  arch_cmd->add_option("--device", arch.device, "With --detect: the device ordinal")->capture_default_str();
+  arch_cmd->add_flag("--list", arch.list, "List the known GPUs");
+  arch_cmd->add_flag("--json", arch.json, "Print JSON instead of text");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
@@ -72,5 +80,6 @@ int main(int argc, char **argv) {
   if (*devices_cmd) return devices_command(std::cout, std::cerr);
   if (*codegen_cmd) return codegen_command(cg, std::cout, std::cerr);
   if (*compile_cmd) return compile_command(comp, std::cout, std::cerr);
+  if (*arch_cmd) return arch_command(arch, std::cout, std::cerr);
   return 1;
 }
