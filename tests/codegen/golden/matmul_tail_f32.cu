@@ -5,9 +5,9 @@ extern "C" __global__ void __launch_bounds__(256) main_kernel(const float* __res
   const int bx = blockIdx.x;
   const int by = blockIdx.y;
   const int tx = threadIdx.x;
-  __shared__ float A_shared[1024];
-  __shared__ float B_shared[1024];
-  float C_local[16];
+  __shared__ __align__(16) float A_shared[1024];
+  __shared__ __align__(16) float B_shared[1024];
+  __align__(16) float C_local[16];
   for (int i = 0; i < 4; ++i) {
     for (int j = 0; j < 4; ++j) {
       C_local[i * 4 + j] = 0.0f;
