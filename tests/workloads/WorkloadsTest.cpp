@@ -27,6 +27,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "Workloads.h"
 #include "tessera/analysis/BlockInfo.h"
 #include "tessera/analysis/MatmulView.h"
 #include "tessera/analysis/Specialize.h"
@@ -42,10 +43,13 @@ using analysis::Combiner;
 using analysis::FuncInfo;
 using nlohmann::json;
 using runtime::NDArray;
-using Sizes = std::map<std::string, int64_t>;
+using test::Entry;
+using test::Sizes;
+using test::load_func;
+using test::load_manifest;
+using test::prepare_inputs;
 using Arrays = std::vector<NDArray>;
 
-const std::string kWorkloadDir = std::string(TESSERA_SOURCE_DIR) + "/workloads";
 const std::set<std::string> kRules = {"elementwise", "reduction", "general_reduction", "gemv",
                                       "matmul",      "conv2d",    "fallback",          "transpose"};
 const std::set<std::string> kLongTail = {"if_nest", "inplace", "nonzero_start", "prefix_sum"};
@@ -56,76 +60,6 @@ constexpr uint64_t kSeed = 2024;
 //===----------------------------------------------------------------------===//
 // The manifest
 //===----------------------------------------------------------------------===//
-
-struct Entry {
-  std::string name, file, rule;
-  Sizes full, small;
-  std::vector<std::string> symbolic;
-
-  /// "shared:<path>" is relative to the shared directory, anything else to workloads/.
-  std::string path() const {
-    const std::string shared = "shared:";
-    if (file.starts_with(shared)) return std::string(TESSERA_SHARED_DIR) + "/" + file.substr(shared.size());
-    return kWorkloadDir + "/" + file;
-  }
-  /// `sizes` without the variables that stay symbolic when compiling.
-  Sizes specialized(const Sizes &sizes) const {
-    Sizes out = sizes;
-    for (const std::string &v : symbolic) out.erase(v);
-    return out;
-  }
-};
-
-std::ostream &operator<<(std::ostream &os, const Entry &e) {
-  return os << e.name;
-}
-
-Sizes parse_sizes(const json &j, const std::string &where) {
-  if (!j.is_object()) throw std::runtime_error(where + ": expected an object {variable: size}");
-  Sizes out;
-  for (const auto &[var, value] : j.items()) {
-    if (!value.is_number_integer()) throw std::runtime_error(where + "." + var + ": expected an integer");
-    out[var] = value.get<int64_t>();
-  }
-  return out;
-}
-
-std::string parse_string(const json &j, const std::string &where) {
-  if (!j.is_string()) throw std::runtime_error(where + ": expected a string");
-  return j.get<std::string>();
-}
-
-/// Reads workloads/workloads.json; a missing or malformed field throws,
-/// naming the entry and the field.
-std::vector<Entry> load_manifest() {
-  const std::string path = kWorkloadDir + "/workloads.json";
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot open " + path);
-  json doc = json::parse(in);
-  if (!doc.is_array()) throw std::runtime_error(path + ": expected a list of entries");
-  const std::set<std::string> fields = {"name", "file", "rule", "full", "small", "symbolic"};
-  std::vector<Entry> out;
-  for (size_t i = 0; i < doc.size(); ++i) {
-    const json &j = doc[i];
-    std::string where = "entry " + std::to_string(i);
-    if (!j.is_object()) throw std::runtime_error(where + ": expected an object");
-    for (const auto &[key, value] : j.items())
-      if (!fields.contains(key)) throw std::runtime_error(where + ": unknown field '" + key + "'");
-    for (const std::string &key : fields)
-      if (!j.contains(key)) throw std::runtime_error(where + ": missing field '" + key + "'");
-    Entry e;
-    e.name = parse_string(j["name"], where + ".name");
-    where = "entry '" + e.name + "'";
-    e.file = parse_string(j["file"], where + ".file");
-    e.rule = parse_string(j["rule"], where + ".rule");
-    e.full = parse_sizes(j["full"], where + ".full");
-    e.small = parse_sizes(j["small"], where + ".small");
-    if (!j["symbolic"].is_array()) throw std::runtime_error(where + ".symbolic: expected a list");
-    for (const json &v : j["symbolic"]) e.symbolic.push_back(parse_string(v, where + ".symbolic[]"));
-    out.push_back(std::move(e));
-  }
-  return out;
-}
 
 /// [a-z0-9_]+: a valid gtest parameter name.
 bool is_identifier(const std::string &s) {
@@ -164,14 +98,6 @@ std::vector<std::string> shape_var_names(const ir::PrimFunc &f) {
   std::vector<std::string> out;
   for (const ir::Var &v : f.shape_vars()) out.push_back(v.name());
   return sorted(out);
-}
-
-ir::PrimFunc load_func(const Entry &e) {
-  std::ifstream in(e.path());
-  if (!in) throw std::runtime_error("cannot open " + e.path());
-  std::stringstream text;
-  text << in.rdbuf();
-  return script::parse_func(text.str(), e.path());
 }
 
 //===----------------------------------------------------------------------===//
@@ -422,14 +348,6 @@ const std::map<std::string, Reference> &references() {
   return table;
 }
 
-/// Inputs that random [0, 16) integers would test poorly: int4 weights get
-/// every nibble of their packed words random.
-void prepare_inputs(const Entry &e, Arrays &args, std::mt19937_64 &rng) {
-  if (e.name != "gemv_int4") return;
-  NDArray &wq = args[0];
-  for (int64_t i = 0; i < wq.numel(); ++i) wq.set_int(i, static_cast<int64_t>(rng() & 0xffffffffu));
-}
-
 bool all_finite(const NDArray &a) {
   for (int64_t i = 0; i < a.numel(); ++i)
     if (!std::isfinite(a.get(i))) return false;
@@ -611,7 +529,7 @@ TEST(WorkloadManifest, IsWellFormed) {
   }
   for (const std::string &name : kLongTail)
     EXPECT_TRUE(names.contains(name)) << "long-tail '" << name << "' missing";
-  for (const auto &file : std::filesystem::directory_iterator(kWorkloadDir)) {
+  for (const auto &file : std::filesystem::directory_iterator(test::workload_dir())) {
     if (file.path().extension() != ".py") continue;
     EXPECT_TRUE(listed_files.contains(file.path().filename().string()))
         << file.path().filename() << " is not in the manifest";

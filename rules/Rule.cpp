@@ -1,0 +1,58 @@
+//===- rules/Rule.cpp - The rule list and apply_default_schedule ------------===//
+#include "tessera/rules/Rule.h"
+
+#include "tessera/analysis/BlockInfo.h"
+#include "tessera/rules/Elementwise.h"
+#include "tessera/rules/Fallback.h"
+#include "tessera/schedule/Trace.h"
+
+namespace tessera::rules {
+
+const std::vector<const Rule *> &all_rules() {
+  // Specific first; the fallback, which matches everything, last.
+  static const std::vector<const Rule *> rules = {
+      &elementwise_rule(),
+      &fallback_rule(),
+  };
+  return rules;
+}
+
+const Rule *find_rule(const std::string &name) {
+  for (const Rule *r : all_rules())
+    if (name == r->name()) return r;
+  return nullptr;
+}
+
+DefaultSchedule apply_default_schedule(const ir::PrimFunc &f, const Arch &arch) {
+  DefaultSchedule out;
+  if (analysis::analyze(f).is_scheduled) {
+    out.func = f;
+    return out;
+  }
+  for (const Rule *rule : all_rules()) {
+    auto m = rule->match(f, arch);
+    if (!m) {
+      out.declined.emplace_back(rule->name(), m.reason());
+      continue;
+    }
+    try {
+      std::unique_ptr<Config> config = rule->default_config(**m, arch);
+      config->validate(arch);
+      schedule::Schedule sch = rule->apply(f, **m, *config);
+      out.func = sch.func();
+      out.rule = rule->name();
+      out.config = config->to_json();
+      out.trace = Json::parse(sch.trace().to_json());
+      return out;
+    } catch (const UserError &e) {
+      // A ScheduleError or ConfigError: this rule cannot schedule the
+      // function after all; the next one may.
+      out.declined.emplace_back(rule->name(), std::string("matched but failed to apply: ") + e.what());
+    }
+  }
+  std::string why;
+  for (const auto &[rule, reason] : out.declined) why += "\n  " + rule + ": " + reason;
+  throw InternalError("no rule scheduled function '" + f.name() + "' (the fallback must never refuse):" + why);
+}
+
+}  // namespace tessera::rules

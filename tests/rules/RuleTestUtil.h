@@ -1,0 +1,79 @@
+//===- tests/rules/RuleTestUtil.h - Workloads through the rules -------------===//
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "Workloads.h"
+#include "tessera/analysis/Specialize.h"
+#include "tessera/arch/Arch.h"
+#include "tessera/ir/Functor.h"
+#include "tessera/runtime/Interpreter.h"
+#include "tessera/rules/Rule.h"
+
+namespace tessera::test {
+
+/// The arch the CPU tests schedule for.
+inline const Arch &test_arch() {
+  static const Arch arch = Arch::by_name("h100");
+  return arch;
+}
+
+/// The manifest entries (empty when it cannot be read: the workloads test reports that).
+inline std::vector<Entry> workload_entries() {
+  try {
+    return load_manifest();
+  } catch (const std::exception &) {
+    return {};
+  }
+}
+
+/// Workloads no rule schedules yet: several loop nests with an intermediate
+/// of symbolic size need one kernel per nest, which tessera does not generate
+/// yet (the fallback says so). The tests check that they fail with that
+/// message; a workload that starts to work must be removed from here.
+inline bool needs_multi_kernel(const Entry &e) { return e.name == "bmm_symbolic_m_f16"; }
+
+/// The entry's function specialised to its small size (the variables it
+/// keeps symbolic stay symbolic) and the values of those for running it.
+struct SmallWorkload {
+  ir::PrimFunc func;
+  runtime::DimBindings dims;
+};
+
+inline SmallWorkload small_workload(const Entry &e) {
+  SmallWorkload w;
+  w.func = analysis::specialize(load_func(e), e.specialized(e.small));
+  for (const std::string &v : e.symbolic) w.dims[v] = e.small.at(v);
+  return w;
+}
+
+inline bool writes(const ir::PrimFunc &f, const ir::Buffer &b) {
+  bool written = false;
+  ir::pre_order_visit(f.body(), nullptr, [&](const ir::Stmt &s) {
+    if (const auto *st = s.as<ir::Store>(); st && st->buffer.same_as(b)) written = true;
+  });
+  return written;
+}
+
+/// Runs `scheduled` and `original` in the interpreter on the same random
+/// inputs and expects every output to match (dtype tolerance).
+inline void expect_same_results(const Entry &e, const ir::PrimFunc &original, const ir::PrimFunc &scheduled,
+                                const runtime::DimBindings &dims) {
+  std::mt19937_64 rng(11);
+  std::vector<runtime::NDArray> want = runtime::make_random_args(original, dims, 5);
+  prepare_inputs(e, want, rng);
+  std::vector<runtime::NDArray> got = want;
+  runtime::interpret(original, want);
+  runtime::interpret(scheduled, got);
+  for (size_t i = 0; i < original.params().size(); ++i) {
+    ir::Buffer b = original.buffer_of(original.params()[i]);
+    if (!b.defined() || !writes(original, b)) continue;
+    double rtol = runtime::default_rtol(b.dtype());
+    EXPECT_TRUE(runtime::matches_reference(got[i], want[i], rtol))
+        << e.name << ": output " << b.name() << " max_scaled_error " << runtime::max_scaled_error(got[i], want[i]);
+  }
+}
+
+}  // namespace tessera::test

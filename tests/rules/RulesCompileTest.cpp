@@ -1,0 +1,66 @@
+//===- tests/rules/RulesCompileTest.cpp - Scheduled workloads compile (nvrtc) ===//
+//
+// Label `nvrtc`: every workload, scheduled by apply_default_schedule at its
+// small size, lowers, prints and compiles with NVRTC for sm_80 and sm_90.
+// Label `gpu` (same binary, skips without a device): it also runs and
+// matches the interpreter.
+//
+//===----------------------------------------------------------------------===//
+#include "RuleTestUtil.h"
+#include "tessera/runtime/CudaFunction.h"
+
+namespace tessera::test {
+namespace {
+
+class WorkloadCompileTest : public ::testing::TestWithParam<Entry> {};
+
+TEST_P(WorkloadCompileTest, DefaultScheduleCompilesForSm80AndSm90) {
+  const Entry &e = GetParam();
+  SmallWorkload w = small_workload(e);
+  if (needs_multi_kernel(e)) {
+    try {
+      rules::apply_default_schedule(w.func, test_arch());
+      FAIL() << e.name << " is scheduled now: remove it from needs_multi_kernel";
+    } catch (const InternalError &err) {
+      EXPECT_NE(std::string(err.what()).find("one kernel per loop nest"), std::string::npos) << err.what();
+    }
+    return;
+  }
+  rules::DefaultSchedule s = rules::apply_default_schedule(w.func, test_arch());
+  try {
+    auto fns = runtime::CudaFunction::build_for_archs(s.func, {"sm_80", "sm_90"});
+    ASSERT_EQ(fns.size(), 2u);
+    for (const auto &fn : fns) EXPECT_FALSE(fn.compiled().cubin.empty()) << fn.arch();
+  } catch (const UserError &err) {
+    FAIL() << e.name << " (rule " << s.rule << "): " << err.what();
+  }
+}
+
+TEST_P(WorkloadCompileTest, DefaultScheduleMatchesTheInterpreterOnTheGpu) {
+  if (runtime::driver_status() != runtime::DriverStatus::Ok)
+    GTEST_SKIP() << "no CUDA device: " << runtime::driver_message();
+  const Entry &e = GetParam();
+  if (needs_multi_kernel(e)) GTEST_SKIP() << "needs one kernel per loop nest (checked by the nvrtc test)";
+  SmallWorkload w = small_workload(e);
+  rules::DefaultSchedule s = rules::apply_default_schedule(w.func, test_arch());
+  runtime::CudaFunction fn = runtime::CudaFunction::build(s.func);
+  std::mt19937_64 rng(11);
+  std::vector<runtime::NDArray> want = runtime::make_random_args(w.func, w.dims, 5);
+  prepare_inputs(e, want, rng);
+  std::vector<runtime::NDArray> got = want;
+  runtime::interpret(w.func, want);
+  fn.run(got);
+  for (size_t i = 0; i < w.func.params().size(); ++i) {
+    ir::Buffer b = w.func.buffer_of(w.func.params()[i]);
+    if (!b.defined() || !writes(w.func, b)) continue;
+    double rtol = runtime::default_rtol(b.dtype());
+    EXPECT_TRUE(runtime::matches_reference(got[i], want[i], rtol))
+        << e.name << ": output " << b.name() << " max_scaled_error " << runtime::max_scaled_error(got[i], want[i]);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Corpus, WorkloadCompileTest, ::testing::ValuesIn(workload_entries()),
+                         [](const auto &info) { return info.param.name; });
+
+}  // namespace
+}  // namespace tessera::test

@@ -1,0 +1,116 @@
+//===- tests/rules/RulesTest.cpp - Every workload gets a correct schedule ---===//
+//
+// For every workload of the corpus at its small size (shapes that divide no
+// tile): apply_default_schedule picks a rule (the expected one where that rule
+// exists, else one before the fallback or the fallback), the result is
+// scheduled (thread-bound), and the interpreter gives the unscheduled
+// program's answer on the same inputs. The fallback never refuses.
+//
+//===----------------------------------------------------------------------===//
+#include "RuleTestUtil.h"
+#include "tessera/analysis/BlockInfo.h"
+#include "tessera/ir/StructuralEqual.h"
+#include "tessera/rules/Elementwise.h"
+#include "tessera/schedule/Trace.h"
+#include "tessera/script/Printer.h"
+
+namespace tessera::test {
+namespace {
+
+class WorkloadRuleTest : public ::testing::TestWithParam<Entry> {};
+
+TEST_P(WorkloadRuleTest, DefaultScheduleIsScheduledAndCorrect) {
+  const Entry &e = GetParam();
+  SmallWorkload w = small_workload(e);
+  if (needs_multi_kernel(e)) {
+    try {
+      rules::apply_default_schedule(w.func, test_arch());
+      FAIL() << e.name << " is scheduled now: remove it from needs_multi_kernel";
+    } catch (const InternalError &err) {
+      EXPECT_NE(std::string(err.what()).find("one kernel per loop nest"), std::string::npos) << err.what();
+    }
+    return;
+  }
+  rules::DefaultSchedule s = rules::apply_default_schedule(w.func, test_arch());
+  ASSERT_FALSE(s.rule.empty());
+  std::string declined;
+  for (const auto &[rule, why] : s.declined) declined += "\n  " + rule + ": " + why;
+  if (rules::find_rule(e.rule)) {
+    EXPECT_EQ(s.rule, e.rule) << declined;
+  }
+  EXPECT_TRUE(analysis::analyze(s.func).is_scheduled) << script::print(s.func);
+  EXPECT_EQ(s.config["rule"], s.rule);
+  // The trace replays to the same function.
+  schedule::Schedule replay(w.func);
+  replay.replay(s.trace.dump());
+  EXPECT_TRUE(ir::structural_equal(replay.func(), s.func));
+  expect_same_results(e, w.func, s.func, w.dims);
+}
+
+INSTANTIATE_TEST_SUITE_P(Corpus, WorkloadRuleTest, ::testing::ValuesIn(workload_entries()),
+                         [](const auto &info) { return info.param.name; });
+
+/// The elementwise rule at configs other than the default, including ones
+/// whose block does not divide the size.
+TEST(ElementwiseRule, OtherConfigsGiveTheSameAnswer) {
+  const rules::Rule &rule = rules::elementwise_rule();
+  for (const Entry &e : workload_entries()) {
+    if (e.rule != "elementwise") continue;
+    SmallWorkload w = small_workload(e);
+    auto m = rule.match(w.func, test_arch());
+    ASSERT_TRUE(m) << e.name << ": " << m.reason();
+    for (auto [threads, vector, per_thread, unroll] :
+         {std::tuple{128, 2, 3, true}, std::tuple{96, 1, 1, false}, std::tuple{32, 4, 2, false}}) {
+      rules::ElementwiseConfig c;
+      c.threads = threads, c.vector = vector, c.per_thread = per_thread, c.unroll = unroll;
+      c.validate(test_arch());
+      schedule::Schedule sch = rule.apply(w.func, **m, c);
+      SCOPED_TRACE(e.name + " " + c.str());
+      expect_same_results(e, w.func, sch.func(), w.dims);
+    }
+  }
+}
+
+TEST(ApplyDefaultSchedule, SaysWhyEachEarlierRuleDeclined) {
+  for (const Entry &e : workload_entries()) {
+    if (e.name != "prefix_sum") continue;
+    rules::DefaultSchedule s = rules::apply_default_schedule(load_func(e), test_arch());
+    EXPECT_EQ(s.rule, "fallback");
+    ASSERT_FALSE(s.declined.empty());
+    EXPECT_EQ(s.declined[0].first, "elementwise");
+    EXPECT_NE(s.declined[0].second.find("statements outside blocks"), std::string::npos) << s.declined[0].second;
+  }
+}
+
+TEST(ApplyDefaultSchedule, LeavesScheduledFunctionsAlone) {
+  for (const Entry &e : workload_entries()) {
+    if (e.name != "copy_f16") continue;
+    SmallWorkload w = small_workload(e);
+    rules::DefaultSchedule once = rules::apply_default_schedule(w.func, test_arch());
+    rules::DefaultSchedule twice = rules::apply_default_schedule(once.func, test_arch());
+    EXPECT_TRUE(twice.func.same_as(once.func));
+    EXPECT_EQ(twice.rule, "");
+  }
+}
+
+TEST(Fallback, PrefixSumRunsAsOneSerialThread) {
+  for (const Entry &e : workload_entries()) {
+    if (e.name != "prefix_sum") continue;
+    rules::DefaultSchedule s = rules::apply_default_schedule(load_func(e), test_arch());
+    std::string text = script::print(s.func);
+    EXPECT_NE(text.find("T.thread_binding(1, thread=\"blockIdx.x\")"), std::string::npos) << text;
+    EXPECT_NE(text.find("T.thread_binding(1, thread=\"threadIdx.x\")"), std::string::npos) << text;
+  }
+}
+
+TEST(Fallback, ParallelOuterLoopsAreSpreadOverThreads) {
+  for (const Entry &e : workload_entries()) {
+    if (e.name != "if_nest") continue;
+    rules::DefaultSchedule s = rules::apply_default_schedule(load_func(e), test_arch());
+    std::string text = script::print(s.func);
+    EXPECT_NE(text.find("T.thread_binding(256, thread=\"threadIdx.x\")"), std::string::npos) << text;
+  }
+}
+
+}  // namespace
+}  // namespace tessera::test

@@ -1,0 +1,51 @@
+//===- tests/workloads/Workloads.h - The workload corpus manifest -----------===//
+//
+// workloads/workloads.json read for tests: the entries (name, file, expected
+// rule, full and small sizes, variables kept symbolic) and their functions.
+// Shared by the corpus test and the rule tests.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <ostream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "tessera/ir/Func.h"
+#include "tessera/runtime/NDArray.h"
+
+namespace tessera::test {
+
+using Sizes = std::map<std::string, int64_t>;
+
+/// The repository's workloads/ directory.
+const std::string &workload_dir();
+
+struct Entry {
+  std::string name, file, rule;
+  Sizes full, small;
+  std::vector<std::string> symbolic;
+
+  /// "shared:<path>" is relative to the shared directory, anything else to workloads/.
+  std::string path() const;
+  /// `sizes` without the variables that stay symbolic when compiling.
+  Sizes specialized(const Sizes &sizes) const;
+};
+
+std::ostream &operator<<(std::ostream &os, const Entry &e);
+
+/// Reads workloads/workloads.json; a missing or malformed field throws
+/// std::runtime_error naming the entry and the field.
+std::vector<Entry> load_manifest();
+
+/// Parses the entry's file.
+ir::PrimFunc load_func(const Entry &e);
+
+/// Inputs that random [0, 16) integers would test poorly: int4 weights get
+/// every nibble of their packed words random.
+void prepare_inputs(const Entry &e, std::vector<runtime::NDArray> &args, std::mt19937_64 &rng);
+
+}  // namespace tessera::test
