@@ -12,6 +12,8 @@
 
 #include "tessera/arch/Arch.h"
 #include "tessera/ir/Functor.h"
+#include "tessera/arch/Arch.h"
+#include "tessera/rules/Rule.h"
 #include "tessera/runtime/CudaDriver.h"
 #include "tessera/runtime/CudaFunction.h"
 #include "tessera/runtime/NVRTC.h"
@@ -194,21 +196,81 @@ int run_command(const RunOptions &opts, std::ostream &out, std::ostream &err) {
   });
 }
 
+namespace {
+
+/// The Arch for `tessera schedule`: a name, a file, or "auto".
+Arch schedule_arch(const std::string &name, std::ostream &out) {
+  if (name != "auto") return Arch::by_name(name);
+  if (runtime::driver_status() == runtime::DriverStatus::Ok) return Arch::detect();
+  out << "# arch: no CUDA device, scheduling for h100 (pass --arch)\n";
+  return Arch::by_name("h100");
+}
+
+/// Schedules `f` by the rules; prints the result's comment lines to `notes`.
+ir::PrimFunc schedule_by_rules(const ScheduleCommandOptions &opts, const ir::PrimFunc &f, const Arch &arch,
+                               std::string &notes) {
+  if (opts.rule.empty()) {
+    if (!opts.config.empty()) throw UserError("--config needs --rule (a config belongs to one rule)");
+    rules::DefaultSchedule s = rules::apply_default_schedule(f, arch);
+    if (opts.verbose)
+      for (const auto &[rule, why] : s.declined) notes += "# declined: " + rule + ": " + why + "\n";
+    notes += "# rule: " + (s.rule.empty() ? std::string("none (already scheduled)") : s.rule) + "\n";
+    if (!s.rule.empty()) notes += "# config: " + s.config.dump() + "\n";
+    return s.func;
+  }
+  const rules::Rule *rule = rules::find_rule(opts.rule);
+  if (!rule) {
+    std::string names;
+    for (const rules::Rule *r : rules::all_rules()) names += (names.empty() ? "" : ", ") + std::string(r->name());
+    throw UserError("unknown rule '" + opts.rule + "' (rules: " + names + ")");
+  }
+  auto m = rule->match(f, arch);
+  if (!m) throw UserError("rule '" + opts.rule + "' does not match '" + f.name() + "': " + m.reason());
+  std::unique_ptr<rules::Config> config;
+  if (opts.config.empty()) {
+    config = rule->default_config(**m, arch);
+  } else {
+    std::string text = opts.config[0] == '@' ? read_text(opts.config.substr(1)) : opts.config;
+    rules::Json j;
+    try {
+      j = rules::Json::parse(text);
+    } catch (const rules::Json::parse_error &e) {
+      throw UserError(std::string("--config is not valid JSON: ") + e.what());
+    }
+    config = rule->config_from_json(j);
+  }
+  config->validate(arch);
+  schedule::Schedule sch = rule->apply(f, **m, *config);
+  notes += "# rule: " + opts.rule + "\n# config: " + config->str() + "\n";
+  return sch.func();
+}
+
+}  // namespace
+
 int schedule_command(const ScheduleCommandOptions &opts, std::ostream &out, std::ostream &err) {
   return guarded(err, [&] {
     auto [f, dims] = load_func(opts.file, opts.func, opts.dims);
     if (opts.verify) check_dims(f, dims);
-    std::string trace = read_text(opts.trace);
-    schedule::Schedule sch(f, schedule::ScheduleOptions{.verify = true,
-                                                        .error_render_level = schedule::ErrorRenderLevel::Detail});
-    sch.replay(trace);
-    out << script::print(sch.func());
+    ir::PrimFunc scheduled;
+    std::string notes;
+    if (!opts.trace.empty()) {
+      if (!opts.rule.empty() || !opts.config.empty()) throw UserError("--trace cannot be combined with --rule/--config");
+      std::string trace = read_text(opts.trace);
+      schedule::Schedule sch(f, schedule::ScheduleOptions{.verify = true,
+                                                          .error_render_level = schedule::ErrorRenderLevel::Detail});
+      sch.replay(trace);
+      scheduled = sch.func();
+    } else {
+      Arch arch = schedule_arch(opts.arch, out);
+      scheduled = schedule_by_rules(opts, f, arch, notes);
+    }
+    out << script::print(scheduled) << notes;
     if (!opts.verify) return 0;
     // Same seed, same parameters: both functions see the same inputs.
     std::vector<runtime::NDArray> want = runtime::make_random_args(f, dims, opts.seed);
-    std::vector<runtime::NDArray> got = runtime::make_random_args(sch.func(), dims, opts.seed);
+    std::vector<runtime::NDArray> got = runtime::make_random_args(scheduled, dims, opts.seed);
     runtime::interpret(f, want);
-    runtime::interpret(sch.func(), got);
+    runtime::interpret(scheduled, got);
     std::unordered_set<const void *> outputs = written_buffers(f);
     int status = 0;
     for (size_t i = 0; i < f.params().size(); ++i) {

@@ -65,8 +65,18 @@ int run_command(const RunOptions &opts, std::ostream &out, std::ostream &err);
 
 struct ScheduleCommandOptions {
   std::string file;
-  /// A JSON schedule trace (README "Schedule traces").
+  /// A JSON schedule trace (README "Schedule traces"). Without one, the rules
+  /// schedule the function (apply_default_schedule, or `rule`).
   std::string trace;
+  /// Rules: the GPU, a preset name or alias ("h100"), a .json file, or
+  /// "auto" (the live device, else h100).
+  std::string arch = "auto";
+  /// Rules: use this rule only (its match must succeed).
+  std::string rule;
+  /// Rules: the config as JSON text, or @FILE; default: the rule's default.
+  std::string config;
+  /// Rules: also say why every earlier rule declined.
+  bool verbose = false;
   /// Also run the original and the scheduled function on the same random inputs.
   bool verify = false;
   std::vector<std::string> dims;
@@ -74,13 +84,18 @@ struct ScheduleCommandOptions {
   std::string func;
 };
 
-/// Replays the trace on the function and prints the scheduled TVMScript. With
-/// `verify`, both functions run through the interpreter on the same random
-/// inputs and a comment line per output buffer follows the script:
+/// Schedules the function and prints the scheduled TVMScript: by replaying
+/// `trace`, or by the rules, then followed by
+///   # rule: elementwise
+///   # config: {"rule":"elementwise","threads":256,...}
+/// (and with `verbose`, `# declined: <rule>: <reason>` for each earlier rule).
+/// With `verify`, both functions run through the interpreter on the same
+/// random inputs and a comment line per output buffer follows:
 ///   # verify: C max_rel_error=0 (rtol 1e-05): ok
 /// Returns 1 when an output differs beyond runtime::default_rtol of its dtype
-/// ("mismatch"), or when the trace fails (the ScheduleError is printed with the
-/// function and the offending loops/blocks marked).
+/// ("mismatch"), when the trace fails (the ScheduleError is printed with the
+/// function and the offending loops/blocks marked), when the named rule does
+/// not match (with its reason) or the config is invalid (the field named).
 int schedule_command(const ScheduleCommandOptions &opts, std::ostream &out, std::ostream &err);
 
 /// Lists the CUDA devices, one line each, after the driver and NVRTC lines:

@@ -34,11 +34,15 @@ int main(int argc, char **argv) {
 
   ScheduleCommandOptions sched;
   CLI::App *sched_cmd = app.add_subcommand(
-      "schedule", "Apply a schedule trace (JSON) to a function and print the scheduled TVMScript");
+      "schedule", "Schedule a function (by the rules, or by a JSON trace) and print the scheduled TVMScript");
   sched_cmd->add_option("file", sched.file, "TVMScript file")->required()->check(CLI::ExistingFile);
-  sched_cmd->add_option("--trace", sched.trace, "Schedule trace, a JSON list of instructions")
-      ->required()
+  sched_cmd->add_option("--trace", sched.trace, "Schedule trace, a JSON list of instructions (else: the rules)")
       ->check(CLI::ExistingFile);
+  sched_cmd->add_option("--arch", sched.arch, "GPU for the rules: a preset (h100, a100, ...), a .json file, or auto")
+      ->capture_default_str();
+  sched_cmd->add_option("--rule", sched.rule, "Use this rule only (elementwise, fallback, ...)");
+  sched_cmd->add_option("--config", sched.config, "The rule's config as JSON text, or @FILE");
+  sched_cmd->add_flag("-v,--verbose", sched.verbose, "Say why each earlier rule declined");
   sched_cmd->add_flag("--verify", sched.verify,
                       "Run original and scheduled functions on the same random inputs and compare the outputs");
   sched_cmd->add_option("--dim", sched.dims, "Bind a symbolic dimension, e.g. --dim n=64 (repeatable)");

@@ -258,6 +258,45 @@ def main(var_A: T.handle, var_B: T.handle):
   EXPECT_NE(out2.str().find("# verify: B max_rel_error=0"), std::string::npos) << out2.str();
 }
 
+TEST(ScheduleCommand, RulesScheduleAndVerifyWithoutATrace) {
+  std::string file = write_temp("add.py", kAdd);
+  std::ostringstream out, err;
+  ASSERT_EQ(schedule_command({.file = file, .arch = "h100", .verbose = true, .verify = true}, out, err), 0)
+      << err.str();
+  std::string text = out.str();
+  EXPECT_NE(text.find("T.thread_binding("), std::string::npos) << text;
+  EXPECT_NE(text.find("# rule: elementwise\n# config: {\"rule\":\"elementwise\",\"threads\":256,\"vector\":4"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("# verify: C max_rel_error=0"), std::string::npos) << text;
+}
+
+TEST(ScheduleCommand, NamedRuleAndConfigErrorsExitOne) {
+  std::string file = write_temp("add.py", kAdd);
+  auto run = [&](ScheduleCommandOptions o) {
+    o.file = file;
+    o.arch = "h100";
+    std::ostringstream out, err;
+    int rc = schedule_command(o, out, err);
+    return std::pair{rc, err.str()};
+  };
+  auto [rc1, e1] = run({.rule = "nope"});
+  EXPECT_EQ(rc1, 1);
+  EXPECT_NE(e1.find("unknown rule 'nope' (rules: elementwise, "), std::string::npos) << e1;
+  auto [rc2, e2] = run({.rule = "elementwise", .config = "{\"rule\": \"elementwise\", \"threads\": 64}"});
+  EXPECT_EQ(rc2, 1);
+  EXPECT_NE(e2.find("elementwise config: missing the field 'vector'"), std::string::npos) << e2;
+  auto [rc3, e3] = run({.rule = "elementwise", .config = "{threads"});
+  EXPECT_EQ(rc3, 1);
+  EXPECT_NE(e3.find("--config is not valid JSON"), std::string::npos) << e3;
+  auto [rc4, e4] = run({.config = "{}"});
+  EXPECT_EQ(rc4, 1);
+  EXPECT_NE(e4.find("--config needs --rule"), std::string::npos) << e4;
+  auto [rc5, e5] = run({.rule = "fallback",
+                        .config = "{\"rule\": \"fallback\", \"threads\": 32, \"max_local_bytes\": 0}"});
+  EXPECT_EQ(rc5, 0) << e5;
+}
+
 TEST(DevicesCommand, ListsDevicesOrSaysWhyNone) {
   std::ostringstream out, err;
   ASSERT_EQ(devices_command(out, err), 0) << err.str();
