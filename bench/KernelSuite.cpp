@@ -97,7 +97,7 @@ json time_kernel_file(const fs::path &file, const Options &o, double copy_gbps) 
       if (!dims.count(v.name())) dims[v.name()] = 4096;
     runtime::CudaFunction fn = runtime::CudaFunction::build(f);
     std::vector<runtime::NDArray> args = runtime::make_random_args(f, dims, /*seed=*/1);
-    runtime::LaunchDims launch = fn.launch_dims(args);
+    runtime::LaunchDims launch = fn.launch_dims(args).at(0);
     runtime::TimingResult t = fn.time(args);
     size_t bytes = 0;
     for (const runtime::NDArray &a : args)
@@ -111,6 +111,7 @@ json time_kernel_file(const fs::path &file, const Options &o, double copy_gbps) 
               {"dims", dim_text},
               {"grid", launch.grid.str()},
               {"block", launch.block.str()},
+              {"kernels", fn.kernels().size()},
               {"registers", fn.attributes().registers},
               {"median_ms", t.median_ms},
               {"min_ms", t.min_ms},

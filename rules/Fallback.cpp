@@ -12,14 +12,13 @@ namespace tessera::rules {
 using namespace tessera::ir;
 
 Json FallbackConfig::to_json() const {
-  return Json{{"rule", rule()}, {"threads", threads}, {"max_local_bytes", max_local_bytes}};
+  return Json{{"rule", rule()}, {"threads", threads}};
 }
 
 FallbackConfig FallbackConfig::from_json(const Json &j) {
   ConfigReader r(j, "fallback");
   FallbackConfig c;
   c.threads = r.integer("threads");
-  c.max_local_bytes = r.integer("max_local_bytes");
   r.finish();
   return c;
 }
@@ -28,7 +27,6 @@ void FallbackConfig::validate(const Arch &arch) const {
   require(threads >= 1 && threads <= arch.limits.max_threads_per_block, rule(), "threads", threads,
           "is outside [1, " + std::to_string(arch.limits.max_threads_per_block) + "], the threads per block of " +
               arch.name);
-  require(max_local_bytes >= 0, rule(), "max_local_bytes", max_local_bytes, "cannot be negative");
 }
 
 namespace {
@@ -86,9 +84,13 @@ class FallbackRule final : public Rule {
         // substitute): the block stays; the schedule is unchanged.
       }
     }
-    std::vector<Stmt> items = top_level(sch.func());
-    if (items.size() == 1 && bind_parallel_prefix(sch, items[0], *c)) return sch;
-    run_serially(sch, *c);
+    // Each top-level statement is its own kernel when they differ
+    // (lower::split_kernels); schedule them one by one.
+    size_t n = top_level(sch.func()).size();
+    for (size_t i = 0; i < n; ++i) {
+      Stmt item = top_level(sch.func())[i];
+      if (!bind_parallel_prefix(sch, item, *c)) run_serially(sch, item);
+    }
     return sch;
   }
 
@@ -126,40 +128,23 @@ class FallbackRule final : public Rule {
     return true;
   }
 
-  /// The block writing `b` (an intermediate) puts it in thread-local memory.
-  static void move_to_local(schedule::Schedule &sch, const analysis::FuncInfo &info, const Buffer &b) {
-    for (const analysis::BlockInfo &bi : info.blocks) {
-      const auto &writes = bi.block.as<Block>()->writes;
-      for (size_t i = 0; i < writes.size(); ++i) {
-        if (!writes[i].buffer.same_as(b)) continue;
-        sch.set_scope(sch.get_block(bi.name), static_cast<int64_t>(i), "local");
-        return;
-      }
-    }
-  }
-
-  /// One GPU thread runs the whole function; intermediates go to local memory.
-  static void run_serially(schedule::Schedule &sch, const FallbackConfig &c) {
-    analysis::FuncInfo info = analysis::analyze(sch.func());
-    int64_t local_bytes = 0;
-    for (const Buffer &b : sch.func().root_block().allocs) {
-      int64_t n = b.dtype().bytes();
-      for (const Expr &d : b.shape()) {
-        auto e = as_const_int(d);
-        n = e ? n * *e : -1;
-        if (n < 0) break;
-      }
-      if (n < 0 || (local_bytes += n) > c.max_local_bytes)
-        throw UserError("the fallback would run '" + sch.func().name() +
-                        "' as one GPU thread, but its intermediate buffers (" + b.name() +
-                        (n < 0 ? " has a symbolic size" : ", ...") + ") exceed " + std::to_string(c.max_local_bytes) +
-                        " bytes of thread-local memory; such functions need one kernel per loop nest, which "
-                        "tessera does not generate yet");
-      if (b.scope() == "global") move_to_local(sch, info, b);
-    }
-    schedule::LoopRef thread = sch.add_unit_loop(sch.get_block("root"), "serial_thread");
-    schedule::LoopRef block = sch.add_unit_loop(sch.get_block("root"), "serial_block");
-    sch.bind(block, "blockIdx.x");
+  /// Runs the loop nest `s` as one GPU thread (a scan, a loop-carried
+  /// dependence). Statements that are not loops, or hold no block to take a
+  /// loop handle from, are left as they are: the lowering runs a statement
+  /// outside thread-bound loops as a kernel of one thread.
+  static void run_serially(schedule::Schedule &sch, const Stmt &s) {
+    const auto *loop = s.as<For>();
+    if (!loop) return;
+    std::string block;
+    pre_order_visit(s, nullptr, [&](const Stmt &x) {
+      if (const auto *b = x.as<Block>(); b && block.empty()) block = b->name;
+    });
+    if (block.empty()) return;
+    schedule::LoopRef outer = sch.get_loops(sch.get_block(block))[0];
+    TESSERA_ICHECK(outer.var.same_as(loop->loop_var)) << "get_loops disagrees with the loop nest";
+    schedule::LoopRef thread = sch.add_unit_loop(outer, "serial_thread");
+    schedule::LoopRef grid = sch.add_unit_loop(thread, "serial_block");
+    sch.bind(grid, "blockIdx.x");
     sch.bind(thread, "threadIdx.x");
   }
 };

@@ -169,8 +169,9 @@ int run_on_gpu(const RunOptions &opts, const ir::PrimFunc &f, const runtime::Dim
   }
   if (opts.time) {
     runtime::TimingResult t = fn.time(got);
-    out << fmt::format("# time: {} median {:.4g} ms (min {:.4g}, max {:.4g}, {} runs{})\n", fn.kernel_name(),
-                       t.median_ms, t.min_ms, t.max_ms, t.repetitions, t.l2_flushed ? ", L2 flushed" : "");
+    std::string what = fn.kernels().size() == 1 ? fn.kernel_name() : fmt::format("{} kernels", fn.kernels().size());
+    out << fmt::format("# time: {} median {:.4g} ms (min {:.4g}, max {:.4g}, {} runs{})\n", what, t.median_ms,
+                       t.min_ms, t.max_ms, t.repetitions, t.l2_flushed ? ", L2 flushed" : "");
   }
   return status;
 }
@@ -342,21 +343,24 @@ int compile_command(const CompileCommandOptions &opts, std::ostream &out, std::o
     auto [f, dims] = load_func(opts.file, opts.func, {});
     std::vector<runtime::CudaFunction> fns = runtime::CudaFunction::build_for_archs(f, archs);
     for (const runtime::CudaFunction &fn : fns) {
-      const runtime::CompileResult &r = fn.compiled();
-      out << fmt::format("{}: {} compiled in {:.1f} ms", fn.arch(), fn.kernel_name(), r.compile_ms);
-      if (const runtime::KernelResources *k = r.find_kernel(fn.kernel_name())) {
-        int64_t dyn = fn.lowered().dynamic_shared_bytes;
-        out << fmt::format(", {} registers, {} bytes shared (static {}, dynamic {}), {} bytes spilled", k->registers,
-                           k->shared_bytes + dyn, k->shared_bytes, dyn, k->spill_stores + k->spill_loads);
+      for (const runtime::CompiledKernel &k : fn.kernels()) {
+        const runtime::CompileResult &r = k.compiled;
+        out << fmt::format("{}: {} compiled in {:.1f} ms", fn.arch(), k.name, r.compile_ms);
+        if (const runtime::KernelResources *res = r.find_kernel(k.name)) {
+          int64_t dyn = k.lowered.dynamic_shared_bytes;
+          out << fmt::format(", {} registers, {} bytes shared (static {}, dynamic {}), {} bytes spilled",
+                             res->registers, res->shared_bytes + dyn, res->shared_bytes, dyn,
+                             res->spill_stores + res->spill_loads);
+        }
+        out << "\n";
+        if (opts.output_dir.empty()) continue;
+        std::filesystem::create_directories(opts.output_dir);
+        std::filesystem::path dir(opts.output_dir);
+        std::ofstream(dir / (k.name + ".cu")) << k.source;
+        std::ofstream bin(dir / (k.name + "." + fn.arch() + ".cubin"), std::ios::binary);
+        bin.write(reinterpret_cast<const char *>(r.cubin.data()), static_cast<std::streamsize>(r.cubin.size()));
+        if (!bin) throw UserError("cannot write to '" + opts.output_dir + "'");
       }
-      out << "\n";
-      if (opts.output_dir.empty()) continue;
-      std::filesystem::create_directories(opts.output_dir);
-      std::filesystem::path dir(opts.output_dir);
-      std::ofstream(dir / (fn.kernel_name() + ".cu")) << fn.source();
-      std::ofstream bin(dir / (fn.kernel_name() + "." + fn.arch() + ".cubin"), std::ios::binary);
-      bin.write(reinterpret_cast<const char *>(r.cubin.data()), static_cast<std::streamsize>(r.cubin.size()));
-      if (!bin) throw UserError("cannot write to '" + opts.output_dir + "'");
     }
     if (!opts.output_dir.empty()) out << "wrote the source and cubins to " << opts.output_dir << "\n";
     return 0;

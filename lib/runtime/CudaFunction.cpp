@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "tessera/runtime/CudaFunction.h"
 
+#include <algorithm>
 #include <mutex>
 #include <unordered_map>
 
@@ -20,16 +21,19 @@ namespace tessera::runtime {
 
 struct CudaFunction::State {
   ir::PrimFunc func;
-  lower::LoweredFunc lowered;
-  std::string source;
-  std::string kernel_name;
-  CompileResult compiled;
+  std::vector<CompiledKernel> kernels;
+  std::vector<ir::Buffer> workspace;
+  /// The parameters every kernel takes: the function's, then one handle per
+  /// workspace buffer (lower::split_kernels).
+  std::vector<ir::Var> kernel_params;
   /// Buffers the function stores into (copied back after a run).
   std::vector<bool> param_written;
+  /// Every kernel's source, in launch order.
+  std::string all_sources;
 
   std::mutex mutex;
-  /// Loaded modules by device ordinal.
-  std::unordered_map<int, std::unique_ptr<Module>> modules;
+  /// Loaded modules by device ordinal, one per kernel.
+  std::unordered_map<int, std::vector<std::unique_ptr<Module>>> modules;
 };
 
 namespace {
@@ -185,11 +189,12 @@ LaunchDims eval_launch(const lower::LoweredFunc &lf, const ArgBinder &binder) {
   return out;
 }
 
-/// Device copies of the buffer arguments and the argument list, in the
-/// kernel's parameter order.
+/// Device copies of the buffer arguments and the workspace, and each
+/// kernel's argument list in its parameter order.
 struct DeviceArgs {
-  std::vector<DeviceBuffer> buffers;  // one per PrimFunc parameter (empty for scalars)
-  KernelArgs args;
+  std::vector<DeviceBuffer> buffers;    // one per PrimFunc parameter (empty for scalars)
+  std::vector<DeviceBuffer> workspace;  // one per workspace buffer
+  std::vector<KernelArgs> args;         // one per kernel
 };
 
 DeviceArgs upload(const CudaFunction::State &s, const std::vector<NDArray> &host, const ArgBinder &binder,
@@ -197,30 +202,43 @@ DeviceArgs upload(const CudaFunction::State &s, const std::vector<NDArray> &host
   DeviceArgs out;
   const auto &params = s.func.params();
   out.buffers.resize(params.size());
-  std::unordered_map<const ir::VarNode *, size_t> index;
   for (size_t i = 0; i < params.size(); ++i) {
-    index[params[i].get()] = i;
     if (!s.func.buffer_of(params[i]).defined()) continue;
     // cuMemAlloc refuses 0 bytes; an empty array gets a small buffer it never reads.
     out.buffers[i] = DeviceBuffer(std::max<size_t>(host[i].nbytes(), 16), device);
     if (host[i].nbytes() > 0) out.buffers[i].copy_from_host(host[i].data(), host[i].nbytes());
   }
-  for (const lower::KernelParam &p : s.lowered.params) {
-    auto it = index.find(p.var.get());
-    if (p.is_buffer()) {
-      TESSERA_ICHECK(it != index.end()) << "kernel buffer parameter '" << p.var.name() << "' is not a parameter";
-      out.args.buffer(out.buffers[it->second]);
-      continue;
+  for (const ir::Buffer &w : s.workspace) {
+    int64_t n = w.dtype().bytes();
+    for (size_t d = 0; d < w.shape().size(); ++d)
+      n *= binder.eval(w.shape()[d], "dimension " + std::to_string(d) + " of the workspace buffer '" + w.name() + "'");
+    out.workspace.emplace_back(std::max<size_t>(static_cast<size_t>(std::max<int64_t>(n, 0)), 16), device);
+  }
+  // Kernel parameter -> (is workspace, index).
+  std::unordered_map<const ir::VarNode *, std::pair<bool, size_t>> slot;
+  for (size_t i = 0; i < s.kernel_params.size(); ++i)
+    slot[s.kernel_params[i].get()] = i < params.size() ? std::pair{false, i} : std::pair{true, i - params.size()};
+  for (const CompiledKernel &k : s.kernels) {
+    KernelArgs args;
+    for (const lower::KernelParam &p : k.lowered.params) {
+      auto it = slot.find(p.var.get());
+      if (p.is_buffer()) {
+        TESSERA_ICHECK(it != slot.end()) << "kernel buffer parameter '" << p.var.name() << "' is not a parameter";
+        args.buffer(it->second.first ? out.workspace[it->second.second] : out.buffers[it->second.second]);
+        continue;
+      }
+      // A scalar: from its array (converted to the parameter's dtype) or, for
+      // a shape variable, from the binding.
+      NDArray v(p.var.dtype(), {});
+      if (it != slot.end() && !it->second.first && p.var.dtype().is_float()) v.set(0, host[it->second.second].get(0));
+      else v.set_int(0, binder.value_of(p.var));
+      args.raw(v.data(), v.nbytes(), v.nbytes());
     }
-    // A scalar: from its array (converted to the parameter's dtype) or, for a
-    // shape variable, from the binding.
-    NDArray v(p.var.dtype(), {});
-    if (it != index.end() && p.var.dtype().is_float()) v.set(0, host[it->second].get(0));
-    else v.set_int(0, binder.value_of(p.var));
-    out.args.raw(v.data(), v.nbytes(), v.nbytes());
+    out.args.push_back(std::move(args));
   }
   return out;
 }
+
 }  // namespace
 
 CudaFunction CudaFunction::build(const ir::PrimFunc &f, const CudaBuildOptions &options) {
@@ -231,95 +249,138 @@ CudaFunction CudaFunction::build(const ir::PrimFunc &f, const CudaBuildOptions &
 std::vector<CudaFunction> CudaFunction::build_for_archs(const ir::PrimFunc &f, const std::vector<std::string> &archs,
                                                         const CudaBuildOptions &options) {
   if (archs.empty()) throw UserError("no architecture to compile for");
-  lower::LoweredFunc lowered = lower::lower(f);
-  std::string kernel = codegen::cuda_kernel_name(lowered);
+  lower::KernelSplit split = lower::split_kernels(f);
+  std::vector<lower::LoweredFunc> lowered;
+  for (const ir::PrimFunc &k : split.kernels) lowered.push_back(lower::lower(k));
+  // One NVRTC program per (architecture, kernel), all compiled in parallel.
   std::vector<CompileJob> jobs;
-  std::vector<std::string> sources;
   for (const std::string &arch : archs) {
     parse_arch(arch);
-    sources.push_back(codegen::codegen_cuda(lowered, codegen::CudaOptions{.arch = arch}));
-    jobs.push_back({sources.back(), CompileOptions{.arch = arch, .name = f.name(), .extra_options = options.extra_options}});
+    for (const lower::LoweredFunc &l : lowered)
+      jobs.push_back({codegen::codegen_cuda(l, codegen::CudaOptions{.arch = arch}),
+                      CompileOptions{.arch = arch, .name = l.name, .extra_options = options.extra_options}});
   }
-  std::vector<CompileOutcome> outcomes =
-      jobs.size() == 1 ? std::vector<CompileOutcome>{} : compile_many(jobs);
+  std::vector<CompileOutcome> outcomes;
   if (jobs.size() == 1) {
     CompileOutcome o;
     o.result = compile_cuda(jobs[0].source, jobs[0].options);
     outcomes.push_back(std::move(o));
+  } else {
+    outcomes = compile_many(jobs);
   }
+  for (const CompileOutcome &o : outcomes)
+    if (!o.ok()) throw *o.error;
   std::vector<CudaFunction> out;
   std::vector<bool> written = written_params(f);
-  for (size_t i = 0; i < jobs.size(); ++i) {
-    if (!outcomes[i].ok()) throw *outcomes[i].error;
+  size_t job = 0;
+  for (size_t a = 0; a < archs.size(); ++a) {
     auto s = std::make_shared<State>();
     s->func = f;
-    s->lowered = lowered;
-    s->source = sources[i];
-    s->kernel_name = kernel;
-    s->compiled = std::move(*outcomes[i].result);
+    s->workspace = split.workspace;
+    s->kernel_params = split.kernels[0].params();
     s->param_written = written;
+    for (const lower::LoweredFunc &l : lowered) {
+      CompiledKernel k{l, codegen::cuda_kernel_name(l), jobs[job].source, std::move(*outcomes[job].result)};
+      s->all_sources += (s->all_sources.empty() ? "" : "\n") + k.source;
+      s->kernels.push_back(std::move(k));
+      ++job;
+    }
     out.push_back(CudaFunction(std::move(s)));
   }
   return out;
 }
 
 const ir::PrimFunc &CudaFunction::func() const { return s_->func; }
-const lower::LoweredFunc &CudaFunction::lowered() const { return s_->lowered; }
-const std::string &CudaFunction::source() const { return s_->source; }
-const CompileResult &CudaFunction::compiled() const { return s_->compiled; }
-const std::string &CudaFunction::kernel_name() const { return s_->kernel_name; }
-const std::string &CudaFunction::arch() const { return s_->compiled.arch; }
+const std::vector<CompiledKernel> &CudaFunction::kernels() const { return s_->kernels; }
+const std::vector<ir::Buffer> &CudaFunction::workspace() const { return s_->workspace; }
+const lower::LoweredFunc &CudaFunction::lowered() const { return s_->kernels[0].lowered; }
+const std::string &CudaFunction::source() const { return s_->all_sources; }
+const CompileResult &CudaFunction::compiled() const { return s_->kernels[0].compiled; }
+const std::string &CudaFunction::kernel_name() const { return s_->kernels[0].name; }
+const std::string &CudaFunction::arch() const { return s_->kernels[0].compiled.arch; }
 
-LaunchDims CudaFunction::launch_dims(const std::vector<NDArray> &args) const {
-  return eval_launch(s_->lowered, ArgBinder(s_->func, args));
+std::vector<LaunchDims> CudaFunction::launch_dims(const std::vector<NDArray> &args) const {
+  ArgBinder binder(s_->func, args);
+  std::vector<LaunchDims> out;
+  for (const CompiledKernel &k : s_->kernels) out.push_back(eval_launch(k.lowered, binder));
+  return out;
 }
 
 namespace {
 
-/// The kernel of `s` on `device`, loading the module on first use. A cubin
+/// The kernels of `s` on `device`, loading the modules on first use. A cubin
 /// runs only on its own major architecture, at the same or a later minor.
-Kernel load_kernel(CudaFunction::State &s, int device) {
+std::vector<Kernel> load_kernels(CudaFunction::State &s, int device) {
   std::lock_guard<std::mutex> lock(s.mutex);
-  auto &m = s.modules[device];
-  if (!m) {
+  auto &mods = s.modules[device];
+  if (mods.empty()) {
     const DeviceProperties &props = Device::get(device).properties();
-    auto [major, minor] = parse_arch(s.compiled.arch);
+    const std::string &arch = s.kernels[0].compiled.arch;
+    auto [major, minor] = parse_arch(arch);
     if (major != props.cc_major || minor > props.cc_minor)
-      throw UserError("kernel '" + s.kernel_name + "' was compiled for " + s.compiled.arch + " but device " +
-                      std::to_string(device) + " (" + props.name + ") is " + props.arch() +
-                      ": compile for " + props.arch());
-    m = std::make_unique<Module>(Module::load(s.compiled.cubin, device));
+      throw UserError("kernel '" + s.kernels[0].name + "' was compiled for " + arch + " but device " +
+                      std::to_string(device) + " (" + props.name + ") is " + props.arch() + ": compile for " +
+                      props.arch());
+    for (const CompiledKernel &k : s.kernels)
+      mods.push_back(std::make_unique<Module>(Module::load(k.compiled.cubin, device)));
   }
-  Kernel k = m->kernel(s.kernel_name);
-  return k;
+  std::vector<Kernel> out;
+  for (size_t i = 0; i < s.kernels.size(); ++i) out.push_back(mods[i]->kernel(s.kernels[i].name));
+  return out;
+}
+
+/// Everything one call needs on the device.
+struct PreparedCall {
+  std::vector<Kernel> kernels;
+  std::vector<LaunchDims> dims;
+  DeviceArgs dev;
+
+  /// Enqueues every kernel that has work; `wait` makes each launch checked
+  /// and synchronous (an execution fault names its kernel).
+  void launch(bool wait) {
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      if (!dims[i].has_work) continue;
+      if (wait)
+        kernels[i].run(dims[i].grid, dims[i].block, dev.args[i], dims[i].dynamic_shared_bytes);
+      else
+        kernels[i].launch(dims[i].grid, dims[i].block, dev.args[i], dims[i].dynamic_shared_bytes);
+    }
+  }
+};
+
+PreparedCall prepare(CudaFunction::State &s, const std::vector<NDArray> &args, int device) {
+  ArgBinder binder(s.func, args);
+  PreparedCall call;
+  for (const CompiledKernel &k : s.kernels) call.dims.push_back(eval_launch(k.lowered, binder));
+  call.kernels = load_kernels(s, device);
+  call.dev = upload(s, args, binder, device);
+  for (size_t i = 0; i < call.kernels.size(); ++i)
+    if (call.dims[i].dynamic_shared_bytes > 0) call.kernels[i].set_dynamic_shared_memory(call.dims[i].dynamic_shared_bytes);
+  return call;
 }
 
 }  // namespace
 
 void CudaFunction::run(std::vector<NDArray> &args, int device) const {
-  ArgBinder binder(s_->func, args);
-  LaunchDims dims = eval_launch(s_->lowered, binder);
-  Kernel k = load_kernel(*s_, device);
-  DeviceArgs dev = upload(*s_, args, binder, device);
-  if (dims.dynamic_shared_bytes > 0) k.set_dynamic_shared_memory(dims.dynamic_shared_bytes);
-  if (dims.has_work) k.run(dims.grid, dims.block, dev.args, dims.dynamic_shared_bytes);
+  PreparedCall call = prepare(*s_, args, device);
+  call.launch(/*wait=*/true);
   for (size_t i = 0; i < args.size(); ++i)
-    if (s_->param_written[i] && args[i].nbytes() > 0) dev.buffers[i].copy_to_host(args[i].data(), args[i].nbytes());
+    if (s_->param_written[i] && args[i].nbytes() > 0)
+      call.dev.buffers[i].copy_to_host(args[i].data(), args[i].nbytes());
 }
 
 TimingResult CudaFunction::time(const std::vector<NDArray> &args, const TimingOptions &options, int device) const {
-  ArgBinder binder(s_->func, args);
-  LaunchDims dims = eval_launch(s_->lowered, binder);
-  if (!dims.has_work)
-    throw UserError("kernel '" + s_->kernel_name + "' has an empty grid for these arguments: nothing to time");
-  Kernel k = load_kernel(*s_, device);
-  DeviceArgs dev = upload(*s_, args, binder, device);
-  if (dims.dynamic_shared_bytes > 0) k.set_dynamic_shared_memory(dims.dynamic_shared_bytes);
+  PreparedCall call = prepare(*s_, args, device);
+  if (std::none_of(call.dims.begin(), call.dims.end(), [](const LaunchDims &d) { return d.has_work; }))
+    throw UserError("function '" + s_->func.name() + "' launches nothing for these arguments: nothing to time");
   // One checked run first, so a faulting kernel is reported as such, not as a timing failure.
-  k.run(dims.grid, dims.block, dev.args, dims.dynamic_shared_bytes);
-  return time_kernel(k, dims.grid, dims.block, dev.args, dims.dynamic_shared_bytes, options);
+  call.launch(/*wait=*/true);
+  size_t bytes = 0;
+  for (const DeviceBuffer &b : call.dev.buffers) bytes += b.size();
+  for (const DeviceBuffer &b : call.dev.workspace) bytes += b.size();
+  return time_launches([&] { call.launch(/*wait=*/false); }, bytes, options, device);
 }
 
-KernelAttributes CudaFunction::attributes(int device) const { return load_kernel(*s_, device).attributes(); }
+KernelAttributes CudaFunction::attributes(int device) const { return load_kernels(*s_, device)[0].attributes(); }
 
 }  // namespace tessera::runtime

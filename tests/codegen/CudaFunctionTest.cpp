@@ -61,7 +61,7 @@ TEST(CudaFunction, MalformedArchIsAUserError) {
 TEST(CudaFunction, LaunchExtentsFollowTheSymbolicShape) {
   ir::PrimFunc f = load_kernel("matmul_tail_f32");
   runtime::CudaFunction fn = runtime::CudaFunction::build(f, {.arch = "sm_90"});
-  auto at = [&](int64_t m) { return fn.launch_dims(runtime::make_random_args(f, {{"m", m}}, 0)); };
+  auto at = [&](int64_t m) { return fn.launch_dims(runtime::make_random_args(f, {{"m", m}}, 0)).at(0); };
   runtime::LaunchDims d = at(130);
   EXPECT_EQ(d.grid.str(), "(4, 3, 1)");
   EXPECT_EQ(d.block.str(), "(256, 1, 1)");
@@ -106,6 +106,39 @@ def twice(a: T.handle):
   std::vector<runtime::NDArray> args{runtime::NDArray(ir::DataType::float32(), {8})};
   std::string msg = error_of([&] { fn.launch_dims(args); });
   EXPECT_NE(msg.find("uses 'n', which no argument determines"), std::string::npos) << msg;
+}
+
+TEST(CudaFunction, SeveralNestsBuildOneKernelEachWithWorkspace) {
+  ir::PrimFunc f = script::parse_func(R"(
+@T.prim_func
+def rows(a: T.handle, b: T.handle):
+    T.func_attr({"tir.noalias": True})
+    n = T.int32()
+    A = T.match_buffer(a, (n, 32), "float32")
+    B = T.match_buffer(b, (n,), "float32")
+    S = T.alloc_buffer((n,))
+    for i in T.thread_binding(n, thread="blockIdx.x"):
+        for k in range(32):
+            with T.block("S"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    S[vi] = T.float32(0)
+                S[vi] = S[vi] + A[vi, vk]
+    for i in T.thread_binding(n, thread="threadIdx.x"):
+        with T.block("B"):
+            vi = T.axis.spatial(n, i)
+            B[vi] = S[vi] * T.float32(2)
+)",
+                                      "rows.py");
+  runtime::CudaFunction fn = runtime::CudaFunction::build(f, {.arch = "sm_90"});
+  ASSERT_EQ(fn.kernels().size(), 2u);
+  ASSERT_EQ(fn.workspace().size(), 1u);
+  EXPECT_EQ(fn.kernels()[0].name, "rows_0_kernel");
+  EXPECT_NE(fn.source().find("rows_1_kernel"), std::string::npos);
+  auto dims = fn.launch_dims(runtime::make_random_args(f, {{"n", 100}}, 0));
+  ASSERT_EQ(dims.size(), 2u);
+  EXPECT_EQ(dims[0].grid.str(), "(100, 1, 1)");
+  EXPECT_EQ(dims[1].block.str(), "(100, 1, 1)");
 }
 
 TEST(CudaFunction, RunWithoutADriverIsAnErrorNotACrash) {

@@ -17,15 +17,6 @@ class WorkloadCompileTest : public ::testing::TestWithParam<Entry> {};
 TEST_P(WorkloadCompileTest, DefaultScheduleCompilesForSm80AndSm90) {
   const Entry &e = GetParam();
   SmallWorkload w = small_workload(e);
-  if (needs_multi_kernel(e)) {
-    try {
-      rules::apply_default_schedule(w.func, test_arch());
-      FAIL() << e.name << " is scheduled now: remove it from needs_multi_kernel";
-    } catch (const InternalError &err) {
-      EXPECT_NE(std::string(err.what()).find("one kernel per loop nest"), std::string::npos) << err.what();
-    }
-    return;
-  }
   rules::DefaultSchedule s = rules::apply_default_schedule(w.func, test_arch());
   try {
     auto fns = runtime::CudaFunction::build_for_archs(s.func, {"sm_80", "sm_90"});
@@ -40,7 +31,6 @@ TEST_P(WorkloadCompileTest, DefaultScheduleMatchesTheInterpreterOnTheGpu) {
   if (runtime::driver_status() != runtime::DriverStatus::Ok)
     GTEST_SKIP() << "no CUDA device: " << runtime::driver_message();
   const Entry &e = GetParam();
-  if (needs_multi_kernel(e)) GTEST_SKIP() << "needs one kernel per loop nest (checked by the nvrtc test)";
   SmallWorkload w = small_workload(e);
   rules::DefaultSchedule s = rules::apply_default_schedule(w.func, test_arch());
   runtime::CudaFunction fn = runtime::CudaFunction::build(s.func);

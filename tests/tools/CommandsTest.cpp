@@ -293,7 +293,7 @@ TEST(ScheduleCommand, NamedRuleAndConfigErrorsExitOne) {
   EXPECT_EQ(rc4, 1);
   EXPECT_NE(e4.find("--config needs --rule"), std::string::npos) << e4;
   auto [rc5, e5] = run({.rule = "fallback",
-                        .config = "{\"rule\": \"fallback\", \"threads\": 32, \"max_local_bytes\": 0}"});
+                        .config = "{\"rule\": \"fallback\", \"threads\": 32}"});
   EXPECT_EQ(rc5, 0) << e5;
 }
 

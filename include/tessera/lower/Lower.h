@@ -73,6 +73,27 @@ struct LoweredFunc {
 /// kernel form yet (see the class).
 LoweredFunc lower(const ir::PrimFunc &f);
 
+/// A function run as several kernels, in order (see split_kernels).
+struct KernelSplit {
+  /// One function per kernel. Each takes the original parameters, in order,
+  /// followed by one buffer parameter per workspace buffer.
+  std::vector<ir::PrimFunc> kernels;
+  /// Intermediate buffers the host allocates (the function's "global"
+  /// allocations); they may have symbolic shapes in the function's shape
+  /// variables.
+  std::vector<ir::Buffer> workspace;
+};
+
+/// One kernel when the function is one (its top-level statements share one
+/// launch configuration and it allocates no global memory): `kernels` is
+/// {f} and `workspace` empty. Otherwise one kernel per top-level statement of
+/// the root block, in order: a statement with no thread-bound loop runs as
+/// a single GPU thread; function-level "global" allocations become workspace;
+/// "shared"/"local" function-level allocations go with the one kernel that
+/// uses them (LowerError when two kernels use one: shared memory does not
+/// outlive a kernel).
+KernelSplit split_kernels(const ir::PrimFunc &f);
+
 /// The lowered function as TVMScript text (for TESSERA_DUMP and tests):
 /// allocations at function level, launch variables as free variables.
 std::string print(const LoweredFunc &f);

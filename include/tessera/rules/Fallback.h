@@ -1,21 +1,17 @@
 //===- tessera/rules/Fallback.h - A correct kernel for any valid program ----===//
 //
 // The last rule: it matches every function and never refuses a valid one.
-// It inlines what can be inlined, then
-//   - when the body is one loop nest whose outer loops are parallel
-//     (analysis::why_not_parallel: iterations touch disjoint data), fuses
-//     those loops and splits them over blockIdx.x / threadIdx.x (`threads`
-//     per block); loops that start elsewhere than 0 are bound as they are;
-//     everything inside (reductions, loop-carried dependences, branches)
-//     runs serially in each thread;
-//   - otherwise (statements outside blocks, several loop nests, no parallel
-//     loop: a prefix sum) runs the whole function as one GPU thread, with
-//     its intermediate buffers in thread-local memory.
+// It inlines what can be inlined, then schedules each top-level loop nest
+// on its own (a function with several nests runs as one kernel per nest,
+// lower::split_kernels, with its intermediates in global memory):
+//   - a nest whose outer loops are parallel (analysis::why_not_parallel:
+//     iterations touch disjoint data) has those loops fused and split over
+//     blockIdx.x / threadIdx.x (`threads` per block); loops that start
+//     elsewhere than 0 are bound as they are; everything inside (reductions,
+//     loop-carried dependences, branches) runs serially in each thread;
+//   - any other nest (a prefix sum) runs as one GPU thread, and statements
+//     outside loops as their own one-thread kernel.
 // Correct first: the specialised rules exist to be fast.
-//
-// Not yet: functions with several loop nests and large intermediates need
-// one kernel per nest (a multi-kernel lowering); the fallback says so with a
-// UserError when the intermediates exceed `max_local_bytes`.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -25,8 +21,7 @@
 namespace tessera::rules {
 
 struct FallbackConfig final : Config {
-  int64_t threads = 256;             ///< threads per block on the parallel path
-  int64_t max_local_bytes = 262144;  ///< intermediates one thread may hold on the serial path (CUDA allows 512 KiB of local memory per thread)
+  int64_t threads = 256;  ///< threads per block on the parallel path
 
   const char *rule() const override { return "fallback"; }
   Json to_json() const override;

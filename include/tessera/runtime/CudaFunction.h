@@ -5,6 +5,11 @@
 // NVRTC for one `sm_XX`; then, on a device, bind host arrays to the kernel's
 // parameters, evaluate the launch configuration, run and time it.
 //
+// Most functions are one kernel. A function whose top-level loop nests need
+// different grids or keep intermediates in global memory runs as a sequence
+// of kernels (lower::split_kernels) with workspace buffers the runtime
+// allocates per call; run and time then cover the whole sequence.
+//
 //   auto fn = CudaFunction::build(f, {.arch = "sm_90"});  // no device needed
 //   fn.compiled().kernels[0].registers;                    // ptxas -v
 //   auto args = make_random_args(f, {{"n", 1000}}, 0);
@@ -58,9 +63,20 @@ struct LaunchDims {
   bool has_work = true;
 };
 
+/// One kernel of a CudaFunction.
+struct CompiledKernel {
+  lower::LoweredFunc lowered;
+  /// The entry name in the cubin ("main_kernel").
+  std::string name;
+  /// The generated CUDA C.
+  std::string source;
+  /// The NVRTC result: cubin, log, compile time, ptxas resource usage.
+  CompileResult compiled;
+};
+
 /// A PrimFunc lowered, printed and compiled for one architecture. Cheap to
-/// copy (shared, immutable state); the module is loaded on the first run and
-/// kept. Thread-safe.
+/// copy (shared, immutable state); the modules are loaded on the first run
+/// and kept. Thread-safe.
 class CudaFunction {
  public:
   /// Lowers, generates and compiles `f`. See the file comment for errors.
@@ -71,26 +87,30 @@ class CudaFunction {
                                                    const CudaBuildOptions &options = {});
 
   const ir::PrimFunc &func() const;
+  /// The kernels, in launch order (one for most functions).
+  const std::vector<CompiledKernel> &kernels() const;
+  /// The intermediate buffers allocated on the device for each call.
+  const std::vector<ir::Buffer> &workspace() const;
+  /// The first kernel's lowered form, CUDA C, NVRTC result and entry name
+  /// (the only kernel's, for most functions).
   const lower::LoweredFunc &lowered() const;
-  /// The generated CUDA C.
   const std::string &source() const;
-  /// The NVRTC result: cubin, log, compile time, ptxas resource usage.
   const CompileResult &compiled() const;
-  /// The kernel's entry name in the cubin.
   const std::string &kernel_name() const;
   /// The architecture it was compiled for ("sm_90").
   const std::string &arch() const;
 
-  /// The launch for these arguments; UserError when they do not fit `func()`.
-  LaunchDims launch_dims(const std::vector<NDArray> &args) const;
-  /// Copies every buffer argument to device `device`, runs the kernel, waits,
-  /// and copies every buffer the function writes back into `args`.
+  /// The launch of each kernel for these arguments; UserError when they do
+  /// not fit `func()`.
+  std::vector<LaunchDims> launch_dims(const std::vector<NDArray> &args) const;
+  /// Copies every buffer argument to device `device`, runs the kernels in
+  /// order, waits, and copies every buffer the function writes back into `args`.
   void run(std::vector<NDArray> &args, int device = 0) const;
-  /// Times the kernel on these arguments (copied to the device once; outputs
+  /// Times the kernels on these arguments (copied to the device once; outputs
   /// are not copied back) as KernelTimer does: warm-up, median of many runs,
-  /// L2 flushed when the buffers fit in it.
+  /// L2 flushed when the buffers fit in it. One repetition launches every kernel.
   TimingResult time(const std::vector<NDArray> &args, const TimingOptions &options = {}, int device = 0) const;
-  /// The attributes the driver reports for the loaded kernel (registers, ...).
+  /// The attributes the driver reports for the first loaded kernel (registers, ...).
   KernelAttributes attributes(int device = 0) const;
 
   /// The shared state (implementation detail of CudaFunction.cpp).
