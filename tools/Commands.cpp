@@ -328,7 +328,10 @@ int devices_command(std::ostream &out, std::ostream &err) {
 int codegen_command(const CodegenCommandOptions &opts, std::ostream &out, std::ostream &err) {
   return guarded(err, [&] {
     auto [f, dims] = load_func(opts.file, opts.func, {});
-    out << codegen::codegen_cuda(f, codegen::CudaOptions{.arch = opts.arch});
+    // A function of several kernels (lower::split_kernels) prints each, in launch order.
+    lower::KernelSplit split = lower::split_kernels(f);
+    for (size_t i = 0; i < split.kernels.size(); ++i)
+      out << (i ? "\n" : "") << codegen::codegen_cuda(split.kernels[i], codegen::CudaOptions{.arch = opts.arch});
     return 0;
   });
 }
