@@ -16,8 +16,9 @@
 // `__shared__` arrays, "local" ones per-thread arrays. float16 and bfloat16
 // use `half` and `__nv_bfloat16` from cuda_fp16.h / cuda_bf16.h (included only
 // when used), converting through float; math intrinsics map per dtype
-// (`expf`, `exp`, `hexp`, `rsqrtf`, ...). Not yet: dynamic shared memory above
-// 48 KB, vector loads/stores, warp-shuffle reductions.
+// (`expf`, `exp`, `hexp`, `rsqrtf`, ...); `T.shfl_xor` is `__shfl_xor_sync`
+// (cross-thread reductions). Not yet: dynamic shared memory above 48 KB,
+// vector loads/stores.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
