@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "tessera/codegen/CodegenCUDA.h"
 
+#include <cstdio>
 #include <cstring>
 
 #include "PromoteBFloat16.h"
@@ -177,6 +178,7 @@ class CodegenCUDA : public CodegenC {
       case Intrinsic::MinValue: return extreme(t, c.op == Intrinsic::MaxValue);
       case Intrinsic::Reinterpret: return reinterpret(t, c.args[0]);
       case Intrinsic::SyncThreads: return {"__syncthreads()", kAtom};
+      case Intrinsic::ShflXor: return shfl_xor(c);
       case Intrinsic::IsNan:
       case Intrinsic::IsInf:
       case Intrinsic::IsFinite: {
@@ -344,6 +346,20 @@ class CodegenCUDA : public CodegenC {
       return {std::string("__ushort_as_bfloat16((unsigned short)") + (is_max ? "0x7f7fU" : "0xff7fU") + ")", kAtom};
     }
     throw CodegenError("T.max_value/min_value of " + t.str() + " is not supported");
+  }
+
+  /// `__shfl_xor_sync(0xffffffffU, v, 16, 32)`: the member mask in hex; the
+  /// half types use the overloads of cuda_fp16.h / cuda_bf16.h.
+  Code shfl_xor(const Call &c) {
+    std::string mask = expr(c.args[0]);
+    if (auto m = as_const_int(c.args[0])) {
+      char buf[16];
+      std::snprintf(buf, sizeof buf, "0x%08xU", static_cast<unsigned>(*m));
+      mask = buf;
+    }
+    type_name(c.dtype);
+    std::string args = mask + ", " + expr(c.args[1]) + ", " + expr(c.args[2]) + ", " + expr(c.args[3]);
+    return {"__shfl_xor_sync(" + args + ")", kAtom};
   }
 
   Code reinterpret(DataType to, const Expr &x) {

@@ -208,6 +208,12 @@ Expr Call::make(DataType t, Intrinsic op, std::vector<Expr> args) {
     case Intrinsic::SyncThreads:
       TESSERA_ICHECK(t == DataType::int32()) << "syncthreads has type int32";
       break;
+    case Intrinsic::ShflXor:
+      TESSERA_ICHECK(args[0].dtype() == DataType::uint(32)) << "shfl_xor mask must be uint32";
+      TESSERA_ICHECK(args[1].dtype() == t) << "shfl_xor has the type of its value";
+      TESSERA_ICHECK(args[2].dtype() == DataType::int32() && args[3].dtype() == DataType::int32())
+          << "shfl_xor lane mask and width must be int32";
+      break;
     case Intrinsic::Abs:
       TESSERA_ICHECK(args[0].dtype() == t) << "abs keeps its operand type";
       break;

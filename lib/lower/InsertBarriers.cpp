@@ -19,7 +19,8 @@
 // first barrier (head) and after its last one (tail); a barrier goes in front
 // of a statement whose head reads what is pending-written or writes what is
 // pending-read since the last barrier, and nowhere else. The check is per
-// buffer, not per element: conservative, like TVM's storage sync.
+// buffer, not per element: conservative, like TVM's storage sync. Barriers
+// already present (those of cross-thread reductions) count as such.
 //
 //===----------------------------------------------------------------------===//
 #include <set>
@@ -75,6 +76,13 @@ Access accesses_of(const Stmt &s) {
 
 Stmt barrier() { return Evaluate::make(Call::make(DataType::int32(), Intrinsic::SyncThreads, {})); }
 
+/// A barrier already in the program (lower_cross_thread_reduction places its own).
+bool is_barrier(const Stmt &s) {
+  const auto *e = s.as<Evaluate>();
+  const auto *c = e ? e->value.as<Call>() : nullptr;
+  return c && c->op == Intrinsic::SyncThreads;
+}
+
 bool is_thread_loop(const For *f) {
   return f->for_kind == ForKind::ThreadBinding && f->thread_tag.rfind("threadIdx", 0) == 0;
 }
@@ -90,6 +98,7 @@ struct Synced {
 class BarrierInserter {
  public:
   Synced visit(const Stmt &s) {
+    if (is_barrier(s)) return {s, {}, {}, true};
     if (const auto *seq = s.as<Seq>()) return visit_list(seq->stmts, /*loop_carried=*/false);
     if (const auto *f = s.as<For>(); f && !depends_on_thread(f->min) && !depends_on_thread(f->extent)) {
       bool carried = f->for_kind != ForKind::ThreadBinding && !is_const_int(f->extent, 1);

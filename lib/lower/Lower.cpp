@@ -95,6 +95,7 @@ LoweredFunc lower(const ir::PrimFunc &func) {
   LoweredFunc f = make_signature(func);
   f.allocs = collect_allocations(f.body);
   PassRunner run(f);
+  run.func_pass("lower_cross_thread_reduction", f, lower_cross_thread_reduction);
   run.stmt_pass("lower_blocks", f, lower_blocks);
   run.stmt_pass("simplify_division", f, simplify_division);
   run.stmt_pass("insert_barriers", f, insert_barriers);

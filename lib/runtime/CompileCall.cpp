@@ -18,6 +18,11 @@ using ir::Intrinsic;
 
 namespace {
 
+[[noreturn]] void throw_cross_lane(const ir::Call &c, const Compiler &cc) {
+  throw InterpretError(std::string("intrinsic '") + ir::intrinsic_name(c.op) + "' in block '" + cc.block() +
+                       "' exchanges values between GPU threads; the interpreter runs one thread at a time");
+}
+
 [[noreturn]] void throw_bad_intrinsic(const ir::Call &c, const Compiler &cc) {
   throw InterpretError(std::string("intrinsic '") + ir::intrinsic_name(c.op) + "' cannot produce " + c.dtype.str() +
                        " in block '" + cc.block() + "'");
@@ -146,6 +151,7 @@ IntPtr compile_int_call(Compiler &cc, const ir::Call &c) {
     case Intrinsic::MinValue: return std::make_unique<IConst>(int_extreme(t, false));
     // A thread-block barrier: the interpreter runs one thread at a time.
     case Intrinsic::SyncThreads: return std::make_unique<IConst>(0);
+    case Intrinsic::ShflXor: throw_cross_lane(c, cc);
     case Intrinsic::IsNan:
     case Intrinsic::IsInf:
     case Intrinsic::IsFinite: {
@@ -184,6 +190,7 @@ FloatPtr compile_float_call(Compiler &cc, const ir::Call &c) {
                                        cc.compile_float(c.args[2]));
     case Intrinsic::MaxValue: return std::make_unique<FConst>(float_extreme(t, true));
     case Intrinsic::MinValue: return std::make_unique<FConst>(float_extreme(t, false));
+    case Intrinsic::ShflXor: throw_cross_lane(c, cc);
     case Intrinsic::Reinterpret: {
       DataType from = c.args[0].dtype();
       if (from.is_float()) return std::make_unique<ReinterpretFF>(cc.compile_float(c.args[0]), from, t);

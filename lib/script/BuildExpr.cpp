@@ -406,6 +406,18 @@ Operand Builder::build_call(const PyExpr &e) {
     nargs(0, 0);
     return typed(Call::make(DataType::int32(), Intrinsic::SyncThreads, {}));
   }
+  if (name == "shfl_xor") {
+    // T.shfl_xor(mask, value, lane_mask, width), as lowering writes it.
+    reject_kwargs(e, fn);
+    nargs(4, 4);
+    Expr mask = convert_to(build(*e.args[0]), DataType::uint(32), e.args[0]->pos, "the mask of " + fn);
+    Operand value = build(*e.args[1]);
+    if (value.e.dtype().is_handle()) src_.fail(e.args[1]->pos, fn + " of a handle");
+    Expr lane_mask =
+        convert_to(build(*e.args[2]), DataType::int32(), e.args[2]->pos, "the lane mask of " + fn);
+    Expr width = convert_to(build(*e.args[3]), DataType::int32(), e.args[3]->pos, "the width of " + fn);
+    return typed(Call::make(value.e.dtype(), Intrinsic::ShflXor, {mask, value.e, lane_mask, width}));
+  }
   if (name == "let") {
     // T.let(v, value, body): `v` is a new variable for `body` only, typed by `value`.
     reject_kwargs(e, fn);

@@ -133,7 +133,8 @@ TEST(Lower, DumpPrintsEveryPass) {
   lower::lower(load_kernel("row_reduce"));
   std::string log = ::testing::internal::GetCapturedStderr();
   ::unsetenv("TESSERA_DUMP");
-  for (const char *pass : {"lower_blocks", "insert_barriers", "extract_launch_config", "flatten_buffers"})
+  for (const char *pass : {"lower_cross_thread_reduction", "lower_blocks", "insert_barriers", "extract_launch_config",
+                           "flatten_buffers"})
     EXPECT_NE(log.find(std::string("=== lower: after ") + pass), std::string::npos) << pass << "\n" << log;
   EXPECT_NE(log.find("(unchanged)"), std::string::npos) << log;
 }

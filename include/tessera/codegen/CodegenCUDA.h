@@ -24,7 +24,8 @@
 //   *(uint4*)A_vec = *(const uint4*)(A + tx * 8);
 // float16 and bfloat16 use `half` and `__nv_bfloat16` from cuda_fp16.h /
 // cuda_bf16.h (included only when used), converting through float; math
-// intrinsics map per dtype (`expf`, `exp`, `hexp`, `rsqrtf`, ...).
+// intrinsics map per dtype (`expf`, `exp`, `hexp`, `rsqrtf`, ...);
+// `T.shfl_xor` is `__shfl_xor_sync` (cross-thread reductions).
 //
 // Precondition (vector accesses rely on it): every buffer parameter points to
 // 16-byte aligned memory, as cuMemAlloc guarantees (256-byte alignment); an
@@ -34,8 +35,7 @@
 // may use (more -> CodegenError), and whether bfloat16 arithmetic is native
 // (sm_80 on) or computed in float, one rounding per operation as before.
 //
-// Not yet: warp-shuffle reductions, asynchronous copies (cp.async), tensor
-// cores.
+// Not yet: asynchronous copies (cp.async), tensor cores.
 //
 //===----------------------------------------------------------------------===//
 #pragma once

@@ -3,6 +3,9 @@
 // `lower` turns a scheduled PrimFunc (blocks, thread-bound loops, shared and
 // local buffers, serial semantics) into a LoweredFunc: the body of one GPU
 // kernel in which
+//   - a reduction whose reduce loops include a threadIdx-bound loop is
+//     combined across the threads (per-thread partials, warp shuffles or
+//     shared memory, one writer), never raced on;
 //   - blocks are gone: iter vars are replaced by their (simplified) bindings,
 //     block predicates and reduction inits are `if` guards;
 //   - thread-bound loops are gone: their variables are the launch variables

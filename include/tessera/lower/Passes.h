@@ -17,6 +17,17 @@ namespace tessera::lower {
 /// memory) -> LowerError naming the buffer.
 std::vector<ir::Buffer> collect_allocations(const ir::Stmt &s);
 
+/// Gives each reduction block with a threadIdx-bound reduce loop its parallel
+/// form: per-thread partials in a "local" register, an all-reduce across the
+/// reduce thread axes (`T.shfl_xor` warp shuffles, or shared memory and
+/// `T.syncthreads()`), then the thread with reduce index 0 (every thread for
+/// a "local" output) writes `B[i] = init op total`; new buffers join `allocs`.
+/// Combiners: + * max min, & | ^ on integers. What it cannot make parallel
+/// safely (unknown combiner, a reduce thread loop feeding a spatial index,
+/// threads diverging around it, symbolic thread extents, ...) -> LowerError
+/// naming the block and the loop.
+LoweredFunc lower_cross_thread_reduction(const LoweredFunc &f);
+
 /// Replaces every block by its body with the iter vars substituted by their
 /// simplified bindings; a predicate becomes `if pred:` and an init runs under
 /// `if` every reduce binding is at its domain's minimum. Allocations are dropped
@@ -31,7 +42,7 @@ ir::Stmt simplify_division(const ir::Stmt &s);
 /// Inserts `T.evaluate(T.syncthreads())` between a statement (outside any
 /// threadIdx-bound loop) that writes a shared buffer and a later one reading
 /// it (or reading then overwriting it, also across iterations of an enclosing
-/// serial loop), and nowhere else.
+/// serial loop), and nowhere else. Barriers already there count as such.
 ir::Stmt insert_barriers(const ir::Stmt &s);
 
 /// Removes thread-bound loops: their variables become the launch variables and

@@ -1,5 +1,5 @@
-# Row sum, one thread per row with a serial reduction over the row (a
-# cross-thread reduction with warp shuffles is a later increment).
+# Row sum, one thread per row with a serial reduction over the row (for the
+# threads of a row reducing together see row_reduce_cross_thread.py).
 @T.prim_func
 def main(A: T.Buffer((4096, 1024), "float32"), B: T.Buffer((4096,), "float32")):
     T.func_attr({"tir.noalias": True})

@@ -1,0 +1,522 @@
+//===- lib/lower/LowerCrossThreadReduction.cpp - Reductions across threads ---===//
+//
+// A reduction whose reduce loops include a threadIdx-bound loop has every
+// thread update the same element: `B[vi] = B[vi] + A[vi, vk]` run by 128
+// threads at once is a race. This pass gives such a block its parallel form,
+// before lower_blocks, while iter vars and their kinds are still known:
+//
+//   for k_1 in T.thread_binding(128, "threadIdx.x"):
+//     for k_0 in range(8):                      for k_1 in T.thread_binding(128, "threadIdx.x"):
+//       with T.block("B"):                        B_partial[0] = T.float32(0)
+//         vi = T.axis.spatial(4096, i)            for k_0 in range(8):
+//         vk = T.axis.reduce(1024,          ->      B_partial[0] = B_partial[0] + A[i, k_0 * 128 + k_1]
+//                            k_0 * 128 + k_1)     <all-reduce of B_partial over k_1 (CrossThreadAllReduce.h)>
+//         with T.init():                          if k_1 == 0:
+//           B[vi] = T.float32(0)                    B[i] = T.float32(0) + B_partial[0]
+//         B[vi] = B[vi] + A[vi, vk]
+//
+// Each thread folds its share of the serial reduce loops into a register
+// (iterations masked by T.where add nothing); the all-reduce combines the
+// registers of the threads that differ only on the reduce thread axes; one
+// thread writes `init op total` (or `B[idx] op total` without an init) — the
+// serial result up to the association of the combiner. A "local" output is
+// per thread, so there every thread writes its copy, as the serial program
+// lets later statements of every thread read it.
+//
+// Partials accumulate in the output's dtype, float16 included: the
+// interpreter rounds after every operation too, but in serial order, so GPU
+// and interpreter agree only within a dtype-aware tolerance anyway.
+//
+// Thread-bound loops run "transparently" on a GPU (each thread runs the body
+// with its own index), so the reduce nest may be rebuilt with its thread
+// loops outermost; a thread axis the kernel uses elsewhere gets a loop here
+// too, so that its threads, which also run this code, form separate groups.
+// What cannot be made parallel safely is a LowerError naming the block and
+// the loop: see `lower` below for the list.
+//
+//===----------------------------------------------------------------------===//
+#include <array>
+#include <limits>
+#include <optional>
+#include <unordered_set>
+
+#include "tessera/arith/Analyzer.h"
+#include "tessera/ir/Functor.h"
+#include "tessera/ir/Op.h"
+#include "tessera/ir/StructuralEqual.h"
+#include "tessera/lower/Passes.h"
+#include "tessera/script/Printer.h"
+#include "CrossThreadAllReduce.h"
+#include "LoopScopedMutator.h"
+
+namespace tessera::lower {
+
+namespace {
+
+using namespace tessera::ir;
+using VarSet = std::unordered_set<const VarNode *>;
+using VarMap = std::vector<std::pair<Var, Expr>>;
+
+/// 0, 1, 2 for threadIdx.x/y/z; -1 for any other tag.
+int thread_axis(const For *f) {
+  if (f->for_kind != ForKind::ThreadBinding) return -1;
+  for (int a = 0; a < 3; ++a)
+    if (f->thread_tag == std::string("threadIdx.") + "xyz"[a]) return a;
+  return -1;
+}
+
+bool is_block_axis(const For *f) {
+  return f->for_kind == ForKind::ThreadBinding && f->thread_tag.rfind("blockIdx.", 0) == 0;
+}
+
+std::string loop_text(const For *f) {
+  std::string s = "loop '" + f->loop_var.name() + "'";
+  return f->for_kind == ForKind::ThreadBinding ? s + " bound to " + f->thread_tag : s;
+}
+
+/// The first variable of `e` (in pre-order) that is in `vars`, or nullptr.
+const VarNode *first_var_in(const Expr &e, const VarSet &vars) {
+  const VarNode *found = nullptr;
+  pre_order_visit(Evaluate::make(e), [&](const Expr &x) {
+    const auto *v = x.as<VarNode>();
+    if (!found && v && vars.count(v)) found = v;
+  }, nullptr);
+  return found;
+}
+
+VarSet vars_of(const Expr &e) {
+  VarSet out;
+  pre_order_visit(Evaluate::make(e), [&](const Expr &x) {
+    if (const auto *v = x.as<VarNode>()) out.insert(v);
+  }, nullptr);
+  return out;
+}
+
+bool reads_buffer(const Expr &e, const Buffer &b) {
+  bool found = false;
+  pre_order_visit(Evaluate::make(e), [&](const Expr &x) {
+    if (const auto *l = x.as<Load>(); l && l->buffer.same_as(b)) found = true;
+  }, nullptr);
+  return found;
+}
+
+bool same_indices(const std::vector<Expr> &a, const std::vector<Expr> &b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!structural_equal(a[i], b[i])) return false;
+  return true;
+}
+
+void split_conjunction(const Expr &e, std::vector<Expr> &out) {
+  if (const auto *b = e.as<Binary>(); b && b->op == BinaryOp::And) {
+    split_conjunction(b->a, out);
+    split_conjunction(b->b, out);
+    return;
+  }
+  if (!is_const_int(e, 1)) out.push_back(e);
+}
+
+Expr conjunction(const std::vector<Expr> &xs) {
+  Expr out = const_true();
+  for (const Expr &x : xs) out = is_const_int(out, 1) ? x : logical_and(out, x);
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// The update and its combiner
+//===----------------------------------------------------------------------===//
+
+bool is_combiner(BinaryOp op, DataType t) {
+  if (t.lanes() != 1 || t.is_bool() || !(t.is_integer() || t.is_float())) return false;
+  switch (op) {
+    case BinaryOp::Add:
+    case BinaryOp::Mul:
+    case BinaryOp::Max:
+    case BinaryOp::Min: return true;
+    case BinaryOp::BitAnd:
+    case BinaryOp::BitOr:
+    case BinaryOp::BitXor: return t.is_integer();
+    default: return false;
+  }
+}
+
+/// x op identity == x for every x of type t (floats: -inf/+inf for max/min,
+/// so that infinite inputs survive).
+Expr identity_of(BinaryOp op, DataType t) {
+  double inf = std::numeric_limits<double>::infinity();
+  switch (op) {
+    case BinaryOp::Add:
+    case BinaryOp::BitOr:
+    case BinaryOp::BitXor: return make_const(t, 0);
+    case BinaryOp::Mul: return make_const(t, 1);
+    case BinaryOp::BitAnd: return make_int(t, -1);
+    case BinaryOp::Max:
+    case BinaryOp::Min: {
+      bool is_max = op == BinaryOp::Max;
+      if (t.is_float()) return FloatImm::make(t, is_max ? -inf : inf);
+      if (t.is_uint()) return make_int(t, is_max ? 0 : -1);
+      if (t.bits() == 64) {
+        using Limits = std::numeric_limits<int64_t>;
+        return make_int(t, is_max ? Limits::min() : Limits::max());
+      }
+      int64_t half = int64_t{1} << (t.bits() - 1);
+      return make_int(t, is_max ? -half : half - 1);
+    }
+    default: TESSERA_UNREACHABLE("not a combiner: " << binary_op_name(op));
+  }
+}
+
+/// `out[indices] = out[indices] op value`, with `out[indices] = init_value`
+/// as the block's init when it has one.
+struct Update {
+  Buffer out;
+  std::vector<Expr> indices;
+  BinaryOp op = BinaryOp::Add;
+  Expr value;
+  std::optional<Expr> init_value;
+};
+
+Update match_update(const Block *b, const std::string &what) {
+  const auto *st = b->body.as<Store>();
+  if (!st)
+    throw LowerError(what + ": its body must be a single update `B[...] = B[...] op value`, found\n" +
+                     script::print(b->body));
+  Update u{st->buffer, st->indices};
+  auto is_self = [&](const Expr &e) {
+    const auto *l = e.as<Load>();
+    return l && l->buffer.same_as(u.out) && same_indices(l->indices, u.indices);
+  };
+  const auto *bin = st->value.as<Binary>();
+  if (bin && is_combiner(bin->op, u.out.dtype())) {
+    u.op = bin->op;
+    if (is_self(bin->a) && !reads_buffer(bin->b, u.out)) u.value = bin->b;
+    else if (is_self(bin->b) && !reads_buffer(bin->a, u.out)) u.value = bin->a;
+  }
+  if (!u.value.defined())
+    throw LowerError(what + ": cannot recognise the combiner of `" + script::print(b->body).substr(0, 200) +
+                     "`; supported: +, *, T.max, T.min (and &, |, ^ on integers) of the element and a value "
+                     "that does not read '" + u.out.name() + "'");
+  if (!b->init) return u;
+  const auto *init = b->init->as<Store>();
+  if (!init || !init->buffer.same_as(u.out) || !same_indices(init->indices, u.indices) ||
+      reads_buffer(init->value, u.out))
+    throw LowerError(what + ": its init must store one value into the element it reduces into, found\n" +
+                     script::print(*b->init));
+  u.init_value = init->value;
+  return u;
+}
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
+class CrossThreadReductionLowerer : public detail::LoopScopedMutator {
+ public:
+  explicit CrossThreadReductionLowerer(const Stmt &body) {
+    pre_order_visit(body, nullptr, [&](const Stmt &s) {
+      const auto *f = s.as<For>();
+      int a = f ? thread_axis(f) : -1;
+      if (a >= 0 && !kernel_threads_[a]) kernel_threads_[a] = f;
+    });
+  }
+  std::vector<Buffer> new_allocs;
+
+ protected:
+  using LoopScopedMutator::visit_;
+
+  Stmt visit_(const For *op, const Stmt &self) override {
+    if (std::optional<Stmt> s = try_lower(self)) return *s;
+    size_t divergent = divergent_.size();
+    if (depends_on_thread(op->min) || depends_on_thread(op->extent))
+      divergent_.push_back(loop_text(op) + ", whose range depends on threadIdx,");
+    if (thread_axis(op) >= 0) thread_dependent_.insert(op->loop_var.get());
+    loops_.push_back(op);
+    Stmt out = LoopScopedMutator::visit_(op, self);
+    loops_.pop_back();
+    thread_dependent_.erase(op->loop_var.get());
+    divergent_.resize(divergent);
+    return out;
+  }
+
+  Stmt visit_(const Block *op, const Stmt &self) override {
+    if (std::optional<Stmt> s = try_lower(self)) return *s;
+    // Inner blocks see this block's iter vars: expand them to loops.
+    arith::Analyzer::Scope scope(ana_);
+    size_t outer = outer_bindings_.size(), divergent = divergent_.size();
+    for (size_t i = 0; i < op->iter_vars.size(); ++i) {
+      const IterVar &iv = op->iter_vars[i];
+      Expr binding = substitute(op->bindings[i], outer_bindings_);
+      outer_bindings_.emplace_back(iv.var, binding);
+      if (depends_on_thread(binding)) thread_dependent_.insert(iv.var.get());
+      ana_.bind(iv.var, iv.dom);
+    }
+    if (depends_on_thread(op->predicate)) divergent_.push_back("the predicate of block '" + op->name + "'");
+    Stmt out = IRMutator::visit_(op, self);
+    for (const IterVar &iv : op->iter_vars) thread_dependent_.erase(iv.var.get());
+    outer_bindings_.resize(outer);
+    divergent_.resize(divergent);
+    return out;
+  }
+
+  Stmt visit_(const IfThenElse *op, const Stmt &self) override {
+    size_t divergent = divergent_.size();
+    if (depends_on_thread(op->cond)) divergent_.push_back("`if " + script::print(op->cond) + "`");
+    Stmt out = IRMutator::visit_(op, self);
+    divergent_.resize(divergent);
+    return out;
+  }
+
+  Stmt visit_(const LetStmt *op, const Stmt &self) override {
+    bool dependent = depends_on_thread(op->value);
+    if (dependent) thread_dependent_.insert(op->var.get());
+    Stmt out = IRMutator::visit_(op, self);
+    if (dependent) thread_dependent_.erase(op->var.get());
+    return out;
+  }
+
+ private:
+  bool depends_on_thread(const Expr &e) const { return first_var_in(e, thread_dependent_) != nullptr; }
+
+  /// When `s` is a perfect nest of loops around a block whose outermost
+  /// reduce loop is `s` itself and some reduce loop is bound to threadIdx,
+  /// its parallel form; nullopt when the nest is not such a reduction or
+  /// starts further in.
+  std::optional<Stmt> try_lower(const Stmt &s) {
+    std::vector<const For *> chain;
+    Stmt cur = s;
+    while (const auto *f = cur.as<For>()) {
+      chain.push_back(f);
+      cur = f->body;
+    }
+    const auto *b = cur.as<Block>();
+    if (!b) return std::nullopt;
+    VarSet reduce_vars;
+    for (size_t i = 0; i < b->iter_vars.size(); ++i) {
+      if (b->iter_vars[i].kind != IterKind::Reduce) continue;
+      VarSet vs = vars_of(substitute(b->bindings[i], outer_bindings_));
+      reduce_vars.insert(vs.begin(), vs.end());
+    }
+    std::vector<const For *> all = loops_;
+    all.insert(all.end(), chain.begin(), chain.end());
+    const For *root = nullptr, *thread_loop = nullptr;
+    size_t root_at = 0;
+    for (size_t i = 0; i < all.size(); ++i) {
+      const For *f = all[i];
+      if (!reduce_vars.count(f->loop_var.get())) continue;
+      if (!root) {
+        root = f;
+        root_at = i;
+      }
+      bool single = is_const_int(arith::simplify(f->extent), 1);
+      if (is_block_axis(f) && !single)
+        throw LowerError("block '" + b->name + "' reduces across " + loop_text(f) +
+                         ": a reduction across thread blocks is not supported");
+      if (thread_axis(f) >= 0 && !single && !thread_loop) thread_loop = f;
+    }
+    if (!thread_loop) return std::nullopt;
+    std::string what =
+        "cross-thread reduction block '" + b->name + "' (reducing across " + loop_text(thread_loop) + ")";
+    if (root_at < loops_.size())
+      throw LowerError(what + ": its reduce " + loop_text(root) + " encloses other statements too; " +
+                       "each reduce loop must enclose only the block's loop nest");
+    if (root_at > loops_.size()) return std::nullopt;
+    return lower(chain, b, what);
+  }
+
+  /// The parallel form of block `b` under the loops `chain` (outermost is the
+  /// outermost reduce loop). LowerError, naming the block and a loop, when
+  ///   - threads diverge around it (an `if`, loop range or block predicate
+  ///     that depends on threadIdx): not all would reach the barriers;
+  ///   - the update is not `B[idx] = B[idx] op value` with a known combiner,
+  ///     or the init does not store into B[idx];
+  ///   - a loop inside the reduce nest is not a reduce loop (nor of extent 1);
+  ///   - a reduce loop feeds a spatial iter var, the index of B or the init;
+  ///   - a thread axis around it has a symbolic extent;
+  ///   - the predicate may mask the first reduce iteration, or the init would
+  ///     not run there (serial semantics that one write cannot reproduce).
+  Stmt lower(const std::vector<const For *> &chain, const Block *b, const std::string &what) {
+    // Step 1. Check (may throw; IR untouched)
+    if (!divergent_.empty())
+      throw LowerError(what + " lies under " + divergent_.back() + " which differs between threads: " +
+                       "every thread must reach the reduction's shuffles and barriers");
+    Update u = match_update(b, what);
+    arith::Analyzer ana = ana_;
+    VarSet reduce_vars;
+    for (size_t i = 0; i < b->iter_vars.size(); ++i)
+      if (b->iter_vars[i].kind == IterKind::Reduce) {
+        VarSet vs = vars_of(b->bindings[i]);
+        reduce_vars.insert(vs.begin(), vs.end());
+      }
+    std::vector<const For *> thread_loops, serial_loops;
+    VarMap unit_loops, first_iteration;
+    VarSet reduce_loops;
+    for (const For *f : chain) {
+      ana.bind(f->loop_var, Range{f->min, f->extent});
+      bool is_reduce = reduce_vars.count(f->loop_var.get()) > 0;
+      if (is_reduce) {
+        reduce_loops.insert(f->loop_var.get());
+        first_iteration.emplace_back(f->loop_var, f->min);
+      }
+      if (f->for_kind == ForKind::ThreadBinding) {
+        thread_loops.push_back(f);
+      } else if (is_const_int(arith::simplify(f->extent), 1)) {
+        unit_loops.emplace_back(f->loop_var, f->min);
+      } else if (!is_reduce) {
+        throw LowerError(what + ": " + loop_text(f) + " lies inside its reduce loops but is not a reduce " +
+                         "loop; move it outside the reduce loops");
+      } else {
+        serial_loops.push_back(f);
+      }
+    }
+    auto local = [&](const Expr &e) { return ana.simplify(substitute(e, unit_loops)); };
+    VarMap bindings;
+    for (size_t i = 0; i < b->iter_vars.size(); ++i) {
+      const IterVar &iv = b->iter_vars[i];
+      bindings.emplace_back(iv.var, local(b->bindings[i]));
+      if (iv.kind == IterKind::Spatial) check_not_reduced(bindings.back().second, reduce_loops, what,
+                                                          "spatial iter var '" + iv.var.name() + "'");
+    }
+    auto own = [&](const Expr &e) { return local(substitute(e, bindings)); };
+    std::vector<Expr> indices;
+    for (const Expr &i : u.indices) {
+      indices.push_back(own(i));
+      check_not_reduced(indices.back(), reduce_loops, what, "the index of '" + u.out.name() + "' it writes");
+    }
+    std::optional<Expr> init_value;
+    if (u.init_value) {
+      init_value = own(*u.init_value);
+      check_not_reduced(*init_value, reduce_loops, what, "its init value");
+    }
+    std::array<detail::ThreadAxis, 3> axes = thread_axes(chain, reduce_loops, what);
+    // The predicate: clauses on the reduce loops mask iterations; the others
+    // decide whether the element is written at all.
+    Expr pred = own(b->predicate);
+    std::vector<Expr> clauses, on_reduce, on_spatial;
+    split_conjunction(pred, clauses);
+    for (const Expr &c : clauses) (first_var_in(c, reduce_loops) ? on_reduce : on_spatial).push_back(c);
+    Expr first_unmasked = ana.simplify(substitute(conjunction(on_reduce), first_iteration));
+    if (!ana.can_prove(first_unmasked))
+      throw LowerError(what + ": its predicate `" + script::print(pred) +
+                       "` may mask the first iteration of its reduce loops");
+    if (init_value) {
+      for (size_t i = 0; i < b->iter_vars.size(); ++i) {
+        const IterVar &iv = b->iter_vars[i];
+        if (iv.kind != IterKind::Reduce) continue;
+        if (!ana.can_prove_equal(substitute(bindings[i].second, first_iteration), iv.dom.min))
+          throw LowerError(what + ": iter var '" + iv.var.name() + "' is not at its minimum on the first " +
+                           "iteration of the reduce loops, so its init would not run first");
+      }
+    }
+
+    // Step 2. Fold the serial reduce loops into a per-thread partial.
+    DataType t = u.out.dtype();
+    Buffer partial = Buffer::make(u.out.name() + "_partial", t, {i32(1)}, "local");
+    Expr partial_value = Load::make(partial, {i32(0)});
+    Expr identity = identity_of(u.op, t);
+    Stmt fold = Store::make(partial, Binary::make(u.op, partial_value, own(u.value)), {i32(0)});
+    if (!is_const_int(pred, 1)) fold = IfThenElse::make(pred, fold);
+    for (auto it = serial_loops.rbegin(); it != serial_loops.rend(); ++it) {
+      const For *f = *it;
+      fold = For::make(f->loop_var, f->min, f->extent, f->for_kind, fold, "", f->annotations);
+    }
+    std::vector<Stmt> body = {Store::make(partial, identity, {i32(0)}), fold};
+
+    // Step 3. Combine across threads; one thread (every thread for a local
+    // output) writes the element.
+    bool every_thread = u.out.scope() == "local";
+    detail::AllReduce all =
+        detail::build_all_reduce({partial, u.op, identity, axes, every_thread, u.out.name()});
+    body.insert(body.end(), all.stmts.begin(), all.stmts.end());
+    Expr before = init_value ? *init_value : Load::make(u.out, indices);
+    Stmt write = Store::make(u.out, Binary::make(u.op, before, partial_value), indices);
+    std::vector<Expr> guard = on_spatial;
+    if (!every_thread) {
+      guard.push_back(all.is_first_thread);
+      for (const detail::ThreadAxis &a : axes)
+        if (a.var.defined() && !kernel_loop_around(a.var, chain)) guard.push_back(eq(a.var, a.min));
+    }
+    Expr cond = arith::simplify(conjunction(guard));
+    body.push_back(is_const_int(cond, 1) ? write : IfThenElse::make(cond, write));
+
+    // Step 4. Thread loops outermost (they run transparently on the GPU).
+    Stmt out = Seq::make(body);
+    for (auto it = thread_loops.rbegin(); it != thread_loops.rend(); ++it) {
+      const For *f = *it;
+      out = For::make(f->loop_var, f->min, f->extent, f->for_kind, out, f->thread_tag, f->annotations);
+    }
+    for (int a = 2; a >= 0; --a) {
+      const detail::ThreadAxis &x = axes[a];
+      if (x.var.defined() && !kernel_loop_around(x.var, chain))
+        out = For::make(x.var, x.min, i32(x.extent), ForKind::ThreadBinding, out,
+                        kernel_threads_[a]->thread_tag);
+    }
+    new_allocs.push_back(partial);
+    new_allocs.insert(new_allocs.end(), all.allocs.begin(), all.allocs.end());
+    return out;
+  }
+
+  static void check_not_reduced(const Expr &e, const VarSet &reduce_loops, const std::string &what,
+                                const std::string &where) {
+    if (const VarNode *v = first_var_in(e, reduce_loops))
+      throw LowerError(what + ": reduce loop '" + v->name + "' also feeds " + where);
+  }
+
+  /// True when `v` is the variable of a loop around the block (in the
+  /// program, not added by this pass).
+  bool kernel_loop_around(const Var &v, const std::vector<const For *> &chain) const {
+    for (const auto *loops : {&loops_, &chain})
+      for (const For *f : *loops)
+        if (f->loop_var.same_as(v)) return true;
+    return false;
+  }
+
+  /// The threadIdx axes of the kernel as seen from the block: the loop
+  /// around it, or a fresh variable for an axis the kernel binds elsewhere.
+  std::array<detail::ThreadAxis, 3> thread_axes(const std::vector<const For *> &chain,
+                                                 const VarSet &reduce_loops, const std::string &what) const {
+    std::array<const For *, 3> around{};
+    for (const auto *loops : {&loops_, &chain})
+      for (const For *f : *loops) {
+        int a = thread_axis(f);
+        if (a < 0) continue;
+        if (around[a])
+          throw LowerError(what + ": " + loop_text(around[a]) + " and " + loop_text(f) + " are nested");
+        around[a] = f;
+      }
+    std::array<detail::ThreadAxis, 3> axes;
+    for (int a = 0; a < 3; ++a) {
+      const For *f = around[a] ? around[a] : kernel_threads_[a];
+      if (!f) continue;
+      std::optional<int64_t> extent = as_const_int(arith::simplify(f->extent));
+      if (!extent)
+        throw LowerError(what + ": " + loop_text(f) + " has the symbolic extent " + script::print(f->extent) +
+                         "; a cross-thread reduction needs constant thread extents");
+      DataType t = f->loop_var.dtype();
+      if (around[a]) axes[a] = {f->loop_var, f->min, *extent, reduce_loops.count(f->loop_var.get()) > 0};
+      else if (*extent > 1) axes[a] = {Var(f->loop_var.name(), t), make_int(t, 0), *extent, false};
+    }
+    return axes;
+  }
+
+  /// The first loop bound to threadIdx.x/y/z anywhere in the kernel.
+  std::array<const For *, 3> kernel_threads_{};
+  std::vector<const For *> loops_;
+  /// Enclosing constructs whose condition differs between threads.
+  std::vector<std::string> divergent_;
+  /// threadIdx loop variables, and the let and iter vars computed from them.
+  VarSet thread_dependent_;
+  /// Iter vars of enclosing blocks -> their bindings in terms of loops.
+  VarMap outer_bindings_;
+};
+
+}  // namespace
+
+LoweredFunc lower_cross_thread_reduction(const LoweredFunc &f) {
+  CrossThreadReductionLowerer pass(f.body);
+  LoweredFunc out = f;
+  out.body = pass.mutate(f.body);
+  out.allocs.insert(out.allocs.end(), pass.new_allocs.begin(), pass.new_allocs.end());
+  return out;
+}
+
+}  // namespace tessera::lower

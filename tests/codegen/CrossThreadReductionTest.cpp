@@ -1,0 +1,700 @@
+//===- tests/codegen/CrossThreadReductionTest.cpp - lower_cross_thread_reduction ===//
+//
+// Three kinds of test:
+//   - shape: the CUDA C of a cross-thread reduction has the shuffles, barriers
+//     and guards of its all-reduce path (warp, across warps, shared tree);
+//   - numeric: the lowered kernel, run by the SIMT emulator (SimtEmulator.h:
+//     one CPU thread per GPU thread, real barriers and shuffles, race checks),
+//     matches the interpreter on the original program, for every path,
+//     combiner and dtype, with and without init, masks and local outputs;
+//   - negative: every LowerError of the pass, whose message names the block
+//     and the loop.
+//
+//===----------------------------------------------------------------------===//
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "SimtEmulator.h"
+#include "tessera/codegen/CodegenCUDA.h"
+#include "tessera/lower/Passes.h"
+#include "tessera/runtime/Interpreter.h"
+#include "tessera/script/Parser.h"
+#include "tessera/script/Printer.h"
+
+namespace fs = std::filesystem;
+using namespace tessera;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Programs
+//===----------------------------------------------------------------------===//
+
+/// B[i] = op over k of A[i, k]: blockIdx.x over row groups, `rows_per_block`
+/// rows on `spatial_axis`, the k loop split into k_0 (serial) x k_1 (`threads`
+/// on `reduce_axis`), masked by T.where when `threads` does not divide `cols`.
+struct RowReduction {
+  int rows = 4, cols = 64, threads = 32, rows_per_block = 1;
+  std::string reduce_axis = "threadIdx.x", spatial_axis = "threadIdx.y";
+  std::string dtype = "float32";
+  /// The update's right-hand side and the init value ("" for none).
+  std::string update = "B[vi] + A[vi, vk]", init = "T.float32(0)";
+
+  std::string text() const {
+    int serial = (cols + threads - 1) / threads;
+    std::string k = "k_0 * " + std::to_string(threads) + " + k_1";
+    std::ostringstream s;
+    s << "@T.prim_func\n"
+      << "def main(A: T.Buffer((" << rows << ", " << cols << "), \"" << dtype << "\"), B: T.Buffer((" << rows
+      << ",), \"" << dtype << "\")):\n"
+      << "    for i_0 in T.thread_binding(" << rows / rows_per_block << ", thread=\"blockIdx.x\"):\n"
+      << "        for i_1 in T.thread_binding(" << rows_per_block << ", thread=\"" << spatial_axis << "\"):\n"
+      << "            for k_1 in T.thread_binding(" << threads << ", thread=\"" << reduce_axis << "\"):\n"
+      << "                for k_0 in range(" << serial << "):\n"
+      << "                    with T.block(\"B\"):\n"
+      << "                        vi = T.axis.spatial(" << rows << ", i_0 * " << rows_per_block << " + i_1)\n"
+      << "                        vk = T.axis.reduce(" << cols << ", " << k << ")\n";
+    if (serial * threads != cols) s << "                        T.where(" << k << " < " << cols << ")\n";
+    if (!init.empty())
+      s << "                        with T.init():\n"
+        << "                            B[vi] = " << init << "\n";
+    s << "                        B[vi] = " << update << "\n";
+    return s.str();
+  }
+  ir::PrimFunc func() const { return script::parse_func(text()); }
+};
+
+std::string cuda_of(const ir::PrimFunc &f) { return codegen::codegen_cuda(f); }
+
+ir::PrimFunc load_kernel(const std::string &name) {
+  std::ifstream in(fs::path(TESSERA_TEST_DATA_DIR) / "codegen/kernels" / (name + ".py"));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return script::parse_func(ss.str(), name + ".py");
+}
+
+int count(const std::string &text, const std::string &needle) {
+  int n = 0;
+  for (size_t p = text.find(needle); p != std::string::npos; p = text.find(needle, p + 1)) ++n;
+  return n;
+}
+
+/// Interprets `f` and emulates its lowered kernel on the same random inputs
+/// (all thread blocks); every parameter must agree within the dtype's
+/// tolerance (`atol` added for float sums that may cancel to near zero).
+void expect_matches_interpreter(const ir::PrimFunc &f, double atol = 1e-5, uint64_t seed = 7) {
+  std::vector<runtime::NDArray> expected = runtime::make_random_args(f, {}, seed);
+  std::vector<runtime::NDArray> actual = expected;
+  runtime::interpret(f, expected);
+  lower::LoweredFunc kernel = lower::lower(f);
+  std::vector<runtime::NDArray *> args;
+  for (runtime::NDArray &a : actual) args.push_back(&a);
+  try {
+    simt::emulate(kernel, args);
+  } catch (const simt::EmulationError &e) {
+    FAIL() << e.what() << "\n" << codegen::codegen_cuda(kernel);
+  }
+  for (size_t i = 0; i < actual.size(); ++i) {
+    double rtol = runtime::default_rtol(actual[i].dtype());
+    EXPECT_TRUE(runtime::allclose(actual[i], expected[i], rtol, actual[i].dtype().is_float() ? atol : 0))
+        << "parameter " << i << ": max relative error " << runtime::max_rel_error(actual[i], expected[i]) << "\n"
+        << codegen::codegen_cuda(kernel);
+  }
+}
+
+/// The message of the LowerError that lowering `text` throws ("" if none).
+std::string lower_error(const std::string &text) {
+  try {
+    lower::lower(script::parse_func(text));
+  } catch (const lower::LowerError &e) {
+    return e.what();
+  }
+  return "";
+}
+
+//===----------------------------------------------------------------------===//
+// Shape of the generated code
+//===----------------------------------------------------------------------===//
+
+TEST(CrossThreadReductionShape, WarpOf32IsFiveShufflesAndNoBarrier) {
+  std::string cuda = cuda_of(RowReduction{.rows = 8, .cols = 100, .rows_per_block = 2}.func());
+  EXPECT_EQ(count(cuda, "__shfl_xor_sync(0xffffffffU, B_partial[0], "), 5) << cuda;
+  for (const char *step : {", 16, 32)", ", 8, 32)", ", 4, 32)", ", 2, 32)", ", 1, 32)"})
+    EXPECT_EQ(count(cuda, step), 1) << step << "\n" << cuda;
+  EXPECT_EQ(count(cuda, "__syncthreads();"), 0) << cuda;
+  EXPECT_NE(cuda.find("if (k_0 * 32 + tx < 100) {\n      B_partial[0] = B_partial[0] + A["), std::string::npos) << cuda;
+  EXPECT_NE(cuda.find("if (tx == 0) {\n    B[bx * 2 + ty] = 0.0f + B_partial[0];"), std::string::npos) << cuda;
+}
+
+TEST(CrossThreadReductionShape, BlockSmallerThanAWarpMasksItsLanes) {
+  std::string cuda = cuda_of(RowReduction{.cols = 40, .threads = 8}.func());
+  EXPECT_EQ(count(cuda, "__shfl_xor_sync(0x000000ffU, B_partial[0], "), 3) << cuda;
+  EXPECT_EQ(count(cuda, ", 8)"), 3) << cuda;
+}
+
+TEST(CrossThreadReductionShape, SeveralWarpsMeetInSharedMemoryOnce) {
+  lower::LoweredFunc f = lower::lower(RowReduction{.rows = 4, .cols = 256, .threads = 128, .rows_per_block = 2}.func());
+  std::string cuda = codegen::codegen_cuda(f);
+  EXPECT_EQ(count(cuda, "__syncthreads();"), 1) << cuda;
+  EXPECT_EQ(count(cuda, ", 32);"), 5) << cuda;
+  EXPECT_EQ(count(cuda, ", 4);"), 2) << cuda;
+  EXPECT_NE(cuda.find("__shared__ float B_warp_totals[8];"), std::string::npos) << cuda;
+  EXPECT_NE(cuda.find("if (tx % 32 == 0) {\n    B_warp_totals[ty * 4 + tx / 32] = B_partial[0];"), std::string::npos)
+      << cuda;
+  EXPECT_NE(cuda.find("B_partial[0] = B_warp_totals[ty * 4 + tx % 4];"), std::string::npos) << cuda;
+  // The pass registered its buffers: the register and the shared totals.
+  int local = 0, shared = 0;
+  for (const ir::Buffer &b : f.allocs) (b.scope() == "local" ? local : shared) += 1;
+  EXPECT_EQ(local, 1);
+  EXPECT_EQ(shared, 1);
+}
+
+TEST(CrossThreadReductionShape, WarpCountNotAPowerOfTwoPadsWithTheIdentity) {
+  std::string cuda = cuda_of(RowReduction{.rows = 2, .cols = 96, .threads = 96, .init = ""}.func());
+  EXPECT_NE(cuda.find("B_partial[0] = tx % 4 < 3 ? B_warp_totals[tx % 4] : 0.0f;"), std::string::npos) << cuda;
+  EXPECT_NE(cuda.find("B[bx] = B[bx] + B_partial[0];"), std::string::npos) << cuda;
+}
+
+TEST(CrossThreadReductionShape, ReduceOverThreadIdxYIsASharedTree) {
+  RowReduction r{.rows = 8, .cols = 64, .threads = 8, .rows_per_block = 4, .reduce_axis = "threadIdx.y",
+                 .spatial_axis = "threadIdx.x"};
+  std::string cuda = cuda_of(r.func());
+  EXPECT_EQ(count(cuda, "__shfl_xor_sync"), 0) << cuda;
+  // Publish, then steps of 4 and 2 publish too; the last step only feeds ty == 0.
+  EXPECT_EQ(count(cuda, "__syncthreads();"), 3) << cuda;
+  EXPECT_NE(cuda.find("B_shared_partials[ty * 4 + tx] = B_partial[0];\n  __syncthreads();\n  if (ty < 4) {"),
+            std::string::npos)
+      << cuda;
+  EXPECT_NE(cuda.find("if (ty == 0) {\n    B_partial[0] = B_partial[0] + B_shared_partials[ty * 4 + tx + 4];\n  }"),
+            std::string::npos)
+      << cuda;
+  EXPECT_NE(cuda.find("if (ty == 0) {\n    B[bx * 4 + tx] = 0.0f + B_partial[0];"), std::string::npos) << cuda;
+}
+
+TEST(CrossThreadReductionShape, NonPowerOfTwoFoldsTheTailFirst) {
+  std::string cuda = cuda_of(RowReduction{.cols = 48, .threads = 24, .dtype = "int32", .init = "0"}.func());
+  EXPECT_NE(cuda.find("if (tx < 8) {\n    B_partial[0] = B_partial[0] + B_shared_partials[tx + 16];"),
+            std::string::npos)
+      << cuda;
+  EXPECT_EQ(count(cuda, "__syncthreads();"), 5) << cuda;
+}
+
+TEST(CrossThreadReductionShape, LocalResultIsWrittenByEveryThread) {
+  std::string cuda = cuda_of(load_kernel("softmax_cross_thread"));
+  EXPECT_EQ(count(cuda, "if (tx == 0)"), 0) << cuda;
+  EXPECT_NE(cuda.find("  row_max[0] = fmaxf(-3.40282347e+38f, row_max_partial[0]);\n"), std::string::npos) << cuda;
+  EXPECT_NE(cuda.find("  row_sum[0] = 0.0f + row_sum_partial[0];\n"), std::string::npos) << cuda;
+  EXPECT_EQ(count(cuda, "__syncthreads();"), 2) << cuda;
+}
+
+//===----------------------------------------------------------------------===//
+// Numeric: the emulated kernel against the interpreter
+//===----------------------------------------------------------------------===//
+
+TEST(CrossThreadReductionNumeric, WarpSumWithMaskedTail) {
+  expect_matches_interpreter(RowReduction{.rows = 8, .cols = 100, .rows_per_block = 2}.func());
+}
+
+TEST(CrossThreadReductionNumeric, SubWarpXorWithoutInitInATinyBlock) {
+  expect_matches_interpreter(
+      RowReduction{.cols = 40, .threads = 8, .dtype = "int32", .update = "B[vi] ^ A[vi, vk]", .init = ""}.func());
+}
+
+TEST(CrossThreadReductionNumeric, HalfWarpMaxInFloat16) {
+  expect_matches_interpreter(RowReduction{.rows = 8, .cols = 50, .threads = 16, .rows_per_block = 2,
+                                          .dtype = "float16", .update = "T.max(B[vi], A[vi, vk])",
+                                          .init = "T.min_value(\"float16\")"}
+                                 .func());
+}
+
+TEST(CrossThreadReductionNumeric, AcrossWarps) {
+  expect_matches_interpreter(RowReduction{.rows = 4, .cols = 200, .threads = 64, .rows_per_block = 2}.func(), 1e-4);
+  expect_matches_interpreter(RowReduction{.rows = 2, .cols = 96, .threads = 96, .init = ""}.func(), 1e-4);
+  expect_matches_interpreter(RowReduction{.rows = 2, .cols = 1000, .threads = 256, .dtype = "int32",
+                                          .update = "T.min(B[vi], A[vi, vk])", .init = "T.max_value(\"int32\")"}
+                                 .func());
+}
+
+TEST(CrossThreadReductionNumeric, SharedTreeOverX) {
+  // 24 threads: not a power of two; 16 x 3 = 48 threads: not whole warps.
+  expect_matches_interpreter(RowReduction{.rows = 4, .cols = 50, .threads = 24, .rows_per_block = 2,
+                                          .dtype = "int32", .update = "B[vi] * A[vi, vk]", .init = ""}
+                                 .func());
+  expect_matches_interpreter(RowReduction{.rows = 6, .cols = 64, .threads = 16, .rows_per_block = 3,
+                                          .dtype = "int32", .update = "B[vi] | A[vi, vk]", .init = "0"}
+                                 .func());
+}
+
+TEST(CrossThreadReductionNumeric, SharedTreeOverY) {
+  expect_matches_interpreter(RowReduction{.rows = 8, .cols = 60, .threads = 8, .rows_per_block = 4,
+                                          .reduce_axis = "threadIdx.y", .spatial_axis = "threadIdx.x",
+                                          .dtype = "int32", .update = "T.max(B[vi], A[vi, vk])",
+                                          .init = "T.min_value(\"int32\")"}
+                                 .func());
+  expect_matches_interpreter(RowReduction{.rows = 6, .cols = 30, .threads = 5, .rows_per_block = 3,
+                                          .reduce_axis = "threadIdx.z", .spatial_axis = "threadIdx.x",
+                                          .dtype = "int32", .update = "B[vi] & A[vi, vk]", .init = "-1"}
+                                 .func());
+}
+
+TEST(CrossThreadReductionNumeric, ReduceOverTwoThreadAxes) {
+  expect_matches_interpreter(script::parse_func(R"(
+@T.prim_func
+def main(A: T.Buffer((4, 90), "int32"), B: T.Buffer((4,), "int32")):
+    for i in T.thread_binding(4, thread="blockIdx.x"):
+        for k_2 in T.thread_binding(3, thread="threadIdx.y"):
+            for k_1 in T.thread_binding(5, thread="threadIdx.x"):
+                for k_0 in range(6):
+                    with T.block("B"):
+                        vi = T.axis.spatial(4, i)
+                        vk = T.axis.reduce(90, k_0 * 15 + k_2 * 5 + k_1)
+                        with T.init():
+                            B[vi] = 3
+                        B[vi] = B[vi] + A[vi, vk]
+)"));
+}
+
+TEST(CrossThreadReductionNumeric, SoftmaxWithLocalResultsAcrossWarps) {
+  // The reductions sit in an outer block "row" whose iter var vi they use.
+  expect_matches_interpreter(script::parse_func(R"(
+@T.prim_func
+def main(A: T.Buffer((3, 320), "float32"), B: T.Buffer((3, 320), "float32")):
+    for i in T.thread_binding(3, thread="blockIdx.x"):
+        with T.block("row"):
+            vi = T.axis.spatial(3, i)
+            row_max = T.alloc_buffer((1,), scope="local")
+            row_sum = T.alloc_buffer((1,), scope="local")
+            for k_1 in T.thread_binding(64, thread="threadIdx.x"):
+                for k_0 in range(5):
+                    with T.block("max"):
+                        vk = T.axis.reduce(320, k_0 * 64 + k_1)
+                        with T.init():
+                            row_max[0] = T.min_value("float32")
+                        row_max[0] = T.max(row_max[0], A[vi, vk])
+            for k_1 in T.thread_binding(64, thread="threadIdx.x"):
+                for k_0 in range(5):
+                    with T.block("sum"):
+                        vk = T.axis.reduce(320, k_0 * 64 + k_1)
+                        with T.init():
+                            row_sum[0] = T.float32(0)
+                        row_sum[0] = row_sum[0] + T.exp(A[vi, vk] - row_max[0])
+            for k_1 in T.thread_binding(64, thread="threadIdx.x"):
+                for k_0 in range(5):
+                    with T.block("norm"):
+                        vk = T.axis.spatial(320, k_0 * 64 + k_1)
+                        B[vi, vk] = T.exp(A[vi, vk] - row_max[0]) / row_sum[0]
+)"), 1e-7);
+}
+
+TEST(CrossThreadReductionNumeric, RowsPastTheEndStillTakePartInTheShuffles) {
+  // 10 rows, 4 per thread block on threadIdx.y: the rows past the end are
+  // masked by a predicate that differs between threads of a block.
+  ir::PrimFunc f = script::parse_func(R"(
+@T.prim_func
+def main(A: T.Buffer((10, 64), "float32"), B: T.Buffer((10,), "float32")):
+    for i_0 in T.thread_binding(3, thread="blockIdx.x"):
+        for i_1 in T.thread_binding(4, thread="threadIdx.y"):
+            for k_1 in T.thread_binding(64, thread="threadIdx.x"):
+                with T.block("B"):
+                    vi = T.axis.spatial(10, i_0 * 4 + i_1)
+                    vk = T.axis.reduce(64, k_1)
+                    T.where(i_0 * 4 + i_1 < 10)
+                    with T.init():
+                        B[vi] = T.float32(0)
+                    B[vi] = B[vi] + A[vi, vk]
+)");
+  std::string cuda = cuda_of(f);
+  EXPECT_NE(cuda.find("if (bx * 4 + ty < 10 && tx == 0) {"), std::string::npos) << cuda;
+  expect_matches_interpreter(f, 1e-5);
+}
+
+TEST(CrossThreadReductionNumeric, RFactorWriteBack) {
+  // The classic rfactor form: per-thread partials B_rf, then a write-back
+  // block that reduces them across threadIdx.x.
+  expect_matches_interpreter(script::parse_func(R"(
+@T.prim_func
+def main(A: T.Buffer((4, 256), "float32"), B: T.Buffer((4,), "float32")):
+    B_rf = T.alloc_buffer((32, 4), scope="local")
+    for i in T.thread_binding(4, thread="blockIdx.x"):
+        for k_1 in T.thread_binding(32, thread="threadIdx.x"):
+            for k_0 in range(8):
+                with T.block("B_rf"):
+                    vk_1, vi, vk_0 = T.axis.remap("SSR", [k_1, i, k_0])
+                    with T.init():
+                        B_rf[vk_1, vi] = T.float32(0)
+                    B_rf[vk_1, vi] = B_rf[vk_1, vi] + A[vi, vk_0 * 32 + vk_1]
+        for k_1 in T.thread_binding(32, thread="threadIdx.x"):
+            with T.block("B"):
+                vk_1, vi = T.axis.remap("RS", [k_1, i])
+                with T.init():
+                    B[vi] = T.float32(0)
+                B[vi] = B[vi] + B_rf[vk_1, vi]
+)"), 1e-5);
+}
+
+TEST(CrossThreadReductionNumeric, LocalResultOfASharedTreeIsBroadcast) {
+  // Reduce over threadIdx.y (6 threads: a tree) into a local array indexed by
+  // the column; every thread then reads its column's total.
+  ir::PrimFunc f = script::parse_func(R"(
+@T.prim_func
+def main(A: T.Buffer((36, 8), "float32"), B: T.Buffer((36, 8), "float32")):
+    col_sum = T.alloc_buffer((8,), scope="local")
+    for j in T.thread_binding(8, thread="threadIdx.x"):
+        for k_1 in T.thread_binding(6, thread="threadIdx.y"):
+            for k_0 in range(6):
+                with T.block("sum"):
+                    vj = T.axis.spatial(8, j)
+                    vk = T.axis.reduce(36, k_0 * 6 + k_1)
+                    with T.init():
+                        col_sum[vj] = T.float32(1)
+                    col_sum[vj] = col_sum[vj] + A[vk, vj]
+    for j in T.thread_binding(8, thread="threadIdx.x"):
+        for k_1 in T.thread_binding(6, thread="threadIdx.y"):
+            for k_0 in range(6):
+                with T.block("scale"):
+                    vj = T.axis.spatial(8, j)
+                    vk = T.axis.spatial(36, k_0 * 6 + k_1)
+                    B[vk, vj] = A[vk, vj] / col_sum[vj]
+)");
+  std::string cuda = cuda_of(f);
+  EXPECT_NE(cuda.find("__syncthreads();\n  col_sum_partial[0] = col_sum_shared_partials[tx];\n  col_sum[tx] = "),
+            std::string::npos)
+      << cuda;
+  expect_matches_interpreter(f, 1e-6);
+}
+
+TEST(CrossThreadReductionNumeric, ReductionInASerialLoopSyncsBeforeReusingItsSharedTotals) {
+  ir::PrimFunc f = script::parse_func(R"(
+@T.prim_func
+def main(A: T.Buffer((6, 128), "float32"), B: T.Buffer((6,), "float32")):
+    for i_0 in T.thread_binding(2, thread="blockIdx.x"):
+        for i_1 in range(3):
+            for k_1 in T.thread_binding(64, thread="threadIdx.x"):
+                for k_0 in range(2):
+                    with T.block("B"):
+                        vi = T.axis.spatial(6, i_0 * 3 + i_1)
+                        vk = T.axis.reduce(128, k_0 * 64 + k_1)
+                        with T.init():
+                            B[vi] = T.float32(0)
+                        B[vi] = B[vi] + A[vi, vk]
+)");
+  std::string cuda = cuda_of(f);
+  // The all-reduce's barrier, and insert_barriers' one before the next row
+  // overwrites the totals that slow warps may still read.
+  EXPECT_EQ(count(cuda, "__syncthreads();"), 2) << cuda;
+  expect_matches_interpreter(f, 1e-5);
+}
+
+TEST(CrossThreadReductionNumeric, ThreadAxisBoundElsewhereFormsItsOwnGroups) {
+  // threadIdx.y (4 threads) is used only by the first nest; the reduction runs
+  // in all 4 y-threads, which must neither mix their partials nor each add
+  // the total to C (no init).
+  ir::PrimFunc f = script::parse_func(R"(
+@T.prim_func
+def main(A: T.Buffer((2, 4, 32), "float32"), B: T.Buffer((2, 4, 32), "float32"), C: T.Buffer((2,), "float32")):
+    for i in T.thread_binding(2, thread="blockIdx.x"):
+        for y in T.thread_binding(4, thread="threadIdx.y"):
+            for x in T.thread_binding(32, thread="threadIdx.x"):
+                with T.block("copy"):
+                    vi, vy, vx = T.axis.remap("SSS", [i, y, x])
+                    B[vi, vy, vx] = A[vi, vy, vx] * T.float32(2)
+        for k_1 in T.thread_binding(32, thread="threadIdx.x"):
+            for k_0 in range(4):
+                with T.block("C"):
+                    vi = T.axis.spatial(2, i)
+                    vk = T.axis.reduce(128, k_0 * 32 + k_1)
+                    C[vi] = C[vi] + A[vi, vk // 32, vk % 32]
+)");
+  std::string cuda = cuda_of(f);
+  EXPECT_NE(cuda.find("if (tx == 0 && ty == 0) {"), std::string::npos) << cuda;
+  expect_matches_interpreter(f, 1e-5);
+}
+
+TEST(CrossThreadReductionNumeric, ThreadLoopInsideTheSerialLoopIsHoisted) {
+  expect_matches_interpreter(script::parse_func(R"(
+@T.prim_func
+def main(A: T.Buffer((3, 96), "float32"), B: T.Buffer((3,), "float32")):
+    for i in T.thread_binding(3, thread="blockIdx.x"):
+        for k_0 in range(3):
+            for k_1 in T.thread_binding(32, thread="threadIdx.x"):
+                with T.block("B"):
+                    vi = T.axis.spatial(3, i)
+                    vk = T.axis.reduce(96, k_0 * 32 + k_1)
+                    with T.init():
+                        B[vi] = T.float32(0.5)
+                    B[vi] = B[vi] + A[vi, vk]
+)"), 1e-5);
+}
+
+TEST(CrossThreadReductionNumeric, SharedResultReadByOtherThreadsAfterABarrier) {
+  ir::PrimFunc f = script::parse_func(R"(
+@T.prim_func
+def main(A: T.Buffer((4, 64), "float32"), B: T.Buffer((4, 64), "float32")):
+    total = T.alloc_buffer((4,), scope="shared")
+    for y in T.thread_binding(4, thread="threadIdx.y"):
+        for k_1 in T.thread_binding(16, thread="threadIdx.x"):
+            for k_0 in range(4):
+                with T.block("total"):
+                    vy = T.axis.spatial(4, y)
+                    vk = T.axis.reduce(64, k_0 * 16 + k_1)
+                    with T.init():
+                        total[vy] = T.float32(0)
+                    total[vy] = total[vy] + A[vy, vk]
+    for y in T.thread_binding(4, thread="threadIdx.y"):
+        for x in T.thread_binding(16, thread="threadIdx.x"):
+            for j in range(4):
+                with T.block("B"):
+                    vy = T.axis.spatial(4, y)
+                    vx = T.axis.spatial(64, j * 16 + x)
+                    B[vy, vx] = A[vy, vx] - total[3 - vy]
+)");
+  EXPECT_EQ(count(cuda_of(f), "__syncthreads();"), 1) << cuda_of(f);
+  expect_matches_interpreter(f, 1e-5);
+}
+
+/// The kernels of kernels/ that the emulator can run: blocks 0 and the last
+/// one, against the interpreter on the whole program. Every element the
+/// emulated blocks stored must match, and each block must store something.
+class KernelEmulationTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(KernelEmulationTest, EmulatedBlocksMatchTheInterpreter) {
+  ir::PrimFunc f = load_kernel(GetParam());
+  std::vector<runtime::NDArray> expected = runtime::make_random_args(f, {}, 3);
+  std::vector<runtime::NDArray> actual = expected;
+  runtime::interpret(f, expected);
+  lower::LoweredFunc kernel = lower::lower(f);
+  std::vector<runtime::NDArray *> args;
+  for (runtime::NDArray &a : actual) args.push_back(&a);
+  std::array<int64_t, 3> last{};
+  for (int a = 0; a < 3; ++a)
+    last[a] = kernel.launch.grid[a].defined() ? *ir::as_const_int(kernel.launch.grid[a]) - 1 : 0;
+  for (const std::array<int64_t, 3> &block : {std::array<int64_t, 3>{0, 0, 0}, last}) {
+    simt::WrittenMask written = simt::emulate(kernel, args, {block});
+    int stored = 0;
+    for (size_t i = 0; i < actual.size(); ++i) {
+      double rtol = runtime::default_rtol(actual[i].dtype());
+      for (int64_t j = 0; j < actual[i].numel(); ++j) {
+        if (!written[i][j]) continue;
+        ++stored;
+        double a = actual[i].get(j), e = expected[i].get(j);
+        ASSERT_LE(std::abs(a - e), 1e-5 + rtol * std::abs(e)) << "parameter " << i << " element " << j;
+      }
+    }
+    EXPECT_GT(stored, 0) << "block (" << block[0] << ", " << block[1] << ", " << block[2] << ") stored nothing";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Kernels, KernelEmulationTest,
+                         ::testing::Values("column_sum_threadidx_y", "reduce_max_warp", "row_reduce_cross_thread",
+                                           "softmax_cross_thread", "row_reduce", "softmax", "transpose_shared"),
+                         [](const auto &info) { return info.param; });
+
+TEST(SimtEmulator, FindsTheRaceOfTheUnloweredReduction) {
+  // Without lower_cross_thread_reduction, every thread updates B[vi].
+  ir::PrimFunc f = RowReduction{.rows = 2, .cols = 64}.func();
+  lower::LoweredFunc racy;
+  racy.name = f.name();
+  for (const ir::Var &p : f.params()) racy.params.push_back({p, f.buffer_of(p)});
+  racy.body = f.body();
+  racy.allocs = lower::collect_allocations(racy.body);
+  racy.body = lower::insert_barriers(lower::simplify_division(lower::lower_blocks(racy.body)));
+  racy = lower::flatten_buffers(lower::extract_launch_config(racy));
+  std::vector<runtime::NDArray> args = runtime::make_random_args(f, {}, 1);
+  try {
+    simt::emulate(racy, {&args[0], &args[1]});
+    FAIL() << "expected a data race";
+  } catch (const simt::EmulationError &e) {
+    EXPECT_NE(std::string(e.what()).find("data race on B["), std::string::npos) << e.what();
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// LowerError cases
+//===----------------------------------------------------------------------===//
+
+/// A warp reduction over k_1 (threadIdx.x) of block "B" with the given
+/// update right-hand side and init statement.
+std::string reduction_text(const std::string &update, const std::string &init = "B[vi] = T.float32(0)") {
+  return R"(
+@T.prim_func
+def main(A: T.Buffer((4, 64), "float32"), B: T.Buffer((4,), "float32")):
+    for i in T.thread_binding(4, thread="blockIdx.x"):
+        for k_1 in T.thread_binding(32, thread="threadIdx.x"):
+            for k_0 in range(2):
+                with T.block("B"):
+                    vi = T.axis.spatial(4, i)
+                    vk = T.axis.reduce(64, k_0 * 32 + k_1)
+                    with T.init():
+                        )" + init + R"(
+                    B[vi] = )" + update + "\n";
+}
+
+void expect_names_block_and_loop(const std::string &msg, const std::string &fragment,
+                                 const std::string &loop = "k_1") {
+  ASSERT_FALSE(msg.empty()) << "expected a LowerError";
+  EXPECT_NE(msg.find("block 'B'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("'" + loop + "'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find(fragment), std::string::npos) << msg;
+}
+
+TEST(CrossThreadReductionErrors, UnknownCombiner) {
+  expect_names_block_and_loop(lower_error(reduction_text("B[vi] - A[vi, vk]")), "cannot recognise the combiner");
+  expect_names_block_and_loop(lower_error(reduction_text("B[vi] + B[vi] * A[vi, vk]")),
+                              "cannot recognise the combiner");
+  expect_names_block_and_loop(lower_error(reduction_text("B[vi] + A[vi, vk]", "B[0] = T.float32(0)")),
+                              "its init must store");
+}
+
+TEST(CrossThreadReductionErrors, ReduceThreadLoopFeedsASpatialIterVar) {
+  expect_names_block_and_loop(lower_error(R"(
+@T.prim_func
+def main(A: T.Buffer((32, 64), "float32"), B: T.Buffer((32,), "float32")):
+    for k_1 in T.thread_binding(32, thread="threadIdx.x"):
+        for k_0 in range(2):
+            with T.block("B"):
+                vi = T.axis.spatial(32, k_1)
+                vk = T.axis.reduce(64, k_0 * 32 + k_1)
+                B[vi] = B[vi] + A[vi, vk]
+)"),
+                              "reduce loop 'k_1' also feeds spatial iter var 'vi'");
+}
+
+TEST(CrossThreadReductionErrors, ThreadsDivergeAroundTheReduction) {
+  expect_names_block_and_loop(lower_error(R"(
+@T.prim_func
+def main(A: T.Buffer((4, 64), "float32"), B: T.Buffer((4,), "float32")):
+    for y in T.thread_binding(4, thread="threadIdx.y"):
+        if y < 2:
+            for k_1 in T.thread_binding(32, thread="threadIdx.x"):
+                for k_0 in range(2):
+                    with T.block("B"):
+                        vi = T.axis.spatial(4, y)
+                        vk = T.axis.reduce(64, k_0 * 32 + k_1)
+                        B[vi] = B[vi] + A[vi, vk]
+)"),
+                              "`if y < 2` which differs between threads");
+}
+
+TEST(CrossThreadReductionErrors, SymbolicThreadExtent) {
+  expect_names_block_and_loop(lower_error(R"(
+@T.prim_func
+def main(a: T.handle, B: T.Buffer((4,), "float32")):
+    n = T.int32()
+    A = T.match_buffer(a, (4, n), "float32")
+    for i in T.thread_binding(4, thread="blockIdx.x"):
+        for k_1 in T.thread_binding(n, thread="threadIdx.x"):
+            with T.block("B"):
+                vi = T.axis.spatial(4, i)
+                vk = T.axis.reduce(n, k_1)
+                B[vi] = B[vi] + A[vi, vk]
+)"),
+                              "symbolic extent n");
+}
+
+TEST(CrossThreadReductionErrors, SpatialLoopBetweenReduceLoops) {
+  expect_names_block_and_loop(lower_error(R"(
+@T.prim_func
+def main(A: T.Buffer((4, 64), "float32"), B: T.Buffer((4,), "float32")):
+    for k_1 in T.thread_binding(32, thread="threadIdx.x"):
+        for i in range(4):
+            for k_0 in range(2):
+                with T.block("B"):
+                    vi = T.axis.spatial(4, i)
+                    vk = T.axis.reduce(64, k_0 * 32 + k_1)
+                    B[vi] = B[vi] + A[vi, vk]
+)"),
+                              "loop 'i' lies inside its reduce loops");
+}
+
+TEST(CrossThreadReductionErrors, PredicateMasksTheFirstIteration) {
+  expect_names_block_and_loop(lower_error(R"(
+@T.prim_func
+def main(A: T.Buffer((4, 64), "float32"), B: T.Buffer((4,), "float32")):
+    for i in T.thread_binding(4, thread="blockIdx.x"):
+        for k_1 in T.thread_binding(32, thread="threadIdx.x"):
+            for k_0 in range(2):
+                with T.block("B"):
+                    vi = T.axis.spatial(4, i)
+                    vk = T.axis.reduce(64, k_0 * 32 + k_1)
+                    T.where(k_0 * 32 + k_1 >= 8)
+                    with T.init():
+                        B[vi] = T.float32(0)
+                    B[vi] = B[vi] + A[vi, vk]
+)"),
+                              "may mask the first iteration");
+}
+
+TEST(CrossThreadReductionErrors, InitNotAtTheFirstIteration) {
+  expect_names_block_and_loop(lower_error(R"(
+@T.prim_func
+def main(A: T.Buffer((4, 32), "float32"), B: T.Buffer((4,), "float32")):
+    for i in T.thread_binding(4, thread="blockIdx.x"):
+        for k_1 in T.thread_binding(32, thread="threadIdx.x"):
+            with T.block("B"):
+                vi = T.axis.spatial(4, i)
+                vk = T.axis.reduce(32, 31 - k_1)
+                with T.init():
+                    B[vi] = T.float32(0)
+                B[vi] = B[vi] + A[vi, vk]
+)"),
+                              "its init would not run first");
+}
+
+TEST(CrossThreadReductionErrors, ReduceLoopEnclosingOtherStatements) {
+  expect_names_block_and_loop(lower_error(R"(
+@T.prim_func
+def main(A: T.Buffer((4, 64), "float32"), B: T.Buffer((4,), "float32"), C: T.Buffer((32,), "float32")):
+    for k_1 in T.thread_binding(32, thread="threadIdx.x"):
+        with T.block("C"):
+            vc = T.axis.spatial(32, k_1)
+            C[vc] = T.float32(1)
+        for k_0 in range(2):
+            with T.block("B"):
+                vk = T.axis.reduce(64, k_0 * 32 + k_1)
+                B[0] = B[0] + A[0, vk]
+)"),
+                              "encloses other statements");
+}
+
+TEST(CrossThreadReductionErrors, ReductionAcrossThreadBlocks) {
+  std::string msg = lower_error(R"(
+@T.prim_func
+def main(A: T.Buffer((64,), "float32"), B: T.Buffer((1,), "float32")):
+    for k in T.thread_binding(64, thread="blockIdx.x"):
+        with T.block("B"):
+            vk = T.axis.reduce(64, k)
+            B[0] = B[0] + A[vk]
+)");
+  expect_names_block_and_loop(msg, "across thread blocks", "k");
+}
+
+//===----------------------------------------------------------------------===//
+// The shuffle intrinsic
+//===----------------------------------------------------------------------===//
+
+TEST(ShflXorIntrinsic, PrintsAndParsesBackAndTheInterpreterRejectsIt) {
+  const char *text = R"(
+@T.prim_func
+def main(A: T.Buffer((4,), "float16")):
+    for i in range(4):
+        with T.block("A"):
+            vi = T.axis.remap("S", [i])
+            A[vi] = T.shfl_xor(T.uint32(4294967295), A[vi], 1, 32)
+)";
+  ir::PrimFunc f = script::parse_func(text);
+  std::string printed = script::print(f);
+  EXPECT_NE(printed.find("T.shfl_xor(T.uint32(4294967295), A[vi], 1, 32)"), std::string::npos) << printed;
+  EXPECT_EQ(script::print(script::parse_func(printed)), printed);
+  std::vector<runtime::NDArray> args = runtime::make_random_args(f, {}, 1);
+  try {
+    runtime::interpret(f, args);
+    FAIL() << "expected an InterpretError";
+  } catch (const runtime::InterpretError &e) {
+    EXPECT_NE(std::string(e.what()).find("'shfl_xor'"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace

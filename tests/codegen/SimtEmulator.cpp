@@ -1,0 +1,542 @@
+//===- tests/codegen/SimtEmulator.cpp - Lowered kernels run on CPU threads --===//
+//
+// A tree-walking evaluator per emulated thread (speed does not matter: the
+// tests run a few small thread blocks). Barriers and shuffles make the
+// threads of a block wait for each other with a mutex and a condition
+// variable; after any failure every barrier is aborted so that all threads
+// return and the first message is reported.
+//
+// Race tracking: each thread counts the barriers it passed (its epoch; the
+// epochs of different blocks never meet). Every shared or global element
+// remembers (epoch, thread) of its last writer and last reader; an access
+// that meets another thread's conflicting access of the same epoch is a race.
+//
+//===----------------------------------------------------------------------===//
+#include "SimtEmulator.h"
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <unordered_map>
+
+#include "tessera/support/Half.h"
+
+namespace tessera::simt {
+
+namespace {
+
+using namespace tessera::ir;
+using runtime::NDArray;
+
+constexpr int kWarpSize = 32;
+constexpr int kThreadBits = 12;  // thread ids (+1) in the race-tracking words
+
+/// Thrown in the other threads once one has failed.
+struct Aborted {};
+
+class Barrier {
+ public:
+  explicit Barrier(int count) : count_(count) {}
+
+  /// Returns once `count` threads arrived, all at `site` (a node of the kernel).
+  void arrive_and_wait(const void *site, const char *what) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (aborted_) throw Aborted{};
+    if (arrived_ == 0) site_ = site;
+    if (site_ != site) throw EmulationError(std::string("threads met at different ") + what + "s");
+    uint64_t generation = generation_;
+    if (++arrived_ == count_) {
+      arrived_ = 0;
+      ++generation_;
+      cv_.notify_all();
+      return;
+    }
+    if (!cv_.wait_for(lock, std::chrono::seconds(20), [&] { return generation_ != generation || aborted_; }))
+      throw EmulationError(std::string("a ") + what + " timed out: some threads never reached it");
+    if (aborted_) throw Aborted{};
+  }
+
+  void abort() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    aborted_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  const int count_;
+  int arrived_ = 0;
+  uint64_t generation_ = 0;
+  const void *site_ = nullptr;
+  bool aborted_ = false;
+};
+
+struct Value {
+  int64_t i = 0;
+  double f = 0;
+};
+
+double round_to(DataType t, double v) {
+  if (t.is_float16()) return round_to_half(v);
+  if (t.is_bfloat16()) return round_to_bfloat16(v);
+  if (t == DataType::float32()) return static_cast<float>(v);
+  return v;
+}
+
+int64_t wrap(DataType t, int64_t v) {
+  if (t.is_bool()) return v != 0;
+  int bits = t.bits();
+  if (bits >= 64) return v;
+  uint64_t m = (uint64_t{1} << bits) - 1, u = static_cast<uint64_t>(v) & m;
+  if (t.is_uint() || !(u >> (bits - 1))) return static_cast<int64_t>(u);
+  return static_cast<int64_t>(u | ~m);
+}
+
+std::pair<int64_t, int64_t> int_range(DataType t) {
+  if (t.is_bool()) return {0, 1};
+  if (t.bits() >= 64)
+    return t.is_uint() ? std::pair<int64_t, int64_t>{0, -1}
+                       : std::pair{std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()};
+  if (t.is_uint()) return {0, (int64_t{1} << t.bits()) - 1};
+  return {-(int64_t{1} << (t.bits() - 1)), (int64_t{1} << (t.bits() - 1)) - 1};
+}
+
+double float_max(DataType t) {
+  if (t.is_float16()) return 65504.0;
+  if (t.is_bfloat16()) return bfloat16_bits_to_float(0x7f7f);
+  if (t == DataType::float32()) return std::numeric_limits<float>::max();
+  return std::numeric_limits<double>::max();
+}
+
+/// One buffer's elements; for shared and global memory also the race
+/// tracking words and (parameters) which elements were stored to.
+struct Memory {
+  Memory(NDArray *a, bool track_races, bool record_writes) : array(a) {
+    size_t n = static_cast<size_t>(a->numel());
+    if (track_races) {
+      last_writer = std::make_unique<std::atomic<uint64_t>[]>(n);
+      last_reader = std::make_unique<std::atomic<uint64_t>[]>(n);
+    }
+    if (record_writes) written = std::make_unique<std::atomic<uint8_t>[]>(n);
+  }
+  /// Owns a new array of `b`'s dtype and (flat, constant) size, poisoned.
+  static std::unique_ptr<Memory> allocate(const Buffer &b, bool track_races) {
+    auto size = as_const_int(b.shape()[0]);
+    if (!size) throw EmulationError("allocation '" + b.name() + "' of symbolic size");
+    auto owned = std::make_unique<NDArray>(b.dtype(), std::vector<int64_t>{*size});
+    for (int64_t i = 0; i < *size; ++i) {
+      if (b.dtype().is_float()) owned->set(i, std::numeric_limits<double>::quiet_NaN());
+      else owned->set_int(i, static_cast<int64_t>(0xA5A5A5A5A5A5A5A5ull));
+    }
+    auto m = std::make_unique<Memory>(owned.get(), track_races, false);
+    m->owned = std::move(owned);
+    return m;
+  }
+
+  NDArray *array;
+  std::unique_ptr<NDArray> owned;
+  std::unique_ptr<std::atomic<uint64_t>[]> last_writer, last_reader;
+  std::unique_ptr<std::atomic<uint8_t>[]> written;
+};
+
+struct Warp {
+  explicit Warp(int lanes) : barrier(lanes), lanes_mask(lanes >= 32 ? 0xffffffffu : (1u << lanes) - 1) {}
+  Barrier barrier;
+  const uint32_t lanes_mask;
+  std::array<Value, kWarpSize> slots;
+};
+
+/// What the threads of one thread block share.
+struct BlockState {
+  BlockState(int threads, uint64_t epoch_base) : barrier(threads), epoch_base(epoch_base) {
+    for (int w = 0; w * kWarpSize < threads; ++w)
+      warps.push_back(std::make_unique<Warp>(std::min(kWarpSize, threads - w * kWarpSize)));
+  }
+  void abort() {
+    barrier.abort();
+    for (auto &w : warps) w->barrier.abort();
+  }
+  Barrier barrier;
+  std::vector<std::unique_ptr<Warp>> warps;
+  std::unordered_map<const BufferNode *, Memory *> memory;  // global and shared
+  uint64_t epoch_base;
+};
+
+/// Evaluates and executes the kernel body as one thread.
+class Thread {
+ public:
+  Thread(BlockState &block, std::unordered_map<const VarNode *, Value> env, int linear)
+      : block_(block), env_(std::move(env)), linear_(linear), warp_(*block.warps[linear / kWarpSize]),
+        epoch_(block.epoch_base) {}
+
+  void add_local(const Buffer &b) { locals_[b.get()] = Memory::allocate(b, false); }
+
+  Value eval(const Expr &e) {
+    switch (e.kind()) {
+      case NodeKind::IntImm: return {e.as<IntImm>()->value, 0};
+      case NodeKind::FloatImm: return {0, e.as<FloatImm>()->value};
+      case NodeKind::Var: {
+        auto it = env_.find(e.as<VarNode>());
+        if (it == env_.end()) throw EmulationError("unbound variable '" + e.as<VarNode>()->name + "'");
+        return it->second;
+      }
+      case NodeKind::Binary: return binary(*e.as<Binary>());
+      case NodeKind::Unary: {
+        const auto *u = e.as<Unary>();
+        Value a = eval(u->a);
+        DataType t = e.dtype();
+        if (u->op == UnaryOp::Not) return {!a.i, 0};
+        if (u->op == UnaryOp::BitNot) return {wrap(t, ~a.i), 0};
+        if (t.is_float()) return {0, -a.f};
+        return {wrap(t, static_cast<int64_t>(0 - static_cast<uint64_t>(a.i))), 0};
+      }
+      case NodeKind::Select: {
+        const auto *s = e.as<Select>();
+        Value c = eval(s->cond), t = eval(s->true_value), f = eval(s->false_value);
+        return c.i ? t : f;
+      }
+      case NodeKind::Cast: return cast(e.dtype(), e.as<Cast>()->value);
+      case NodeKind::Load: {
+        const auto *l = e.as<Load>();
+        auto [m, i] = element(l->buffer, l->indices);
+        on_read(*m, l->buffer, i);
+        if (e.dtype().is_float()) return {0, m->array->get(i)};
+        return {m->array->get_int(i), 0};
+      }
+      case NodeKind::Call: return call(*e.as<Call>());
+      case NodeKind::Let: {
+        const auto *l = e.as<Let>();
+        env_[l->var.get()] = eval(l->value);
+        Value v = eval(l->body);
+        env_.erase(l->var.get());
+        return v;
+      }
+      default: throw EmulationError(std::string("expression ") + node_kind_name(e.kind()) + " in a lowered kernel");
+    }
+  }
+
+  void exec(const Stmt &s) {
+    switch (s.kind()) {
+      case NodeKind::Seq:
+        for (const Stmt &x : s.as<Seq>()->stmts) exec(x);
+        return;
+      case NodeKind::For: {
+        const auto *f = s.as<For>();
+        int64_t lo = eval(f->min).i, n = eval(f->extent).i;
+        for (int64_t v = lo; v < lo + n; ++v) {
+          env_[f->loop_var.get()] = {v, 0};
+          exec(f->body);
+        }
+        env_.erase(f->loop_var.get());
+        return;
+      }
+      case NodeKind::IfThenElse: {
+        const auto *i = s.as<IfThenElse>();
+        if (eval(i->cond).i) exec(i->then_case);
+        else if (i->else_case) exec(*i->else_case);
+        return;
+      }
+      case NodeKind::LetStmt: {
+        const auto *l = s.as<LetStmt>();
+        env_[l->var.get()] = eval(l->value);
+        exec(l->body);
+        env_.erase(l->var.get());
+        return;
+      }
+      case NodeKind::Store: {
+        const auto *st = s.as<Store>();
+        Value v = eval(st->value);
+        auto [m, i] = element(st->buffer, st->indices);
+        on_write(*m, st->buffer, i);
+        if (st->buffer.dtype().is_float()) m->array->set(i, v.f);
+        else m->array->set_int(i, v.i);
+        return;
+      }
+      case NodeKind::Evaluate: {
+        const auto *c = s.as<Evaluate>()->value.as<Call>();
+        if (c && c->op == Intrinsic::SyncThreads) {
+          block_.barrier.arrive_and_wait(s.get(), "barrier");
+          ++epoch_;
+          return;
+        }
+        eval(s.as<Evaluate>()->value);
+        return;
+      }
+      default: throw EmulationError(std::string("statement ") + node_kind_name(s.kind()) + " in a lowered kernel");
+    }
+  }
+
+ private:
+  std::pair<Memory *, int64_t> element(const Buffer &b, const std::vector<Expr> &indices) {
+    if (indices.size() != 1) throw EmulationError("buffer '" + b.name() + "' is not flat");
+    int64_t i = eval(indices[0]).i;
+    Memory *m = nullptr;
+    if (auto it = locals_.find(b.get()); it != locals_.end()) m = it->second.get();
+    else if (auto g = block_.memory.find(b.get()); g != block_.memory.end()) m = g->second;
+    if (!m) throw EmulationError("buffer '" + b.name() + "' has no memory");
+    if (i < 0 || i >= m->array->numel())
+      throw EmulationError("out-of-bounds access " + b.name() + "[" + std::to_string(i) + "] (size " +
+                           std::to_string(m->array->numel()) + ") by thread " + std::to_string(linear_));
+    return {m, i};
+  }
+
+  uint64_t stamp() const { return (epoch_ << kThreadBits) | static_cast<uint64_t>(linear_ + 1); }
+  bool conflicts(uint64_t other) const {
+    return other >> kThreadBits == epoch_ && (other & ((1u << kThreadBits) - 1)) != static_cast<uint64_t>(linear_ + 1);
+  }
+  [[noreturn]] void race(const Buffer &b, int64_t i, const char *what, uint64_t other) const {
+    std::ostringstream os;
+    os << "data race on " << b.name() << "[" << i << "]: thread " << linear_ << " " << what << " thread "
+       << ((other & ((1u << kThreadBits) - 1)) - 1) << " since the last barrier";
+    throw EmulationError(os.str());
+  }
+  void on_read(Memory &m, const Buffer &b, int64_t i) {
+    if (!m.last_writer) return;
+    if (uint64_t w = m.last_writer[i].load(); conflicts(w)) race(b, i, "reads what was written by", w);
+    m.last_reader[i].store(stamp());
+  }
+  void on_write(Memory &m, const Buffer &b, int64_t i) {
+    if (m.written) m.written[i].store(1);
+    if (!m.last_writer) return;
+    if (uint64_t w = m.last_writer[i].exchange(stamp()); conflicts(w)) race(b, i, "overwrites what was written by", w);
+    if (uint64_t r = m.last_reader[i].load(); conflicts(r)) race(b, i, "overwrites what was read by", r);
+  }
+
+  Value binary(const Binary &b) {
+    if (b.op == BinaryOp::And) return {eval(b.a).i && eval(b.b).i, 0};
+    if (b.op == BinaryOp::Or) return {eval(b.a).i || eval(b.b).i, 0};
+    Value x = eval(b.a), y = eval(b.b);
+    DataType t = b.a.dtype();
+    if (t.is_float()) {
+      double p = x.f, q = y.f, nan = std::numeric_limits<double>::quiet_NaN();
+      switch (b.op) {
+        case BinaryOp::Add: return {0, round_to(t, p + q)};
+        case BinaryOp::Sub: return {0, round_to(t, p - q)};
+        case BinaryOp::Mul: return {0, round_to(t, p * q)};
+        case BinaryOp::Div: return {0, round_to(t, p / q)};
+        case BinaryOp::Min: return {0, std::isnan(p) || std::isnan(q) ? nan : std::min(p, q)};
+        case BinaryOp::Max: return {0, std::isnan(p) || std::isnan(q) ? nan : std::max(p, q)};
+        case BinaryOp::EQ: return {p == q, 0};
+        case BinaryOp::NE: return {p != q, 0};
+        case BinaryOp::LT: return {p < q, 0};
+        case BinaryOp::LE: return {p <= q, 0};
+        case BinaryOp::GT: return {p > q, 0};
+        case BinaryOp::GE: return {p >= q, 0};
+        default: throw EmulationError(std::string("float ") + binary_op_name(b.op));
+      }
+    }
+    int64_t p = x.i, q = y.i;
+    uint64_t up = static_cast<uint64_t>(p), uq = static_cast<uint64_t>(q);
+    bool u64 = t.is_uint() && t.bits() == 64;
+    auto less = [&](int64_t a, int64_t c) { return u64 ? static_cast<uint64_t>(a) < static_cast<uint64_t>(c) : a < c; };
+    auto need_divisor = [&] {
+      if (q == 0) throw EmulationError("integer division by zero");
+    };
+    DataType rt = b.dtype;
+    switch (b.op) {
+      case BinaryOp::Add: return {wrap(rt, static_cast<int64_t>(up + uq)), 0};
+      case BinaryOp::Sub: return {wrap(rt, static_cast<int64_t>(up - uq)), 0};
+      case BinaryOp::Mul: return {wrap(rt, static_cast<int64_t>(up * uq)), 0};
+      case BinaryOp::Div: need_divisor(); return {wrap(rt, u64 ? static_cast<int64_t>(up / uq) : p / q), 0};
+      case BinaryOp::Mod: need_divisor(); return {wrap(rt, u64 ? static_cast<int64_t>(up % uq) : p % q), 0};
+      case BinaryOp::FloorDiv: {
+        need_divisor();
+        int64_t d = p / q;
+        return {wrap(rt, (p % q != 0 && (p < 0) != (q < 0)) ? d - 1 : d), 0};
+      }
+      case BinaryOp::FloorMod: {
+        need_divisor();
+        int64_t r = p % q;
+        return {wrap(rt, (r != 0 && (r < 0) != (q < 0)) ? r + q : r), 0};
+      }
+      case BinaryOp::Min: return {less(p, q) ? p : q, 0};
+      case BinaryOp::Max: return {less(p, q) ? q : p, 0};
+      case BinaryOp::EQ: return {p == q, 0};
+      case BinaryOp::NE: return {p != q, 0};
+      case BinaryOp::LT: return {less(p, q), 0};
+      case BinaryOp::LE: return {!less(q, p), 0};
+      case BinaryOp::GT: return {less(q, p), 0};
+      case BinaryOp::GE: return {!less(p, q), 0};
+      case BinaryOp::BitAnd: return {p & q, 0};
+      case BinaryOp::BitOr: return {p | q, 0};
+      case BinaryOp::BitXor: return {p ^ q, 0};
+      case BinaryOp::Shl:
+      case BinaryOp::Shr: {
+        if (q < 0 || q >= t.bits()) throw EmulationError("shift by " + std::to_string(q));
+        if (b.op == BinaryOp::Shl) return {wrap(rt, static_cast<int64_t>(up << q)), 0};
+        if (t.is_uint()) return {wrap(rt, static_cast<int64_t>(up >> q)), 0};
+        return {wrap(rt, p >> q), 0};
+      }
+      default: throw EmulationError(std::string("integer ") + binary_op_name(b.op));
+    }
+  }
+
+  Value cast(DataType to, const Expr &x) {
+    DataType from = x.dtype();
+    Value v = eval(x);
+    if (to.is_bool()) return {from.is_float() ? v.f != 0 : v.i != 0, 0};
+    if (to.is_float()) {
+      if (from.is_float()) return {0, round_to(to, v.f)};
+      double d = from.is_uint() && from.bits() == 64 ? static_cast<double>(static_cast<uint64_t>(v.i))
+                                                     : static_cast<double>(v.i);
+      return {0, round_to(to, d)};
+    }
+    if (!from.is_float()) return {wrap(to, v.i), 0};
+    if (std::isnan(v.f)) return {0, 0};
+    auto [lo, hi] = int_range(to);
+    double t = std::trunc(v.f);
+    if (t <= static_cast<double>(lo)) return {lo, 0};
+    if (t >= static_cast<double>(hi)) return {hi, 0};
+    return {static_cast<int64_t>(t), 0};
+  }
+
+  Value call(const Call &c) {
+    DataType t = c.dtype;
+    switch (c.op) {
+      case Intrinsic::IfThenElse: return eval(c.args[0]).i ? eval(c.args[1]) : eval(c.args[2]);
+      case Intrinsic::MaxValue:
+      case Intrinsic::MinValue: {
+        bool is_max = c.op == Intrinsic::MaxValue;
+        if (t.is_float()) return {0, is_max ? float_max(t) : -float_max(t)};
+        auto [lo, hi] = int_range(t);
+        return {is_max ? hi : lo, 0};
+      }
+      case Intrinsic::ShflXor: return shuffle(c);
+      case Intrinsic::Abs:
+        if (t.is_integer()) return {wrap(t, std::abs(eval(c.args[0]).i)), 0};
+        return {0, std::fabs(eval(c.args[0]).f)};
+      case Intrinsic::Exp:
+      case Intrinsic::Sqrt:
+      case Intrinsic::Rsqrt: {
+        double x = eval(c.args[0]).f;
+        bool narrow = t != DataType::float64();
+        double r = c.op == Intrinsic::Exp    ? (narrow ? std::exp(static_cast<float>(x)) : std::exp(x))
+                   : c.op == Intrinsic::Sqrt ? (narrow ? std::sqrt(static_cast<float>(x)) : std::sqrt(x))
+                                             : 1.0 / std::sqrt(x);
+        return {0, round_to(t, r)};
+      }
+      default:
+        throw EmulationError(std::string("intrinsic T.") + intrinsic_name(c.op) + " is not supported by the emulator");
+    }
+  }
+
+  Value shuffle(const Call &c) {
+    uint32_t mask = static_cast<uint32_t>(eval(c.args[0]).i);
+    Value v = eval(c.args[1]);
+    int64_t lane_mask = eval(c.args[2]).i, width = eval(c.args[3]).i;
+    if ((warp_.lanes_mask & mask) != warp_.lanes_mask)
+      throw EmulationError("T.shfl_xor with mask " + std::to_string(mask) + " omits lanes of its warp");
+    if (width <= 0 || kWarpSize % width != 0) throw EmulationError("T.shfl_xor width " + std::to_string(width));
+    int lane = linear_ % kWarpSize;
+    warp_.slots[lane] = v;
+    warp_.barrier.arrive_and_wait(&c, "shuffle");
+    int64_t src = lane ^ lane_mask;
+    bool inside = src / width == lane / width && ((warp_.lanes_mask >> src) & 1);
+    Value out = inside ? warp_.slots[src] : v;
+    warp_.barrier.arrive_and_wait(&c, "shuffle");
+    return out;
+  }
+
+  BlockState &block_;
+  std::unordered_map<const VarNode *, Value> env_;
+  std::unordered_map<const BufferNode *, std::unique_ptr<Memory>> locals_;
+  const int linear_;
+  Warp &warp_;
+  uint64_t epoch_;
+};
+
+int64_t const_extent(const Expr &e, const std::unordered_map<const VarNode *, Value> &scalars) {
+  if (!e.defined()) return 1;
+  BlockState dummy(1, 0);
+  return Thread(dummy, scalars, 0).eval(e).i;
+}
+
+}  // namespace
+
+WrittenMask emulate(const lower::LoweredFunc &f, const std::vector<NDArray *> &args,
+                    const std::vector<std::array<int64_t, 3>> &blocks) {
+  if (args.size() != f.params.size()) throw EmulationError("wrong number of arguments");
+  // Step 1. Parameters: global memory and scalars.
+  std::unordered_map<const VarNode *, Value> scalars;
+  std::vector<std::unique_ptr<Memory>> globals;
+  std::unordered_map<const BufferNode *, Memory *> global_map;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const lower::KernelParam &p = f.params[i];
+    if (p.is_buffer()) {
+      globals.push_back(std::make_unique<Memory>(args[i], true, true));
+      global_map[p.buffer.get()] = globals.back().get();
+    } else {
+      scalars[p.var.get()] = p.var.dtype().is_float() ? Value{0, args[i]->get(0)} : Value{args[i]->get_int(0), 0};
+    }
+  }
+  // Step 2. The launch.
+  std::array<int64_t, 3> grid{}, dim{};
+  for (int a = 0; a < 3; ++a) {
+    grid[a] = const_extent(f.launch.grid[a], scalars);
+    dim[a] = const_extent(f.launch.block[a], scalars);
+  }
+  int threads = static_cast<int>(dim[0] * dim[1] * dim[2]);
+  std::vector<std::array<int64_t, 3>> todo = blocks;
+  if (todo.empty())
+    for (int64_t z = 0; z < grid[2]; ++z)
+      for (int64_t y = 0; y < grid[1]; ++y)
+        for (int64_t x = 0; x < grid[0]; ++x) todo.push_back({x, y, z});
+  // Step 3. Each thread block: shared memory, then one std::thread per thread.
+  for (size_t k = 0; k < todo.size(); ++k) {
+    BlockState block(threads, static_cast<uint64_t>(k + 1) << 32);
+    block.memory = global_map;
+    std::vector<std::unique_ptr<Memory>> shared;
+    for (const Buffer &b : f.allocs) {
+      if (b.scope() == "local") continue;
+      shared.push_back(Memory::allocate(b, true));
+      block.memory[b.get()] = shared.back().get();
+    }
+    std::mutex error_mutex;
+    std::string error;
+    std::vector<std::thread> workers;
+    for (int t = 0; t < threads; ++t) {
+      workers.emplace_back([&, t] {
+        try {
+          std::unordered_map<const VarNode *, Value> env = scalars;
+          int64_t idx[3] = {t % dim[0], t / dim[0] % dim[1], t / (dim[0] * dim[1])};
+          for (int a = 0; a < 3; ++a) {
+            if (f.launch.thread_vars[a].defined()) env[f.launch.thread_vars[a].get()] = {idx[a], 0};
+            if (f.launch.block_vars[a].defined()) env[f.launch.block_vars[a].get()] = {todo[k][a], 0};
+          }
+          Thread thread(block, std::move(env), t);
+          for (const Buffer &b : f.allocs)
+            if (b.scope() == "local") thread.add_local(b);
+          thread.exec(f.body);
+        } catch (const Aborted &) {
+        } catch (const std::exception &e) {
+          std::lock_guard<std::mutex> lock(error_mutex);
+          if (error.empty()) error = e.what();
+          block.abort();
+        }
+      });
+    }
+    for (std::thread &w : workers) w.join();
+    if (!error.empty()) {
+      std::ostringstream os;
+      os << error << " (thread block (" << todo[k][0] << ", " << todo[k][1] << ", " << todo[k][2] << "))";
+      throw EmulationError(os.str());
+    }
+  }
+  WrittenMask written(args.size());
+  for (size_t i = 0, g = 0; i < args.size(); ++i) {
+    if (!f.params[i].is_buffer()) continue;
+    const Memory &m = *globals[g++];
+    for (int64_t j = 0; j < args[i]->numel(); ++j) written[i].push_back(m.written[j].load());
+  }
+  return written;
+}
+
+}  // namespace tessera::simt

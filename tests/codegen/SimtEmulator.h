@@ -1,0 +1,52 @@
+//===- tests/codegen/SimtEmulator.h - Lowered kernels run on CPU threads ----===//
+//
+// A test-only executor for lowered kernels (lower::LoweredFunc), so that what
+// lowering makes of a program can be checked against the interpreter without
+// a GPU. It runs a kernel the way a GPU does: each thread of a thread block is
+// a std::thread running the body with its own threadIdx; `__syncthreads()` is
+// a barrier over the block and `T.shfl_xor` an exchange between the lanes of
+// a warp (32 consecutive threads, x fastest), each lane waiting for the
+// others. Thread blocks run one after another.
+//
+// It also checks what a GPU would leave undefined, and fails with a message:
+//   - a data race on shared or global memory: two threads of a block touch
+//     one element between the same two barriers, at least one writing (best
+//     effort: the last writer and the last reader of each element are kept);
+//   - threads of a block (lanes of a warp) meeting at different barriers
+//     (shuffles), or one never arriving (a 20 s timeout);
+//   - a shuffle whose mask omits lanes that take part;
+//   - out-of-bounds accesses, reads of local or shared memory never written
+//     (poisoned with NaN / 0xA5 bytes, like the interpreter).
+// Values follow the interpreter's rules per dtype (floats rounded to their
+// type after every operation; integers wrap). Math: exp, sqrt, rsqrt, abs,
+// min/max_value, if_then_else; other intrinsics are an error.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <stdexcept>
+#include <vector>
+
+#include "tessera/lower/Lower.h"
+#include "tessera/runtime/NDArray.h"
+
+namespace tessera::simt {
+
+/// What the emulated kernel did wrong (see the file comment).
+class EmulationError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Per parameter (in order), per element: whether some thread stored to it.
+using WrittenMask = std::vector<std::vector<uint8_t>>;
+
+/// Runs `f` on `args` (one per parameter, as for runtime::Interpreter::run,
+/// buffers by their row-major elements). `blocks` lists the thread blocks to
+/// run as (blockIdx.x, y, z); empty runs the whole grid. Throws EmulationError.
+WrittenMask emulate(const lower::LoweredFunc &f, const std::vector<runtime::NDArray *> &args,
+                    const std::vector<std::array<int64_t, 3>> &blocks = {});
+
+}  // namespace tessera::simt
