@@ -141,7 +141,7 @@ TEST(CrossThreadReductionShape, SeveralWarpsMeetInSharedMemoryOnce) {
   EXPECT_EQ(count(cuda, "__syncthreads();"), 1) << cuda;
   EXPECT_EQ(count(cuda, ", 32);"), 5) << cuda;
   EXPECT_EQ(count(cuda, ", 4);"), 2) << cuda;
-  EXPECT_NE(cuda.find("__shared__ float B_warp_totals[8];"), std::string::npos) << cuda;
+  EXPECT_NE(cuda.find("__shared__ __align__(16) float B_warp_totals[8];"), std::string::npos) << cuda;
   EXPECT_NE(cuda.find("if (tx % 32 == 0) {\n    B_warp_totals[ty * 4 + tx / 32] = B_partial[0];"), std::string::npos)
       << cuda;
   EXPECT_NE(cuda.find("B_partial[0] = B_warp_totals[ty * 4 + tx % 4];"), std::string::npos) << cuda;

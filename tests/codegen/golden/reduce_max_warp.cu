@@ -6,7 +6,7 @@ extern "C" __global__ void __launch_bounds__(128) main_kernel(const half* __rest
   const int bx = blockIdx.x;
   const int tx = threadIdx.x;
   const int ty = threadIdx.y;
-  half B_partial[1];
+  __align__(16) half B_partial[1];
   B_partial[0] = half(-__int_as_float(0x7f800000));
   for (int k_0 = 0; k_0 < 32; ++k_0) {
     if (k_0 * 32 + tx < 1000) {

@@ -5,12 +5,12 @@
 extern "C" __global__ void __launch_bounds__(256) main_kernel(const half* __restrict__ A, half* __restrict__ B) {
   const int bx = blockIdx.x;
   const int tx = threadIdx.x;
-  float row_max[1];
-  float row_sum[1];
-  float row_max_partial[1];
-  __shared__ float row_max_warp_totals[8];
-  float row_sum_partial[1];
-  __shared__ float row_sum_warp_totals[8];
+  __align__(16) float row_max[1];
+  __align__(16) float row_sum[1];
+  __align__(16) float row_max_partial[1];
+  __shared__ __align__(16) float row_max_warp_totals[8];
+  __align__(16) float row_sum_partial[1];
+  __shared__ __align__(16) float row_sum_warp_totals[8];
   row_max_partial[0] = -__int_as_float(0x7f800000);
   for (int k_0 = 0; k_0 < 16; ++k_0) {
     row_max_partial[0] = fmaxf(row_max_partial[0], __half2float(A[bx * 4096 + k_0 * 256 + tx]));
