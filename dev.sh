@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # tessera developer entry point. Installs what is missing (Debian packages),
 # configures and builds into ./build, then runs one job:
-#   ./dev.sh demo   format and interpret the bundled example (examples/softmax.py)
+#   ./dev.sh demo   the bundled example (examples/softmax.py) end to end: format, interpret,
+#                   schedule by the rules (verified in the interpreter), compile with NVRTC,
+#                   and on a machine with a GPU run it there against the interpreter
 #   ./dev.sh test   run the test suite (ctest; GPU tests skip without a device)
 #   ./dev.sh build  only build
 #   ./dev.sh fuzz [SECONDS]  build the libFuzzer parser target with clang and run it
@@ -40,6 +42,19 @@ case "${1:-}" in
     ./build/tools/tessera fmt examples/softmax.py
     echo "== tessera run examples/softmax.py --dim rows=8"
     ./build/tools/tessera run examples/softmax.py --dim rows=8
+    mkdir -p build/demo
+    echo "== tessera schedule examples/softmax.py --arch h100 --verify --dim rows=8"
+    ./build/tools/tessera schedule examples/softmax.py --arch h100 --verify --dim rows=8 | tee build/demo/softmax_scheduled.py
+    if ./build/tools/tessera devices | grep -q '^NVRTC [0-9]'; then
+      echo "== tessera compile build/demo/softmax_scheduled.py --arch sm_80,sm_90"
+      ./build/tools/tessera compile build/demo/softmax_scheduled.py --arch sm_80,sm_90 -o build/demo
+    fi
+    if ./build/tools/tessera devices | grep -q '^CUDA driver'; then
+      echo "== tessera run build/demo/softmax_scheduled.py --device cuda --dim rows=4096 --time"
+      ./build/tools/tessera run build/demo/softmax_scheduled.py --device cuda --dim rows=4096 --time
+    else
+      echo "== no GPU here: $(./build/tools/tessera devices | head -1)"
+    fi
     ;;
   test)
     install_deps
