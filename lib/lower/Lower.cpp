@@ -96,6 +96,7 @@ LoweredFunc lower(const ir::PrimFunc &func) {
   f.allocs = collect_allocations(f.body);
   PassRunner run(f);
   run.stmt_pass("lower_blocks", f, lower_blocks);
+  run.func_pass("compact_buffers", f, [&](const LoweredFunc &g) { return compact_buffers(g, func.body()); });
   run.stmt_pass("simplify_division", f, simplify_division);
   run.stmt_pass("insert_barriers", f, insert_barriers);
   run.func_pass("extract_launch_config", f, extract_launch_config);
