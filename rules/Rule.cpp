@@ -2,8 +2,10 @@
 #include "tessera/rules/Rule.h"
 
 #include "tessera/analysis/BlockInfo.h"
+#include "tessera/rules/Conv2d.h"
 #include "tessera/rules/Elementwise.h"
 #include "tessera/rules/Fallback.h"
+#include "tessera/rules/Matmul.h"
 #include "tessera/schedule/Trace.h"
 
 namespace tessera::rules {
@@ -11,6 +13,8 @@ namespace tessera::rules {
 const std::vector<const Rule *> &all_rules() {
   // Specific first; the fallback, which matches everything, last.
   static const std::vector<const Rule *> rules = {
+      &matmul_rule(),
+      &conv2d_rule(),
       &elementwise_rule(),
       &fallback_rule(),
   };

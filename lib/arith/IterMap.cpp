@@ -81,8 +81,10 @@ class Detector {
     for (const Expr &c : conj) {
       if (auto k = ir::as_const_int(c); k && *k) continue;
       const auto *b = c.as<ir::Binary>();
-      auto bound = b ? ir::as_const_int(b->b) : std::nullopt;
-      if (!b || b->op != BinaryOp::LT || !bound) {
+      // The bound: a constant, or a loop-free symbolic expression (a tile
+      // past a symbolic extent: `i_0 * 64 + i_1 < m`).
+      bool bounded = b && b->op == BinaryOp::LT && !uses_loop(b->b);
+      if (!bounded) {
         if (level_ == IterMapLevel::NoCheck) continue;
         return fail("predicate '" + detail::expr_text(c) + "' is not of the form 'fused < c'");
       }
@@ -93,8 +95,11 @@ class Detector {
       Mark &m = marks_[sp->mark];
       if (sp->lower != 1 || sp->scale != 1 || !ana_.can_prove_equal(sp->extent, m.extent))
         return fail("predicate '" + detail::expr_text(c) + "' bounds part of an iteration space");
-      if (ana_.can_prove(ir::make_int(m.extent.dtype(), *bound) < m.extent)) {
-        m.extent = ir::make_int(m.extent.dtype(), *bound);
+      Expr bound = ana_.simplify(ir::cast(m.extent.dtype(), b->b));
+      bool narrows = ana_.can_prove(bound < m.extent) ||
+                     (!ir::as_const_int(bound) && ana_.can_prove(bound <= m.extent));
+      if (narrows) {
+        m.extent = bound;
         m.predicated = true;
       }
     }

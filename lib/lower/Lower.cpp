@@ -97,6 +97,7 @@ LoweredFunc lower(const ir::PrimFunc &func) {
   PassRunner run(f);
   run.func_pass("lower_cross_thread_reduction", f, lower_cross_thread_reduction);
   run.stmt_pass("lower_blocks", f, lower_blocks);
+  run.func_pass("compact_buffers", f, [&](const LoweredFunc &g) { return compact_buffers(g, func.body()); });
   run.stmt_pass("simplify_division", f, simplify_division);
   run.stmt_pass("insert_barriers", f, insert_barriers);
   run.func_pass("extract_launch_config", f, extract_launch_config);

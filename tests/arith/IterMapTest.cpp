@@ -123,6 +123,30 @@ TEST(IterMapTest, SymbolicExtent) {
   EXPECT_EQ(script::print(r2.indices[0].args[0].extent), "n * 4");
 }
 
+TEST(IterMapTest, SymbolicPredicateBound) {
+  // A symbolic extent split by constants: the tiles past `m` are masked by
+  // `fused < m` (a loop-free bound); the binding stays affine and bijective
+  // (the mark keeps the loops' extent when m <= it cannot be proved).
+  Var m("m"), i0("i0"), i1("i1"), i2("i2");
+  Analyzer ana;
+  ana.bind(m, 1, 1 << 20);
+  Expr fused = i0 * 64 + i1 * 8 + i2;
+  Loops loops{{i0, Range::from_extent(ir::floordiv(m + 63, c(64)))}, {i1, ext(8)}, {i2, ext(8)}};
+  auto r = detect_iter_map({fused}, loops, fused < m, IterMapLevel::Bijective, ana);
+  ASSERT_TRUE(r.ok()) << r.why_not;
+  // A symbolic bound provably within the extent narrows it.
+  Var n("n"), j0("j0"), j1("j1");
+  Analyzer ana2;
+  ana2.bind(n, 1, 64);
+  auto r3 = detect_iter_map({j0 * 8 + j1}, {{j0, ext(8)}, {j1, ext(8)}}, j0 * 8 + j1 < n, IterMapLevel::Bijective,
+                            ana2);
+  ASSERT_TRUE(r3.ok()) << r3.why_not;
+  EXPECT_EQ(script::print(r3.indices[0].args[0].extent), "n");
+  // A bound that uses a loop is still refused.
+  auto r2 = detect_iter_map({fused}, loops, fused < i1 + m, IterMapLevel::Bijective, ana);
+  EXPECT_FALSE(r2.ok());
+}
+
 TEST(IterMapTest, Negatives) {
   Var i("i"), j("j"), k("k"), f("f");
   auto r = detect({i * 4 + ir::floordiv(i, c(2)), j}, {{i, ext(8)}, {j, ext(4)}}, Expr(), IterMapLevel::Bijective,

@@ -31,7 +31,9 @@
 // A predicate `fused < c` (conjunctions allowed), where `fused` is a
 // fusion of loops or one loop, marks the iteration space of that fusion as
 // [0, c) instead of its product of extents: this is how non-dividing splits
-// stay bijective:
+// stay bijective (`c` may be a loop-free symbolic bound, e.g. the tiles of a
+// symbolic extent `m`: the space narrows to [0, m) when m <= the product is
+// provable, else keeps the product):
 //   for i0 in range(7): for i1 in range(16):  where i0 * 16 + i1 < 100
 //     vi = i0 * 16 + i1         -> bijective onto [0, 100)
 //

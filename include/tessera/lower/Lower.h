@@ -8,6 +8,8 @@
 //     shared memory, one writer), never raced on;
 //   - blocks are gone: iter vars are replaced by their (simplified) bindings,
 //     block predicates and reduction inits are `if` guards;
+//   - function-level "shared"/"local" buffers (cache_read/cache_write copies
+//     at the cached buffer's shape) shrink to the tile their accesses touch;
 //   - thread-bound loops are gone: their variables are the launch variables
 //     (`launch.thread_vars`, printed blockIdx.x / threadIdx.x by codegen) and
 //     their extents make up the grid and block dimensions;

@@ -34,6 +34,15 @@ LoweredFunc lower_cross_thread_reduction(const LoweredFunc &f);
 /// (see collect_allocations).
 ir::Stmt lower_blocks(const ir::Stmt &s);
 
+/// Shrinks each function-level (root block) "shared"/"local" allocation to
+/// the box its accesses touch at their innermost common loop (threadIdx
+/// relaxed for shared, per thread for local; an origin moving with a serial
+/// loop only when its boxes are disjoint), indices made relative to the box;
+/// pads strides per the storage_align requests recorded on the blocks of
+/// `blocks` (the body before lower_blocks). Buffers it cannot shrink to a
+/// constant box stay as they are.
+LoweredFunc compact_buffers(const LoweredFunc &f, const ir::Stmt &blocks);
+
 /// Rewrites integer `//` and `%` as C's truncating `/` and `%` where both
 /// operands are provably non-negative (loop ranges known), so codegen needs
 /// the floor helpers only where signs are unknown.
