@@ -4,6 +4,7 @@
 #include "tessera/analysis/BlockInfo.h"
 #include "tessera/rules/Elementwise.h"
 #include "tessera/rules/Fallback.h"
+#include "tessera/rules/Gemv.h"
 #include "tessera/schedule/Trace.h"
 
 namespace tessera::rules {
@@ -11,6 +12,7 @@ namespace tessera::rules {
 const std::vector<const Rule *> &all_rules() {
   // Specific first; the fallback, which matches everything, last.
   static const std::vector<const Rule *> rules = {
+      &gemv_rule(),
       &elementwise_rule(),
       &fallback_rule(),
   };

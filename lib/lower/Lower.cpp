@@ -100,6 +100,7 @@ LoweredFunc lower(const ir::PrimFunc &func) {
   run.stmt_pass("simplify_division", f, simplify_division);
   run.stmt_pass("insert_barriers", f, insert_barriers);
   run.func_pass("extract_launch_config", f, extract_launch_config);
+  run.func_pass("compact_buffers", f, compact_buffers);
   run.func_pass("flatten_buffers", f, flatten_buffers);
   run.func_pass("legalize_vectorize", f, legalize_vectorize);
   run.func_pass("plan_dynamic_shared_memory", f, plan_dynamic_shared_memory);

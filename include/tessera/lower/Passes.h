@@ -51,6 +51,12 @@ ir::Stmt insert_barriers(const ir::Stmt &s);
 /// blockIdx/threadIdx.{x,y,z} -> LowerError.
 LoweredFunc extract_launch_config(const LoweredFunc &f);
 
+/// Shrinks each "local" / "shared" allocation to the box its accesses touch
+/// (per thread for local, per thread block for shared), offsetting the indices
+/// by the box's minimum, which must depend only on launch variables and kernel
+/// parameters; other dimensions keep their extent (CompactBuffers.cpp).
+LoweredFunc compact_buffers(const LoweredFunc &f);
+
 /// Makes every buffer (parameters, allocations) one-dimensional: row-major
 /// (or the buffer's strides), indices in int32 when the buffer's element
 /// count provably fits in int32, else int64. Shared and local buffers must
