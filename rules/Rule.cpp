@@ -5,6 +5,7 @@
 #include "tessera/rules/Conv2d.h"
 #include "tessera/rules/Elementwise.h"
 #include "tessera/rules/Fallback.h"
+#include "tessera/rules/Gemv.h"
 #include "tessera/rules/Matmul.h"
 #include "tessera/schedule/Trace.h"
 
@@ -13,6 +14,7 @@ namespace tessera::rules {
 const std::vector<const Rule *> &all_rules() {
   // Specific first; the fallback, which matches everything, last.
   static const std::vector<const Rule *> rules = {
+      &gemv_rule(),
       &matmul_rule(),
       &conv2d_rule(),
       &elementwise_rule(),

@@ -67,8 +67,8 @@ TEST(ApplyDefaultSchedule, SaysWhyEachEarlierRuleDeclined) {
     if (e.name != "prefix_sum") continue;
     rules::DefaultSchedule s = rules::apply_default_schedule(load_func(e), test_arch());
     EXPECT_EQ(s.rule, "fallback");
-    auto it = std::find_if(s.declined.begin(), s.declined.end(),
-                           [](const auto &d) { return d.first == "elementwise"; });
+    ASSERT_FALSE(s.declined.empty());
+    auto it = std::find_if(s.declined.begin(), s.declined.end(), [](const auto &d) { return d.first == "elementwise"; });
     ASSERT_NE(it, s.declined.end());
     EXPECT_NE(it->second.find("statements outside blocks"), std::string::npos) << it->second;
   }
