@@ -6,7 +6,9 @@
 #include "tessera/rules/Elementwise.h"
 #include "tessera/rules/Fallback.h"
 #include "tessera/rules/Gemv.h"
+#include "tessera/rules/GeneralReduction.h"
 #include "tessera/rules/Matmul.h"
+#include "tessera/rules/Reduction.h"
 #include "tessera/schedule/Trace.h"
 
 namespace tessera::rules {
@@ -17,6 +19,8 @@ const std::vector<const Rule *> &all_rules() {
       &gemv_rule(),
       &matmul_rule(),
       &conv2d_rule(),
+      &general_reduction_rule(),
+      &reduction_rule(),
       &elementwise_rule(),
       &fallback_rule(),
   };
