@@ -63,4 +63,10 @@ void require(bool ok, const char *rule, const std::string &field, int64_t value,
   if (!ok) throw ConfigError(std::string(rule) + " config: " + field + " = " + std::to_string(value) + " " + why);
 }
 
+void require_threads(const char *rule, const std::string &field, int64_t value, const Arch &arch) {
+  require(value >= 1 && value <= arch.limits.max_threads_per_block, rule, field, value,
+          "is outside [1, " + std::to_string(arch.limits.max_threads_per_block) + "], the threads per block of " +
+              arch.name);
+}
+
 }  // namespace tessera::rules

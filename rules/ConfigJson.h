@@ -42,5 +42,7 @@ class ConfigReader {
 
 /// Throws ConfigError("<rule> config: <field> = <value> <why>") unless `ok`.
 void require(bool ok, const char *rule, const std::string &field, int64_t value, const std::string &why);
+/// A thread count in [1, the arch's threads per block] (ConfigError naming `field`).
+void require_threads(const char *rule, const std::string &field, int64_t value, const Arch &arch);
 
 }  // namespace tessera::rules

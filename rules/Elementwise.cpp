@@ -25,9 +25,7 @@ ElementwiseConfig ElementwiseConfig::from_json(const Json &j) {
 }
 
 void ElementwiseConfig::validate(const Arch &arch) const {
-  require(threads >= 1 && threads <= arch.limits.max_threads_per_block, rule(), "threads", threads,
-          "is outside [1, " + std::to_string(arch.limits.max_threads_per_block) + "], the threads per block of " +
-              arch.name);
+  require_threads(rule(), "threads", threads, arch);
   require(vector >= 1 && vector <= 16 && (vector & (vector - 1)) == 0, rule(), "vector", vector,
           "is not a power of two in [1, 16]");
   require(per_thread >= 1, rule(), "per_thread", per_thread, "must be at least 1");

@@ -24,9 +24,7 @@ FallbackConfig FallbackConfig::from_json(const Json &j) {
 }
 
 void FallbackConfig::validate(const Arch &arch) const {
-  require(threads >= 1 && threads <= arch.limits.max_threads_per_block, rule(), "threads", threads,
-          "is outside [1, " + std::to_string(arch.limits.max_threads_per_block) + "], the threads per block of " +
-              arch.name);
+  require_threads(rule(), "threads", threads, arch);
 }
 
 namespace {

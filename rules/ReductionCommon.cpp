@@ -248,12 +248,6 @@ schedule::LoopRef fuse_all(schedule::Schedule &sch, const std::vector<schedule::
   return loops.size() == 1 ? loops[0] : sch.fuse(loops, name);
 }
 
-void require_threads(const char *rule, const std::string &field, int64_t value, const Arch &arch) {
-  require(value >= 1 && value <= arch.limits.max_threads_per_block, rule, field, value,
-          "is outside [1, " + std::to_string(arch.limits.max_threads_per_block) + "], the threads per block of " +
-              arch.name);
-}
-
 void require_block_threads(const char *rule, const std::string &field, int64_t threads, const Arch &arch) {
   require(threads <= arch.limits.max_threads_per_block, rule, field, threads,
           "threads per block exceed the " + std::to_string(arch.limits.max_threads_per_block) + " of " + arch.name);

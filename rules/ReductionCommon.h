@@ -110,7 +110,6 @@ schedule::LoopRef fuse_all(schedule::Schedule &sch, const std::vector<schedule::
                            const std::string &name);
 
 /// Common config checks (ConfigError naming the field).
-void require_threads(const char *rule, const std::string &field, int64_t value, const Arch &arch);
 void require_block_threads(const char *rule, const std::string &field, int64_t threads, const Arch &arch);
 void require_unroll(const char *rule, int64_t unroll);
 
