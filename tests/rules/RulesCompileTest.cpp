@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "RuleTestUtil.h"
+#include "tessera/rules/Fallback.h"
 #include "tessera/runtime/CudaFunction.h"
 
 namespace tessera::test {
@@ -24,6 +25,23 @@ TEST_P(WorkloadCompileTest, DefaultScheduleCompilesForSm80AndSm90) {
     for (const auto &fn : fns) EXPECT_FALSE(fn.compiled().cubin.empty()) << fn.arch();
   } catch (const UserError &err) {
     FAIL() << e.name << " (rule " << s.rule << "): " << err.what();
+  }
+}
+
+/// The fallback alone compiles for every workload (the gpu test at full size
+/// uses it as the reference kernel).
+TEST_P(WorkloadCompileTest, FallbackScheduleCompilesForSm90) {
+  const Entry &e = GetParam();
+  SmallWorkload w = small_workload(e);
+  const rules::Rule &fallback = rules::fallback_rule();
+  auto m = fallback.match(w.func, test_arch());
+  ASSERT_TRUE(m);
+  schedule::Schedule sch = fallback.apply(w.func, **m, *fallback.default_config(**m, test_arch()));
+  try {
+    runtime::CudaFunction fn = runtime::CudaFunction::build(sch.func(), {.arch = "sm_90"});
+    for (const auto &k : fn.kernels()) EXPECT_FALSE(k.compiled.cubin.empty()) << k.name;
+  } catch (const UserError &err) {
+    FAIL() << e.name << " (fallback): " << err.what();
   }
 }
 

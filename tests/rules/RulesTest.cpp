@@ -11,6 +11,7 @@
 #include "tessera/analysis/BlockInfo.h"
 #include "tessera/ir/StructuralEqual.h"
 #include "tessera/rules/Elementwise.h"
+#include "tessera/rules/Fallback.h"
 #include "tessera/schedule/Trace.h"
 #include "tessera/script/Printer.h"
 
@@ -57,6 +58,25 @@ TEST(ElementwiseRule, OtherConfigsGiveTheSameAnswer) {
       c.validate(test_arch());
       schedule::Schedule sch = rule.apply(w.func, **m, c);
       SCOPED_TRACE(e.name + " " + c.str());
+      expect_same_results(e, w.func, sch.func(), w.dims);
+    }
+  }
+}
+
+/// The fallback alone, at thread counts other than the default, on every
+/// workload (it must give any valid program a correct schedule).
+TEST(FallbackRule, EveryWorkloadAtOtherThreadCounts) {
+  const rules::Rule &rule = rules::fallback_rule();
+  for (const Entry &e : workload_entries()) {
+    SmallWorkload w = small_workload(e);
+    auto m = rule.match(w.func, test_arch());
+    ASSERT_TRUE(m) << e.name << ": " << m.reason();
+    for (int64_t threads : {1, 33}) {
+      rules::FallbackConfig c;
+      c.threads = threads;
+      c.validate(test_arch());
+      SCOPED_TRACE(e.name + " " + c.str());
+      schedule::Schedule sch = rule.apply(w.func, **m, c);
       expect_same_results(e, w.func, sch.func(), w.dims);
     }
   }
