@@ -41,6 +41,16 @@ std::vector<Stmt> top_level(const PrimFunc &f) {
   return {body};
 }
 
+/// The name of the first block under `s` ("" when there is none): the
+/// handle loops are looked up from, so that traces replay.
+std::string first_block_name(const Stmt &s) {
+  std::string name;
+  pre_order_visit(s, nullptr, [&](const Stmt &x) {
+    if (const auto *b = x.as<Block>(); b && name.empty()) name = b->name;
+  });
+  return name;
+}
+
 /// The perfectly nested loops starting at `s`, outermost first.
 std::vector<const For *> loop_chain(const Stmt &s) {
   std::vector<const For *> chain;
@@ -97,10 +107,7 @@ class FallbackRule final : public Rule {
   /// outermost loop is not parallel or the nest holds no block (loop handles
   /// come from get_loops of a block, so that the trace replays).
   static bool bind_parallel_prefix(schedule::Schedule &sch, const Stmt &s, const FallbackConfig &c) {
-    std::string block;
-    pre_order_visit(s, nullptr, [&](const Stmt &x) {
-      if (const auto *b = x.as<Block>(); b && block.empty()) block = b->name;
-    });
+    std::string block = first_block_name(s);
     if (block.empty()) return false;
     std::vector<const For *> chain = loop_chain(s);
     std::vector<schedule::LoopRef> loops = sch.get_loops(sch.get_block(block));
@@ -133,10 +140,7 @@ class FallbackRule final : public Rule {
   static void run_serially(schedule::Schedule &sch, const Stmt &s) {
     const auto *loop = s.as<For>();
     if (!loop) return;
-    std::string block;
-    pre_order_visit(s, nullptr, [&](const Stmt &x) {
-      if (const auto *b = x.as<Block>(); b && block.empty()) block = b->name;
-    });
+    std::string block = first_block_name(s);
     if (block.empty()) return;
     schedule::LoopRef outer = sch.get_loops(sch.get_block(block))[0];
     TESSERA_ICHECK(outer.var.same_as(loop->loop_var)) << "get_loops disagrees with the loop nest";

@@ -13,6 +13,7 @@
 
 #include "PromoteBFloat16.h"
 #include "tessera/arith/Analyzer.h"
+#include "tessera/ir/AccessRegions.h"
 #include "tessera/ir/Functor.h"
 #include "tessera/ir/Op.h"
 #include "tessera/script/Printer.h"
@@ -93,7 +94,7 @@ class CodegenCUDA : public CodegenC {
         params.push_back(type_name(p.var.dtype()) + " " + name_of(p.var));
         continue;
       }
-      std::string c = is_written(f.body, p.buffer) ? "" : "const ";
+      std::string c = stores_to(f.body, p.buffer) ? "" : "const ";
       params.push_back(c + type_name(p.buffer.dtype()) + "* __restrict__ " + name_of(p.buffer));
     }
     std::vector<std::string> allocs = allocations(f, kernel);
@@ -239,14 +240,6 @@ class CodegenCUDA : public CodegenC {
 
  private:
   static std::string lower_name(const lower::LoweredFunc &f) { return cuda_kernel_name(f); }
-
-  static bool is_written(const Stmt &body, const Buffer &b) {
-    bool written = false;
-    pre_order_visit(body, nullptr, [&](const Stmt &s) {
-      if (const auto *st = s.as<Store>(); st && st->buffer.same_as(b)) written = true;
-    });
-    return written;
-  }
 
   /// Declarations of the allocations: arrays, 16-byte aligned, and pointers
   /// into the dynamic shared memory pool (laid out as

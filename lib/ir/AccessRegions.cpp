@@ -362,4 +362,12 @@ AccessRegions infer_access_regions(const std::optional<Stmt> &init, const Stmt &
   return AccessRegions{to_regions(c.reads), to_regions(c.writes)};
 }
 
+bool stores_to(const Stmt &s, const Buffer &b) {
+  bool found = false;
+  pre_order_visit(s, nullptr, [&](const Stmt &x) {
+    if (const auto *st = x.as<Store>(); st && st->buffer.same_as(b)) found = true;
+  });
+  return found;
+}
+
 }  // namespace tessera::ir

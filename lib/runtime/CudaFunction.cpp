@@ -13,6 +13,7 @@
 
 #include "tessera/arith/Analyzer.h"
 #include "tessera/codegen/CodegenCUDA.h"
+#include "tessera/ir/AccessRegions.h"
 #include "tessera/ir/Functor.h"
 #include "tessera/ir/Op.h"
 #include "tessera/script/Printer.h"
@@ -47,10 +48,7 @@ std::vector<bool> written_params(const ir::PrimFunc &f) {
   std::vector<bool> out(f.params().size(), false);
   for (size_t i = 0; i < f.params().size(); ++i) {
     ir::Buffer b = f.buffer_of(f.params()[i]);
-    if (!b.defined()) continue;
-    ir::pre_order_visit(f.body(), nullptr, [&](const ir::Stmt &s) {
-      if (const auto *st = s.as<ir::Store>(); st && st->buffer.same_as(b)) out[i] = true;
-    });
+    out[i] = b.defined() && ir::stores_to(f.body(), b);
   }
   return out;
 }

@@ -11,7 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "Kernels.h"
-#include "tessera/ir/Functor.h"
+#include "tessera/ir/AccessRegions.h"
 #include "tessera/runtime/CudaFunction.h"
 #include "tessera/runtime/Interpreter.h"
 
@@ -41,14 +41,6 @@ std::vector<runtime::DimBindings> sizes_for(const ir::PrimFunc &f) {
   return out;
 }
 
-bool is_written(const ir::PrimFunc &f, const ir::Buffer &b) {
-  bool written = false;
-  ir::pre_order_visit(f.body(), nullptr, [&](const ir::Stmt &s) {
-    if (const auto *st = s.as<ir::Store>(); st && st->buffer.same_as(b)) written = true;
-  });
-  return written;
-}
-
 class GpuKernelTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GpuKernelTest, MatchesInterpreter) {
@@ -66,7 +58,7 @@ TEST_P(GpuKernelTest, MatchesInterpreter) {
     int outputs = 0;
     for (size_t i = 0; i < f.params().size(); ++i) {
       ir::Buffer b = f.buffer_of(f.params()[i]);
-      if (!b.defined() || !is_written(f, b)) continue;
+      if (!b.defined() || !ir::stores_to(f.body(), b)) continue;
       ++outputs;
       double rtol = runtime::default_rtol(b.dtype());
       EXPECT_TRUE(runtime::matches_reference(got[i], want[i], rtol))

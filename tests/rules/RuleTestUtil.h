@@ -8,7 +8,7 @@
 #include "Workloads.h"
 #include "tessera/analysis/Specialize.h"
 #include "tessera/arch/Arch.h"
-#include "tessera/ir/Functor.h"
+#include "tessera/ir/AccessRegions.h"
 #include "tessera/runtime/Interpreter.h"
 #include "tessera/rules/Rule.h"
 
@@ -43,12 +43,19 @@ inline SmallWorkload small_workload(const Entry &e) {
   return w;
 }
 
-inline bool writes(const ir::PrimFunc &f, const ir::Buffer &b) {
-  bool written = false;
-  ir::pre_order_visit(f.body(), nullptr, [&](const ir::Stmt &s) {
-    if (const auto *st = s.as<ir::Store>(); st && st->buffer.same_as(b)) written = true;
-  });
-  return written;
+inline bool writes(const ir::PrimFunc &f, const ir::Buffer &b) { return ir::stores_to(f.body(), b); }
+
+/// Expects every buffer `f` writes to match between `got` and the reference
+/// `want` at its dtype's tolerance; `what` names the case in failures.
+inline void expect_outputs_match(const std::string &what, const ir::PrimFunc &f,
+                                 const std::vector<runtime::NDArray> &got, const std::vector<runtime::NDArray> &want) {
+  for (size_t i = 0; i < f.params().size(); ++i) {
+    ir::Buffer b = f.buffer_of(f.params()[i]);
+    if (!b.defined() || !writes(f, b)) continue;
+    double rtol = runtime::default_rtol(b.dtype());
+    EXPECT_TRUE(runtime::matches_reference(got[i], want[i], rtol))
+        << what << ": output " << b.name() << " max_scaled_error " << runtime::max_scaled_error(got[i], want[i]);
+  }
 }
 
 /// Runs `scheduled` and `original` in the interpreter on the same random
@@ -61,13 +68,7 @@ inline void expect_same_results(const Entry &e, const ir::PrimFunc &original, co
   std::vector<runtime::NDArray> got = want;
   runtime::interpret(original, want);
   runtime::interpret(scheduled, got);
-  for (size_t i = 0; i < original.params().size(); ++i) {
-    ir::Buffer b = original.buffer_of(original.params()[i]);
-    if (!b.defined() || !writes(original, b)) continue;
-    double rtol = runtime::default_rtol(b.dtype());
-    EXPECT_TRUE(runtime::matches_reference(got[i], want[i], rtol))
-        << e.name << ": output " << b.name() << " max_scaled_error " << runtime::max_scaled_error(got[i], want[i]);
-  }
+  expect_outputs_match(e.name, original, got, want);
 }
 
 }  // namespace tessera::test

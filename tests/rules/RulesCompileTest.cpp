@@ -58,13 +58,7 @@ TEST_P(WorkloadCompileTest, DefaultScheduleMatchesTheInterpreterOnTheGpu) {
   std::vector<runtime::NDArray> got = want;
   runtime::interpret(w.func, want);
   fn.run(got);
-  for (size_t i = 0; i < w.func.params().size(); ++i) {
-    ir::Buffer b = w.func.buffer_of(w.func.params()[i]);
-    if (!b.defined() || !writes(w.func, b)) continue;
-    double rtol = runtime::default_rtol(b.dtype());
-    EXPECT_TRUE(runtime::matches_reference(got[i], want[i], rtol))
-        << e.name << ": output " << b.name() << " max_scaled_error " << runtime::max_scaled_error(got[i], want[i]);
-  }
+  expect_outputs_match(e.name, w.func, got, want);
 }
 
 INSTANTIATE_TEST_SUITE_P(Corpus, WorkloadCompileTest, ::testing::ValuesIn(workload_entries()),

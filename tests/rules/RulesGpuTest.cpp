@@ -36,14 +36,7 @@ TEST_P(WorkloadFullSizeGpuTest, DefaultScheduleMatchesTheFallbackOnTheGpu) {
   std::vector<runtime::NDArray> got = want;
   runtime::CudaFunction::build(naive.func()).run(want);
   runtime::CudaFunction::build(best.func).run(got);
-  for (size_t i = 0; i < f.params().size(); ++i) {
-    ir::Buffer b = f.buffer_of(f.params()[i]);
-    if (!b.defined() || !writes(f, b)) continue;
-    double rtol = runtime::default_rtol(b.dtype());
-    EXPECT_TRUE(runtime::matches_reference(got[i], want[i], rtol))
-        << e.name << " (rule " << best.rule << "): output " << b.name() << " max_scaled_error "
-        << runtime::max_scaled_error(got[i], want[i]);
-  }
+  expect_outputs_match(e.name + " (rule " + best.rule + ")", f, got, want);
 }
 
 INSTANTIATE_TEST_SUITE_P(Corpus, WorkloadFullSizeGpuTest, ::testing::ValuesIn(workload_entries()),

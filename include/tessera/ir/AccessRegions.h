@@ -39,6 +39,9 @@ AccessRegions infer_access_regions(const std::optional<Stmt> &init, const Stmt &
 /// by one and kept free of `+ 0` and `- 0` otherwise. Used for region slices
 /// (`A[k * 32:k * 32 + 32]` has extent 32) and loop extents (`range(1, n)`).
 ///   extent_between(k * 32, k * 32 + 32) == 32;  extent_between(0, n) is n
+/// True when `s` stores into `b` anywhere (a Store of that buffer, by identity).
+bool stores_to(const Stmt &s, const Buffer &b);
+
 Expr extent_between(const Expr &min, const Expr &end);
 
 }  // namespace tessera::ir
