@@ -1,0 +1,47 @@
+//===- policies/Policy.cpp - The policy registry and the contract ----------===//
+#include "tessera/policies/Policy.h"
+
+#include <set>
+
+#include "Policies.h"
+
+namespace tessera::policies {
+
+const std::vector<const Policy *> &all_policies() {
+  static const std::vector<const Policy *> list = {
+      // POLICY-REGISTRY (one line per policy; the tensor-core policy goes first)
+  };
+  return list;
+}
+
+const Policy *find_policy(const std::string &rule) {
+  for (const Policy *p : all_policies())
+    if (p->handles(rule)) return p;
+  return nullptr;
+}
+
+Proposal propose(const ir::PrimFunc &f, const rules::Rule &rule, const rules::Match &m, const Arch &arch,
+                 const ProposeOptions &options) {
+  Proposal out;
+  std::vector<Candidate> raw;
+  if (const Policy *p = find_policy(rule.name())) raw = p->propose(f, rule, m, arch, options);
+  if (raw.empty()) raw.push_back({rule.default_config(m, arch), 0, "the rule's default config (no policy)"});
+  std::set<std::string> seen;
+  for (Candidate &c : raw) {
+    std::string text = c.config->str();
+    try {
+      c.config->validate(arch);
+    } catch (const rules::ConfigError &e) {
+      out.dropped.push_back(text + ": " + e.what());
+      continue;
+    }
+    if (!seen.insert(text).second) {
+      out.dropped.push_back(text + ": a duplicate");
+      continue;
+    }
+    if (int64_t(out.candidates.size()) < options.topk) out.candidates.push_back(std::move(c));
+  }
+  return out;
+}
+
+}  // namespace tessera::policies
