@@ -1,6 +1,8 @@
 //===- tools/Commands.cpp - The `tessera` subcommands ----------------------===//
 #include "Commands.h"
 
+#include "CommandSupport.h"
+
 #include <charconv>
 #include <filesystem>
 #include <fmt/format.h>
@@ -27,55 +29,6 @@ namespace tessera::cli {
 
 namespace {
 
-/// Runs `body`, mapping exceptions to the documented exit statuses.
-template <typename F>
-int guarded(std::ostream &err, F &&body) {
-  try {
-    return body();
-  } catch (const script::ParseError &e) {
-    err << e.what() << "\n";
-    return 1;
-  } catch (const UserError &e) {
-    err << "error: " << e.what() << "\n";
-    return 1;
-  } catch (const InternalError &e) {
-    err << e.what() << "\n";
-    return 2;
-  } catch (const std::exception &e) {
-    err << "internal error (this is a bug in tessera): " << e.what() << "\n";
-    return 2;
-  }
-}
-
-ir::PrimFunc select_func(const ir::Module &m, const std::string &wanted, const std::string &file) {
-  if (!wanted.empty()) {
-    if (ir::PrimFunc f = m.lookup(wanted); f.defined()) return f;
-    throw UserError(file + ": no function named '" + wanted + "'");
-  }
-  if (m.funcs.size() == 1) return m.funcs[0];
-  if (ir::PrimFunc f = m.lookup("main"); f.defined()) return f;
-  std::string names;
-  for (const ir::PrimFunc &f : m.funcs) names += (names.empty() ? "" : ", ") + f.name();
-  throw UserError(file + " holds several functions (" + names + "): choose one with --func");
-}
-
-
-/// Every symbolic dimension of `f` needs a value.
-void check_dims(const ir::PrimFunc &f, const runtime::DimBindings &dims) {
-  for (const ir::Var &v : f.shape_vars())
-    if (!dims.count(v.name()))
-      throw UserError("function '" + f.name() + "' has a symbolic dimension '" + v.name() +
-                      "' with no value: pass --dim " + v.name() + "=N");
-}
-
-std::string read_text(const std::string &path) {
-  std::ifstream in(path);
-  if (!in) throw UserError("cannot read '" + path + "'");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 /// The buffers `f` stores into (its outputs).
 std::unordered_set<const void *> written_buffers(const ir::PrimFunc &f) {
   std::unordered_set<const void *> out;
@@ -83,41 +36,6 @@ std::unordered_set<const void *> written_buffers(const ir::PrimFunc &f) {
     if (const auto *st = s.as<ir::Store>()) out.insert(st->buffer.get());
   });
   return out;
-}
-
-}  // namespace
-
-std::pair<std::string, int64_t> parse_dim_binding(const std::string &text) {
-  auto eq = text.find('=');
-  if (eq == std::string::npos || eq == 0)
-    throw UserError("--dim expects NAME=VALUE, got '" + text + "'");
-  std::string name = text.substr(0, eq);
-  std::string value = text.substr(eq + 1);
-  int64_t v = 0;
-  auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
-  if (ec != std::errc() || p != value.data() + value.size() || value.empty())
-    throw UserError("--dim " + name + ": expected an integer, got '" + value + "'");
-  if (v < 0) throw UserError("--dim " + name + ": a dimension cannot be negative, got " + value);
-  return {name, v};
-}
-
-namespace {
-
-/// The function of a command: its `--dim` bindings (checked first) and the
-/// function `func` of `file`.
-struct LoadedFunc {
-  ir::PrimFunc f;
-  runtime::DimBindings dims;
-};
-
-LoadedFunc load_func(const std::string &file, const std::string &func, const std::vector<std::string> &dim_texts) {
-  runtime::DimBindings dims;
-  for (const std::string &d : dim_texts) {
-    auto [name, value] = parse_dim_binding(d);
-    dims[name] = value;
-  }
-  ir::Module m = script::parse_file(file);
-  return {select_func(m, func, file), dims};
 }
 
 }  // namespace
@@ -199,14 +117,6 @@ int run_command(const RunOptions &opts, std::ostream &out, std::ostream &err) {
 
 namespace {
 
-/// The Arch for `tessera schedule`: a name, a file, or "auto".
-Arch schedule_arch(const std::string &name, std::ostream &out) {
-  if (name != "auto") return Arch::by_name(name);
-  if (runtime::driver_status() == runtime::DriverStatus::Ok) return Arch::detect();
-  out << "# arch: no CUDA device, scheduling for h100 (pass --arch)\n";
-  return Arch::by_name("h100");
-}
-
 /// Schedules `f` by the rules; prints the result's comment lines to `notes`.
 ir::PrimFunc schedule_by_rules(const ScheduleCommandOptions &opts, const ir::PrimFunc &f, const Arch &arch,
                                std::string &notes) {
@@ -262,7 +172,7 @@ int schedule_command(const ScheduleCommandOptions &opts, std::ostream &out, std:
       sch.replay(trace);
       scheduled = sch.func();
     } else {
-      Arch arch = schedule_arch(opts.arch, out);
+      Arch arch = resolve_arch(opts.arch, out);
       scheduled = schedule_by_rules(opts, f, arch, notes);
     }
     out << script::print(scheduled) << notes;

@@ -160,6 +160,35 @@ struct ArchCommandOptions {
 /// --detect, or --detect without a device.
 int arch_command(const ArchCommandOptions &opts, std::ostream &out, std::ostream &err);
 
+struct TuneCommandOptions {
+  std::string file;
+  std::string func;
+  std::string arch = "auto";
+  std::string rule;
+  int64_t topk = 20;
+  /// The tuning database; "" the default (default_database_path()), "none" for none.
+  std::string db;
+  std::string json;
+  std::string output_dir = "tessera_tune_out";
+  std::vector<std::string> dims;
+  unsigned threads = 0;
+  bool no_measure = false;
+  bool progress = true;
+};
+
+/// $TESSERA_DB, else $XDG_CACHE_HOME/tessera/tuning.jsonl, else
+/// ~/.cache/tessera/tuning.jsonl.
+std::string default_database_path();
+
+/// fast_tune on one function (tune/FastTune.h) and a table of every
+/// candidate, ranked (by measured time, or by the policy's rank when nothing
+/// could be measured), with the speed-up over the default config and the
+/// status of each; the winner's scheduled TVMScript, CUDA C and cubins are
+/// written to `output_dir`. `--dim` binds (specialises) symbolic dimensions.
+/// With a database the stored best answers without tuning. Exit 1 when no
+/// candidate survives (each one's failure listed).
+int tune_command(const TuneCommandOptions &opts, std::ostream &out, std::ostream &err);
+
 /// Parses "n=64" into (name, value); throws UserError on bad syntax.
 std::pair<std::string, int64_t> parse_dim_binding(const std::string &text);
 

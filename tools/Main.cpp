@@ -73,6 +73,24 @@ int main(int argc, char **argv) {
   arch_cmd->add_flag("--list", arch.list, "List the known GPUs");
   arch_cmd->add_flag("--json", arch.json, "Print JSON instead of text");
 
+  TuneCommandOptions tune;
+  CLI::App *tune_cmd = app.add_subcommand(
+      "tune", "Find the fastest verified kernel among the policy's top-k configs (and remember it)");
+  tune_cmd->add_option("file", tune.file, "TVMScript file")->required()->check(CLI::ExistingFile);
+  tune_cmd->add_option("--arch", tune.arch, "GPU: auto (the device), a preset (h100, a100, ...) or a .json file")
+      ->capture_default_str();
+  tune_cmd->add_option("--topk", tune.topk, "Configs from the policy (the default config is added)")
+      ->capture_default_str();
+  tune_cmd->add_option("--rule", tune.rule, "Tune this rule only");
+  tune_cmd->add_option("--db", tune.db, "Tuning database (JSON lines); 'none' for none (default: $TESSERA_DB or ~/.cache/tessera/tuning.jsonl)");
+  tune_cmd->add_option("--json", tune.json, "Write every candidate's result as JSON to this file");
+  tune_cmd->add_option("-o,--output", tune.output_dir, "Directory for the best kernel's source and cubin")
+      ->capture_default_str();
+  tune_cmd->add_option("--dim", tune.dims, "Bind a symbolic dimension, e.g. --dim n=4096 (repeatable)");
+  tune_cmd->add_option("--threads", tune.threads, "Compile workers (default: all cores)");
+  tune_cmd->add_flag("--no-measure", tune.no_measure, "Stop at the cubin even with a device");
+  tune_cmd->add_option("--func", tune.func, "Function of a module (default: the only one, or main)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
@@ -85,5 +103,6 @@ int main(int argc, char **argv) {
   if (*codegen_cmd) return codegen_command(cg, std::cout, std::cerr);
   if (*compile_cmd) return compile_command(comp, std::cout, std::cerr);
   if (*arch_cmd) return arch_command(arch, std::cout, std::cerr);
+  if (*tune_cmd) return tune_command(tune, std::cout, std::cerr);
   return 1;
 }

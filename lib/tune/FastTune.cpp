@@ -1,0 +1,381 @@
+//===- lib/tune/FastTune.cpp - The fastest verified kernel among the top-k --===//
+#include "tessera/tune/FastTune.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <fmt/format.h>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "Measure.h"
+#include "tessera/analysis/BlockInfo.h"
+#include "tessera/analysis/Specialize.h"
+#include "tessera/ir/Functor.h"
+#include "tessera/policies/Policy.h"
+#include "tessera/rules/Rule.h"
+#include "tessera/runtime/CudaDriver.h"
+#include "tessera/runtime/CudaFunction.h"
+#include "tessera/schedule/Error.h"
+#include "tessera/tune/ApplyBest.h"
+#include "tessera/tune/Database.h"
+
+namespace tessera::tune {
+
+const char *to_string(CandidateStatus s) {
+  switch (s) {
+    case CandidateStatus::Ok: return "ok";
+    case CandidateStatus::ScheduleError: return "schedule_error";
+    case CandidateStatus::BuildError: return "compile_error";
+    case CandidateStatus::LaunchError: return "launch_error";
+    case CandidateStatus::WrongAnswer: return "wrong_answer";
+  }
+  return "?";
+}
+
+double TuneResult::speedup_over_default() const {
+  if (best < 0 || default_index < 0) return 0;
+  const CandidateReport &w = candidates[best], &d = candidates[default_index];
+  if (!w.measured || !d.measured || w.status != CandidateStatus::Ok || d.status != CandidateStatus::Ok ||
+      w.time_us <= 0)
+    return 0;
+  return d.time_us / w.time_us;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+/// Runs fn(0..n-1) on `threads` workers; the calling thread reports progress
+/// (done, n) as items finish. fn must not throw (it records its own errors).
+void parallel_for(size_t n, unsigned threads, const std::function<void(size_t)> &fn,
+                  const std::function<void(int, int)> &progress) {
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  threads = std::max<unsigned>(1, std::min<unsigned>(threads, unsigned(n)));
+  std::atomic<size_t> next{0}, done{0};
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < threads; ++t)
+    pool.emplace_back([&] {
+      for (size_t i; (i = next.fetch_add(1)) < n;) {
+        fn(i);
+        done.fetch_add(1);
+      }
+    });
+  size_t reported = size_t(-1);
+  while (true) {
+    size_t d = done.load();
+    if (progress && d != reported) progress(int(d), int(n)), reported = d;
+    if (d == n) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  for (std::thread &t : pool) t.join();
+}
+
+/// One candidate on its way through scheduling and compiling.
+struct Job {
+  CandidateReport report;
+  std::unique_ptr<rules::Config> config;  ///< null for an already scheduled function
+  std::optional<runtime::CudaFunction> fn;
+  double schedule_ms = 0, codegen_ms = 0;
+};
+
+std::string sm_name(const Arch &arch) { return "sm_" + std::to_string(arch.compute_capability.sm_version()); }
+
+/// Schedules (when `rule`) and builds job `j`; every failure becomes its status.
+void schedule_and_build(Job &j, const ir::PrimFunc &func, const rules::Rule *rule, const rules::Match *match,
+                        const Arch &arch) {
+  auto t0 = Clock::now();
+  try {
+    j.report.func = rule ? rule->apply(func, *match, *j.config).func() : func;
+  } catch (const Error &e) {
+    j.schedule_ms = ms_since(t0);
+    j.report.status = CandidateStatus::ScheduleError;
+    j.report.error = e.what();
+    return;
+  }
+  j.schedule_ms = ms_since(t0);
+  auto t1 = Clock::now();
+  try {
+    j.fn = runtime::CudaFunction::build(j.report.func, {.arch = sm_name(arch)});
+  } catch (const Error &e) {
+    j.codegen_ms = ms_since(t1);
+    j.report.status = CandidateStatus::BuildError;
+    j.report.error = e.what();
+    return;
+  }
+  double wall = ms_since(t1);
+  for (const runtime::CompiledKernel &k : j.fn->kernels()) {
+    j.report.compile_ms += k.compiled.compile_ms;
+    j.report.sources.push_back(k.source);
+    j.report.cubins.push_back(k.compiled.cubin);
+    for (const runtime::KernelResources &r : k.compiled.kernels) {
+      j.report.registers = std::max(j.report.registers, r.registers);
+      j.report.spill_bytes = std::max<int>(j.report.spill_bytes, int(r.spill_loads + r.spill_stores));
+    }
+    j.report.shared_bytes = std::max<int64_t>(
+        j.report.shared_bytes, int64_t(k.lowered.dynamic_shared_bytes) +
+                                   (k.compiled.kernels.empty() ? 0 : k.compiled.kernels[0].shared_bytes));
+  }
+  j.codegen_ms = std::max(0.0, wall - j.report.compile_ms);
+}
+
+/// Why the candidates cannot be measured on this machine, or "" when they can.
+std::string why_not_measurable(const Arch &arch, const TuneOptions &options) {
+  if (!options.measure) return "measuring was turned off";
+  if (runtime::driver_status() != runtime::DriverStatus::Ok) return "no CUDA device: " + runtime::driver_message();
+  if (runtime::device_count() == 0) return "no CUDA device: the driver reports none";
+  runtime::DeviceProperties p = runtime::query_device(0);
+  if (p.cc_major != arch.compute_capability.major || p.cc_minor != arch.compute_capability.minor)
+    return fmt::format("device 0 ({}, sm_{}{}) is not the target arch {} ({})", p.name, p.cc_major, p.cc_minor,
+                       arch.name, sm_name(arch));
+  return "";
+}
+
+struct Tuned {
+  std::vector<Job> jobs;
+  int default_index = -1;
+  double policy_ms = 0;
+};
+
+/// Steps 2 and 3 for one rule: propose, schedule and build every candidate.
+Tuned compile_candidates(const ir::PrimFunc &func, const rules::Rule *rule, const rules::Match *match,
+                         const Arch &arch, const TuneOptions &options, TunePhases &phases) {
+  Tuned t;
+  if (rule) {
+    auto t0 = Clock::now();
+    policies::Proposal p = policies::propose(func, *rule, *match, arch,
+                                             {.topk = options.topk, .symbolic_hint = options.symbolic_hint});
+    std::unique_ptr<rules::Config> def = rule->default_config(*match, arch);
+    t.policy_ms = ms_since(t0);
+    std::string def_text = def->str();
+    for (size_t i = 0; i < p.candidates.size(); ++i) {
+      Job j;
+      j.config = std::move(p.candidates[i].config);
+      j.report.config = j.config->str();
+      j.report.origin = fmt::format("policy #{}", i + 1);
+      if (j.report.config == def_text) j.report.origin += " = default", t.default_index = int(i);
+      j.report.policy_score = p.candidates[i].score;
+      j.report.policy_why = p.candidates[i].why;
+      t.jobs.push_back(std::move(j));
+    }
+    if (t.default_index < 0) {
+      Job j;
+      j.report.config = def_text;
+      j.report.origin = "default";
+      j.config = std::move(def);
+      t.default_index = int(t.jobs.size());
+      t.jobs.push_back(std::move(j));
+    }
+  } else {
+    Job j;
+    j.report.origin = "as given";
+    t.jobs.push_back(std::move(j));
+    t.default_index = 0;
+  }
+  auto t1 = Clock::now();
+  parallel_for(
+      t.jobs.size(), options.threads, [&](size_t i) { schedule_and_build(t.jobs[i], func, rule, match, arch); },
+      [&](int done, int total) {
+        if (options.progress) options.progress("compile", done, total);
+      });
+  phases.compile_wall_ms += ms_since(t1);
+  phases.policy_ms += t.policy_ms;
+  for (const Job &j : t.jobs) {
+    phases.schedule_ms += j.schedule_ms;
+    phases.codegen_ms += j.codegen_ms;
+    phases.nvrtc_ms += j.report.compile_ms;
+  }
+  return t;
+}
+
+std::string failure_list(const std::vector<Job> &jobs) {
+  std::string s;
+  for (const Job &j : jobs)
+    s += fmt::format("\n  {} {}: {}: {}", j.report.origin, j.report.config, to_string(j.report.status),
+                     j.report.error.substr(0, j.report.error.find('\n')));
+  return s;
+}
+
+bool any_ok(const std::vector<Job> &jobs) {
+  return std::any_of(jobs.begin(), jobs.end(), [](const Job &j) { return j.report.status == CandidateStatus::Ok; });
+}
+
+RecordStatus record_status(CandidateStatus s) {
+  switch (s) {
+    case CandidateStatus::Ok: return RecordStatus::Ok;
+    case CandidateStatus::ScheduleError:
+    case CandidateStatus::BuildError: return RecordStatus::CompileError;
+    case CandidateStatus::LaunchError: return RecordStatus::LaunchError;
+    case CandidateStatus::WrongAnswer: return RecordStatus::WrongAnswer;
+  }
+  return RecordStatus::Skipped;
+}
+
+/// One record per candidate of a measured run (failures included, so a
+/// reader sees what was tried).
+std::vector<Record> records_for(const ir::PrimFunc &func, const Arch &arch, const TuneResult &result) {
+  TuningKey key = TuningKey::of(func, arch);
+  Json summary = workload_summary(func);
+  std::vector<Record> out;
+  for (const CandidateReport &c : result.candidates) {
+    if (c.config.empty()) continue;  // an already scheduled function has no config to store
+    Record r{.key = key, .workload = summary, .rule = result.rule, .config = Json::parse(c.config)};
+    r.status = record_status(c.status);
+    if (c.status == CandidateStatus::Ok) {
+      if (!c.measured) continue;
+      r.time_us = c.time_us;
+    } else {
+      r.error = c.error.substr(0, 2000);
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace
+
+TuneResult fast_tune(const ir::PrimFunc &func, const Arch &arch, const TuneOptions &options) {
+  auto start = Clock::now();
+  TuneResult result;
+  result.arch = arch.fingerprint();
+
+  // The database is keyed by shapes: a function with symbolic dimensions is
+  // tuned without it.
+  bool use_db = options.db && func.shape_vars().empty();
+  if (options.db && !use_db) result.db_note = "the function has symbolic dimensions: the database is not used";
+  if (use_db) {
+    std::optional<AppliedRecord> hit;
+    try {
+      hit = apply_best(func, arch, *options.db);
+    } catch (const Error &e) {
+      result.db_note = std::string("the stored best cannot be applied, tuning again: ") + e.what();
+    }
+    if (hit) {
+      result.from_db = true;
+      result.rule = hit->record.rule;
+      result.measured = true;
+      result.device = hit->record.key.arch;
+      CandidateReport r;
+      r.origin = "database";
+      r.config = hit->record.config.dump();
+      r.measured = true;
+      r.time_us = hit->record.time_us.value_or(0);
+      r.func = hit->func;
+      result.candidates.push_back(std::move(r));
+      result.best = 0;
+      result.best_func = hit->func;
+      result.phases.total_ms = ms_since(start);
+      return result;
+    }
+  }
+
+  // Step 1: the rules to try, in order.
+  auto t0 = Clock::now();
+  analysis::FuncInfo info = analysis::analyze(func);
+  std::vector<std::pair<const rules::Rule *, rules::MatchPtr>> matched;
+  std::string declined;
+  if (info.is_scheduled) {
+    matched.push_back({nullptr, nullptr});
+  } else {
+    for (const rules::Rule *r : rules::all_rules()) {
+      if (!options.rule.empty() && options.rule != r->name()) continue;
+      auto m = r->match(func, arch);
+      if (m) matched.push_back({r, *m});
+      else declined += fmt::format("\n  {}: {}", r->name(), m.reason());
+    }
+    if (!options.rule.empty() && !rules::find_rule(options.rule))
+      throw TuneError("no rule named '" + options.rule + "'");
+    if (matched.empty()) throw TuneError("no rule matches the function:" + declined);
+  }
+  result.phases.match_ms = ms_since(t0);
+
+  // Steps 2 and 3, rule after rule until one has a candidate that builds.
+  Tuned tuned;
+  std::string abandoned_reasons;
+  for (auto &[rule, match] : matched) {
+    tuned = compile_candidates(func, rule, match.get(), arch, options, result.phases);
+    result.rule = rule ? rule->name() : "";
+    if (any_ok(tuned.jobs)) break;
+    result.rules_abandoned.push_back(result.rule);
+    abandoned_reasons += fmt::format("\nrule '{}':{}", result.rule, failure_list(tuned.jobs));
+  }
+  if (!any_ok(tuned.jobs)) throw TuneError("no candidate could be scheduled and compiled:" + abandoned_reasons);
+
+  // Step 4 or 5.
+  result.why_unmeasured = why_not_measurable(arch, options);
+  std::vector<CandidateReport *> reports;
+  std::vector<const runtime::CudaFunction *> fns;
+  for (Job &j : tuned.jobs) {
+    reports.push_back(&j.report);
+    fns.push_back(j.fn ? &*j.fn : nullptr);
+  }
+  if (result.why_unmeasured.empty()) {
+    MeasureStats stats = measure_candidates(func, arch, options, reports, fns);
+    result.measured = true;
+    result.device = stats.device;
+    result.phases.reference_ms = stats.reference_ms;
+    result.phases.measure_ms = stats.measure_ms;
+    if (!stats.error.empty()) throw TuneError(stats.error);
+  }
+
+  // Pick: the fastest verified when measured, else the policy's best-ranked that built.
+  for (size_t i = 0; i < tuned.jobs.size(); ++i) {
+    const CandidateReport &r = tuned.jobs[i].report;
+    if (r.status != CandidateStatus::Ok) continue;
+    if (result.measured && !r.measured) continue;
+    if (result.best < 0) {
+      result.best = int(i);
+      continue;
+    }
+    const CandidateReport &b = tuned.jobs[result.best].report;
+    // Equal times: the earlier (better ranked) candidate stays.
+    if (result.measured && r.time_us < b.time_us) result.best = int(i);
+  }
+  if (result.best < 0)
+    throw TuneError("every candidate failed on the device:" + failure_list(tuned.jobs));
+
+  result.default_index = tuned.default_index;
+  for (Job &j : tuned.jobs) result.candidates.push_back(std::move(j.report));
+  result.best_func = result.candidates[result.best].func;
+
+  if (use_db && result.measured) options.db->append(records_for(func, arch, result));
+  result.phases.total_ms = ms_since(start);
+  return result;
+}
+
+nlohmann::ordered_json to_json(const TuneResult &r) {
+  using J = nlohmann::ordered_json;
+  const TunePhases &p = r.phases;
+  J out{{"rule", r.rule},
+        {"arch", r.arch},
+        {"device", r.device},
+        {"measured", r.measured},
+        {"why_unmeasured", r.why_unmeasured},
+        {"from_db", r.from_db},
+        {"rules_abandoned", r.rules_abandoned},
+        {"best", r.best},
+        {"default", r.default_index},
+        {"speedup_over_default", r.speedup_over_default()},
+        {"phases_ms",
+         {{"match", p.match_ms}, {"policy", p.policy_ms}, {"schedule", p.schedule_ms}, {"codegen", p.codegen_ms},
+          {"nvrtc", p.nvrtc_ms}, {"compile_wall", p.compile_wall_ms}, {"reference", p.reference_ms},
+          {"measure", p.measure_ms}, {"total", p.total_ms}}}};
+  J cands = J::array();
+  for (const CandidateReport &c : r.candidates) {
+    J config = c.config.empty() ? J() : J::parse(c.config);
+    J j{{"origin", c.origin},        {"config", config},         {"status", to_string(c.status)},
+        {"error", c.error},          {"measured", c.measured},   {"time_us", c.time_us},
+        {"max_error", c.max_error},  {"policy_score_us", c.policy_score}, {"policy_why", c.policy_why},
+        {"registers", c.registers},  {"spill_bytes", c.spill_bytes},      {"shared_bytes", c.shared_bytes},
+        {"compile_ms", c.compile_ms}};
+    cands.push_back(std::move(j));
+  }
+  out["candidates"] = std::move(cands);
+  return out;
+}
+
+}  // namespace tessera::tune

@@ -1,0 +1,173 @@
+//===- lib/tune/Measure.cpp - Verifying and timing candidates on the device -===//
+#include "Measure.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fmt/format.h>
+#include <limits>
+
+#include "tessera/analysis/Specialize.h"
+#include "tessera/ir/AccessRegions.h"
+#include "tessera/ir/Functor.h"
+#include "tessera/rules/Rule.h"
+#include "tessera/runtime/CudaDriver.h"
+#include "tessera/runtime/Interpreter.h"
+#include "tessera/runtime/KernelTimer.h"
+
+namespace tessera::tune {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+constexpr int64_t kSaturated = std::numeric_limits<int64_t>::max();
+
+int64_t saturating_mul(int64_t a, int64_t b) {
+  if (a == 0 || b == 0) return 0;
+  return a > kSaturated / b ? kSaturated : a * b;
+}
+
+/// Sums, over the statements at the leaves of the loop nest, the product of
+/// their enclosing loop extents.
+struct IterationCounter : ir::IRVisitor {
+  int64_t trip = 1, total = 0;
+  void visit_(const ir::For *op) override {
+    auto e = ir::as_const_int(op->extent);
+    int64_t saved = trip;
+    trip = e ? saturating_mul(trip, std::max<int64_t>(*e, 0)) : kSaturated;
+    ir::IRVisitor::visit_(op);
+    trip = saved;
+  }
+  void visit_(const ir::Store *op) override { total = std::min(kSaturated - trip, total) + trip; }
+};
+
+/// The parameters `func` writes (its outputs), by parameter index.
+std::vector<size_t> output_params(const ir::PrimFunc &func) {
+  std::vector<size_t> out;
+  for (size_t i = 0; i < func.params().size(); ++i) {
+    ir::Buffer b = func.buffer_of(func.params()[i]);
+    if (b.defined() && ir::stores_to(func.body(), b)) out.push_back(i);
+  }
+  return out;
+}
+
+/// The reference outputs: the interpreter when the program is small, else the
+/// fallback rule's kernel on the device (and the interpreter when that fails).
+std::vector<runtime::NDArray> reference_outputs(const ir::PrimFunc &func, const Arch &arch,
+                                                const TuneOptions &options, const runtime::DimBindings &dims,
+                                                const std::vector<runtime::NDArray> &inputs) {
+  std::vector<runtime::NDArray> args = inputs;
+  if (loop_iterations(func, dims) > options.interpreter_limit) {
+    try {
+      const rules::Rule &fallback = *rules::find_rule("fallback");
+      auto m = fallback.match(func, arch);
+      if (m) {
+        ir::PrimFunc naive = fallback.apply(func, **m, *fallback.default_config(**m, arch)).func();
+        runtime::CudaFunction fn = runtime::CudaFunction::build(
+            naive, {.arch = "sm_" + std::to_string(arch.compute_capability.sm_version())});
+        fn.run(args);
+        return args;
+      }
+    } catch (const Error &) {
+      args = inputs;  // the interpreter below is slow but always right
+    }
+  }
+  runtime::interpret(func, args);
+  return args;
+}
+
+}  // namespace
+
+runtime::DimBindings complete_dims(const ir::PrimFunc &func, const runtime::DimBindings &dims, int64_t hint) {
+  runtime::DimBindings out = dims;
+  for (const ir::Var &p : func.params()) {
+    ir::Buffer b = func.buffer_of(p);
+    if (!b.defined()) continue;
+    for (const ir::Expr &e : b.shape())
+      if (const auto *v = e.as<ir::VarNode>()) out.emplace(v->name, hint);
+  }
+  return out;
+}
+
+int64_t loop_iterations(const ir::PrimFunc &func, const runtime::DimBindings &dims) {
+  ir::PrimFunc bound = dims.empty() ? func : analysis::specialize(func, dims);
+  IterationCounter c;
+  c.visit(bound.body());
+  return c.total;
+}
+
+MeasureStats measure_candidates(const ir::PrimFunc &func, const Arch &arch, const TuneOptions &options,
+                                const std::vector<CandidateReport *> &reports,
+                                const std::vector<const runtime::CudaFunction *> &fns) {
+  MeasureStats stats;
+  stats.device = runtime::query_device(0).name;
+  auto t0 = Clock::now();
+  runtime::DimBindings dims = complete_dims(func, options.dims, options.symbolic_hint);
+  std::vector<runtime::NDArray> inputs, want;
+  try {
+    inputs = runtime::make_random_args(func, dims, options.seed);
+    want = reference_outputs(func, arch, options, dims, inputs);
+  } catch (const Error &e) {
+    stats.error = std::string("cannot make the reference output: ") + e.what();
+    return stats;
+  }
+  stats.reference_ms = ms_since(t0);
+  std::vector<size_t> outputs = output_params(func);
+
+  auto t1 = Clock::now();
+  runtime::TimingOptions quick{.warmup_ms = options.warmup_ms, .measure_ms = options.measure_budget_ms};
+  int total = 0, done = 0;
+  for (const auto *fn : fns) total += fn != nullptr;
+  for (size_t i = 0; i < reports.size(); ++i) {
+    if (!fns[i]) continue;
+    CandidateReport &r = *reports[i];
+    std::vector<runtime::NDArray> got = inputs;
+    try {
+      fns[i]->run(got);
+      r.max_error = 0;
+      for (size_t o : outputs) r.max_error = std::max(r.max_error, runtime::max_scaled_error(got[o], want[o]));
+      double rtol = 0;
+      for (size_t o : outputs) rtol = std::max(rtol, runtime::default_rtol(want[o].dtype()));
+      if (!(r.max_error <= rtol)) {
+        r.status = CandidateStatus::WrongAnswer;
+        r.error = fmt::format("max scaled error {:.3g} > tolerance {:.3g}", r.max_error, rtol);
+      } else {
+        r.time_us = fns[i]->time(inputs, quick).median_ms * 1e3;
+        r.measured = true;
+      }
+    } catch (const Error &e) {
+      r.status = CandidateStatus::LaunchError;
+      r.error = e.what();
+    }
+    if (options.progress) options.progress("measure", ++done, total);
+  }
+
+  // The leaders within noise of the fastest: timed again, interleaved, with a
+  // longer budget; the median of the new runs decides.
+  std::vector<size_t> leaders;
+  double best = INFINITY;
+  for (size_t i = 0; i < reports.size(); ++i)
+    if (reports[i]->measured) best = std::min(best, reports[i]->time_us);
+  for (size_t i = 0; i < reports.size(); ++i)
+    if (reports[i]->measured && reports[i]->time_us <= best * (1 + options.retime_within)) leaders.push_back(i);
+  if (leaders.size() > 1) {
+    std::vector<std::vector<double>> samples(leaders.size());
+    runtime::TimingOptions longer{.warmup_ms = options.warmup_ms, .measure_ms = options.retime_ms / 2};
+    try {
+      for (int round = 0; round < 2; ++round)
+        for (size_t l = 0; l < leaders.size(); ++l) {
+          runtime::TimingResult t = fns[leaders[l]]->time(inputs, longer);
+          samples[l].insert(samples[l].end(), t.samples_ms.begin(), t.samples_ms.end());
+        }
+      for (size_t l = 0; l < leaders.size(); ++l) reports[leaders[l]]->time_us = runtime::median(samples[l]) * 1e3;
+    } catch (const Error &) {
+      // Each leader was timed once already and ran correctly; keep those times.
+    }
+  }
+  stats.measure_ms = ms_since(t1);
+  return stats;
+}
+
+}  // namespace tessera::tune

@@ -1,0 +1,42 @@
+//===- lib/tune/Measure.h - Verifying and timing candidates on the device --===//
+//
+// Step 4 of fast_tune (tune/FastTune.h): one set of random inputs, the
+// reference output (interpreter when small, else the fallback rule's naive
+// kernel on the device, else the interpreter anyway), then every built
+// candidate run, compared and timed, and the leaders re-timed interleaved.
+// Private to lib/tune.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tessera/runtime/CudaFunction.h"
+#include "tessera/tune/FastTune.h"
+
+namespace tessera::tune {
+
+struct MeasureStats {
+  std::string device;    ///< the device's name
+  double reference_ms = 0, measure_ms = 0;
+  /// Set when nothing could be measured at all (the inputs or the reference
+  /// could not be made); the candidates are then untouched.
+  std::string error;
+};
+
+/// Fills status, measured, time_us and max_error of every report whose
+/// function is built (fns[i] non-null; the others keep their failure).
+MeasureStats measure_candidates(const ir::PrimFunc &func, const Arch &arch, const TuneOptions &options,
+                                const std::vector<CandidateReport *> &reports,
+                                const std::vector<const runtime::CudaFunction *> &fns);
+
+/// Values for every symbolic shape variable of `func`: `dims` where given,
+/// else `hint`.
+runtime::DimBindings complete_dims(const ir::PrimFunc &func, const runtime::DimBindings &dims, int64_t hint);
+
+/// Loop iterations the unscheduled `func` executes with `dims` bound
+/// (saturating; INT64_MAX when an extent is not a constant after binding).
+int64_t loop_iterations(const ir::PrimFunc &func, const runtime::DimBindings &dims);
+
+}  // namespace tessera::tune

@@ -1,0 +1,116 @@
+//===- tests/tune/FastTuneTest.cpp - fast_tune up to the cubin --------------===//
+//
+// Without a device fast_tune must still match, propose, schedule, generate and
+// compile every candidate, pick the policy's best-ranked candidate that
+// compiled, and say that nothing was measured. (On a device the gpu test
+// FastTuneGpuTest checks verification and timing.)
+//
+//===----------------------------------------------------------------------===//
+#include <gtest/gtest.h>
+
+#include "../workloads/Workloads.h"
+#include "tessera/analysis/Specialize.h"
+#include "tessera/ir/StructuralEqual.h"
+#include "tessera/runtime/Interpreter.h"
+#include "tessera/runtime/NDArray.h"
+#include "tessera/tune/FastTune.h"
+
+namespace tessera::tune {
+namespace {
+
+ir::PrimFunc small_workload(const std::string &name) {
+  for (const test::Entry &e : test::load_manifest())
+    if (e.name == name) return analysis::specialize(test::load_func(e), e.small);
+  ADD_FAILURE() << "no workload " << name;
+  return {};
+}
+
+/// The interpreter's outputs of `f` and of `g` on the same inputs agree.
+void expect_same_answer(const ir::PrimFunc &f, const ir::PrimFunc &g) {
+  auto want = runtime::make_random_args(f, {}, 7);
+  auto got = runtime::make_random_args(g, {}, 7);
+  runtime::interpret(f, want);
+  runtime::interpret(g, got);
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_TRUE(runtime::matches_reference(got[i], want[i], runtime::default_rtol(want[i].dtype()))) << i;
+}
+
+TEST(FastTune, CompilesEveryCandidateAndPicksThePolicysFirstWithoutADevice) {
+  ir::PrimFunc f = small_workload("matmul_nn_f32");
+  TuneOptions o{.topk = 6, .measure = false};
+  std::vector<std::string> phases;
+  o.progress = [&](const std::string &phase, int done, int total) {
+    EXPECT_LE(done, total);
+    phases.push_back(phase);
+  };
+  TuneResult r = fast_tune(f, Arch::by_name("h100"), o);
+  EXPECT_EQ(r.rule, "matmul");
+  EXPECT_FALSE(r.measured);
+  EXPECT_EQ(r.why_unmeasured, "measuring was turned off");
+  ASSERT_GE(r.candidates.size(), 2u);
+  EXPECT_LE(r.candidates.size(), 7u);  // top-6 and the default unless proposed
+  ASSERT_GE(r.default_index, 0);
+  EXPECT_NE(r.candidates[r.default_index].origin.find("default"), std::string::npos);
+  // The winner is the first candidate (in the policy's order) that compiled.
+  for (int i = 0; i < r.best; ++i) EXPECT_NE(r.candidates[i].status, CandidateStatus::Ok) << i;
+  const CandidateReport &w = r.winner();
+  EXPECT_EQ(w.status, CandidateStatus::Ok);
+  EXPECT_FALSE(w.measured);
+  ASSERT_EQ(w.cubins.size(), 1u);
+  EXPECT_EQ(std::string(w.cubins[0].begin(), w.cubins[0].begin() + 4), "\x7f" "ELF");
+  EXPECT_NE(w.sources[0].find("__global__"), std::string::npos);
+  EXPECT_GT(w.registers, 0);
+  EXPECT_GT(r.phases.nvrtc_ms, 0);
+  EXPECT_GT(r.phases.compile_wall_ms, 0);
+  EXPECT_GE(r.phases.total_ms, r.phases.compile_wall_ms);
+  EXPECT_FALSE(phases.empty());
+  EXPECT_EQ(phases.back(), "compile");
+  // Every candidate that compiled is a correct schedule of the function.
+  for (const CandidateReport &c : r.candidates)
+    if (c.status == CandidateStatus::Ok) expect_same_answer(f, c.func);
+  EXPECT_TRUE(ir::structural_equal(r.best_func, w.func));
+}
+
+TEST(FastTune, ForcedRuleAndAlreadyScheduledFunctions) {
+  ir::PrimFunc f = small_workload("reduce_sum_f32");
+  TuneResult r = fast_tune(f, Arch::by_name("a100"), {.topk = 3, .rule = "fallback", .measure = false});
+  EXPECT_EQ(r.rule, "fallback");
+  expect_same_answer(f, r.best_func);
+  // A scheduled function is compiled as it is: one candidate, no rule.
+  TuneResult again = fast_tune(r.best_func, Arch::by_name("a100"), {.measure = false});
+  EXPECT_EQ(again.rule, "");
+  ASSERT_EQ(again.candidates.size(), 1u);
+  EXPECT_TRUE(ir::structural_equal(again.best_func, r.best_func));
+}
+
+TEST(FastTune, ErrorsNameTheProblem) {
+  ir::PrimFunc f = small_workload("copy_f16");
+  try {
+    fast_tune(f, Arch::by_name("h100"), {.rule = "no_such_rule", .measure = false});
+    FAIL() << "expected a TuneError";
+  } catch (const TuneError &e) {
+    EXPECT_NE(std::string(e.what()).find("no_such_rule"), std::string::npos) << e.what();
+  }
+  try {
+    fast_tune(f, Arch::by_name("h100"), {.rule = "matmul", .measure = false});
+    FAIL() << "expected a TuneError";
+  } catch (const TuneError &e) {
+    // The reason the rule declined is part of the message.
+    EXPECT_NE(std::string(e.what()).find("matmul:"), std::string::npos) << e.what();
+  }
+}
+
+TEST(FastTune, JsonReportListsEveryCandidate) {
+  ir::PrimFunc f = small_workload("softmax_f16");
+  TuneResult r = fast_tune(f, Arch::by_name("h100"), {.topk = 4, .measure = false});
+  auto j = to_json(r);
+  EXPECT_EQ(j["rule"], "general_reduction");
+  EXPECT_EQ(j["measured"], false);
+  ASSERT_EQ(j["candidates"].size(), r.candidates.size());
+  EXPECT_EQ(j["candidates"][0]["config"]["rule"], "general_reduction");
+  EXPECT_EQ(j["best"], r.best);
+  EXPECT_GT(j["phases_ms"]["nvrtc"].get<double>(), 0);
+}
+
+}  // namespace
+}  // namespace tessera::tune

@@ -1,0 +1,49 @@
+//===- tools/CommandSupport.h - What the `tessera` subcommands share -------===//
+//
+// Loading the function a command works on, the exit-status convention, and
+// the --arch resolution, for Commands.cpp, TuneCommand.cpp and BenchCommand.cpp.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <functional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "tessera/arch/Arch.h"
+#include "tessera/ir/Func.h"
+#include "tessera/runtime/Interpreter.h"
+#include "tessera/script/Parser.h"
+
+namespace tessera::cli {
+
+/// Runs `body`, mapping exceptions to the documented exit statuses: 1 for
+/// user errors (printed as "error: ..."; parse errors as they are), 2 for
+/// internal ones.
+int guarded(std::ostream &err, const std::function<int()> &body);
+
+/// The function `wanted` of module `m` (read from `file`), or its only
+/// function, or its "main"; a UserError listing the names otherwise.
+ir::PrimFunc select_func(const ir::Module &m, const std::string &wanted, const std::string &file);
+
+/// Every symbolic dimension of `f` needs a value in `dims` (UserError naming
+/// the first one without, and how to pass it).
+void check_dims(const ir::PrimFunc &f, const runtime::DimBindings &dims);
+
+/// The whole file; UserError when it cannot be read.
+std::string read_text(const std::string &path);
+
+/// The function of a command: its `--dim` bindings (checked first) and the
+/// function `func` of `file`.
+struct LoadedFunc {
+  ir::PrimFunc f;
+  runtime::DimBindings dims;
+};
+LoadedFunc load_func(const std::string &file, const std::string &func, const std::vector<std::string> &dim_texts);
+
+/// The Arch of a command's --arch: a preset name, a .json file, or "auto"
+/// (the live device; without one h100, saying so on `out` as a comment line).
+Arch resolve_arch(const std::string &name, std::ostream &out);
+
+}  // namespace tessera::cli
