@@ -19,8 +19,6 @@
 //
 //===----------------------------------------------------------------------===//
 #include <algorithm>
-#include <chrono>
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -30,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "BenchEnvironment.h"
 #include "tessera/runtime/CudaFunction.h"
 #include "tessera/runtime/Interpreter.h"
 #include "tessera/script/Parser.h"
@@ -68,17 +67,6 @@ Options parse_args(int argc, char **argv) {
     }
   }
   return o;
-}
-
-/// Device-to-device copy bandwidth in GB/s (read + write bytes / median).
-json measure_copy_bandwidth(size_t bytes) {
-  runtime::DeviceBuffer src(bytes), dst(bytes);
-  src.fill_bytes(0x5a);
-  runtime::TimingResult t = runtime::time_launches([&] { dst.enqueue_copy_from(src, bytes); }, 2 * bytes,
-                                                   {.flush_l2 = runtime::TimingOptions::Flush::Never});
-  double gbps = 2.0 * bytes / (t.median_ms * 1e-3) / 1e9;
-  return {{"bytes", bytes}, {"median_ms", t.median_ms}, {"min_ms", t.min_ms}, {"max_ms", t.max_ms},
-          {"repetitions", t.repetitions}, {"gbps", gbps}};
 }
 
 std::string read_text(const fs::path &p) {
@@ -127,13 +115,6 @@ json time_kernel_file(const fs::path &file, const Options &o, double copy_gbps) 
   return r;
 }
 
-std::string today() {
-  std::time_t now = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d", std::gmtime(&now));
-  return buf;
-}
-
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -144,17 +125,10 @@ int main(int argc, char **argv) {
       return 0;
     }
     runtime::DeviceProperties p = runtime::query_device(0);
-    json report = {{"date", today()},
-                   {"git", o.git},
-                   {"device", p.name},
-                   {"arch", p.arch()},
-                   {"sm_count", p.sm_count},
-                   {"l2_bytes", p.l2_bytes},
-                   {"peak_dram_gbps", p.peak_dram_gbps()},
-                   {"driver", runtime::driver_message()},
-                   {"nvrtc", runtime::nvrtc_version()}};
-    report["copy"] = measure_copy_bandwidth(size_t(1) << 30);
-    double copy_gbps = report["copy"]["gbps"];
+    json report = bench::run_environment(o.git);
+    bench::CopyBandwidth copy = bench::measure_copy_bandwidth();
+    report["copy"] = copy.to_json();
+    double copy_gbps = copy.gbps;
 
     std::vector<fs::path> files;
     for (const auto &e : fs::directory_iterator(o.dir))

@@ -1,8 +1,9 @@
 //===- tests/workloads/Workloads.h - The workload corpus manifest -----------===//
 //
-// workloads/workloads.json read for tests: the entries (name, file, expected
-// rule, full and small sizes, variables kept symbolic) and their functions.
-// Shared by the corpus test and the rule tests.
+// workloads/workloads.json read for tests and benchmarks: the entries (name,
+// file, expected rule, full and small sizes, variables kept symbolic) and
+// their functions. Shared by the corpus test, the rule tests and
+// bench/WorkloadSuite (library tessera_workloads_support).
 //
 //===----------------------------------------------------------------------===//
 #pragma once

@@ -1,0 +1,79 @@
+//===- bench/WorkloadRunner.h - The workload corpus at full size on a GPU ---===//
+//
+// Every workload of workloads/workloads.json at its FULL size, as the rules
+// schedule it without a policy:
+//   1. specialise the sizes (the variables the manifest keeps symbolic stay
+//      symbolic), rules::apply_default_schedule for the Arch, and build it
+//      with runtime::CudaFunction (lower, CUDA C, NVRTC cubin);
+//   2. run it on random inputs and check every output against a reference
+//      computed independently on the same inputs: cuBLAS when the workload
+//      is exactly one GEMM (WorkloadFacts::gemm_exact), else the interpreter
+//      when it is small (at most kInterpreterIterations block iterations),
+//      else the kernel of the fallback rule alone (one output per thread, the
+//      simplest correct schedule);
+//   3. time it (KernelTimer: warm-up, median, L2 flushed when the buffers fit),
+//      and time cuBLAS on its GEMM equivalent (if any) the same way;
+//   4. derive the achieved bandwidth (unique input and output bytes over the
+//      median) as a fraction of the device's copy bandwidth, measured once,
+//      and for matrix products the GFLOP/s and the fraction of cuBLAS's speed
+//      (cuBLAS time / tessera time: 1 is parity).
+// A dry run stops after step 1 (no device needed: the Arch is a preset) and
+// records schedule and build times, so everything up to the cubin is testable
+// on a machine without a GPU.
+//
+//   SuiteOptions o{.dry_run = true, .only = {"add_f16", "matmul_nt_f16"}};
+//   nlohmann::json report = run_workload_suite(o);
+//   std::cout << markdown_report(report);
+//
+// A failing workload (a schedule, build or launch error, a wrong result) is
+// recorded in its row ("status") and the others still run.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tessera/runtime/KernelTimer.h"
+
+namespace tessera::bench {
+
+/// Workloads with at most this many block iterations are checked with the
+/// interpreter (about a second at its speed on scheduled code), when cuBLAS
+/// cannot be the reference.
+inline constexpr int64_t kInterpreterIterations = int64_t(1) << 20;
+
+struct SuiteOptions {
+  /// Schedule and compile only; no device is used.
+  bool dry_run = false;
+  /// The Arch preset a dry run schedules and compiles for; empty: the
+  /// device's when there is one, else "h100". A measured run always uses
+  /// Arch::detect() (UserError when this is set).
+  std::string arch;
+  /// Names of the workloads to run; empty: all. An unknown name is a
+  /// UserError listing the known ones.
+  std::vector<std::string> only;
+  /// Recorded in the report.
+  std::string git = "unknown";
+  /// For every timed kernel, tessera's and cuBLAS's.
+  runtime::TimingOptions timing;
+};
+
+/// Runs the suite (see the file comment) and returns the report: the run
+/// environment (BenchEnvironment.h), "mode" ("measured" or "dry run"),
+/// "arch", and for a measured run "copy" and "cublas", then "workloads": one
+/// object per workload with at least "workload", "expected_rule", "rule",
+/// "sizes" and "status" ("ok", "compiled" in a dry run, "mismatch" or "error"
+/// with "error"). A measured run needs a usable driver (RuntimeError otherwise).
+nlohmann::json run_workload_suite(const SuiteOptions &options);
+
+/// The report as Markdown: a header (date, device, driver, NVRTC, git, copy
+/// bandwidth, cuBLAS) and one table row per workload.
+std::string markdown_report(const nlohmann::json &report);
+
+/// True when every workload's status is "ok" or "compiled".
+bool all_passed(const nlohmann::json &report);
+
+}  // namespace tessera::bench
