@@ -36,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "tessera/runtime/Cublas.h"
 #include "tessera/runtime/KernelTimer.h"
 
 namespace tessera::bench {
@@ -72,6 +73,10 @@ nlohmann::json run_workload_suite(const SuiteOptions &options);
 /// The report as Markdown: a header (date, device, driver, NVRTC, git, copy
 /// bandwidth, cuBLAS) and one table row per workload.
 std::string markdown_report(const nlohmann::json &report);
+
+/// Times cuBLAS on `g` with random operands of its dtypes and shapes.
+runtime::TimingResult time_cublas_gemm(const runtime::Cublas &blas, const runtime::GemmDesc &g,
+                                       const runtime::TimingOptions &timing);
 
 /// True when every workload's status is "ok" or "compiled".
 bool all_passed(const nlohmann::json &report);

@@ -189,6 +189,22 @@ std::string default_database_path();
 /// candidate survives (each one's failure listed).
 int tune_command(const TuneCommandOptions &opts, std::ostream &out, std::ostream &err);
 
+struct BenchCommandOptions {
+  std::string suite = "seed004";
+  std::string out_dir = "bench/results";
+  std::string arch = "auto";
+  int64_t topk = 20;
+  std::vector<std::string> only;
+  std::string git;
+  unsigned threads = 0;
+  bool no_measure = false;
+};
+
+/// fast_tune over every workload of a suite (bench/TuneSuite.h): prints the
+/// Markdown table and writes OUT/DATE-SUITE.{json,md,svg} ("-compile-only"
+/// appended when nothing was measured). Exit 1 when a workload failed.
+int bench_command(const BenchCommandOptions &opts, std::ostream &out, std::ostream &err);
+
 /// Parses "n=64" into (name, value); throws UserError on bad syntax.
 std::pair<std::string, int64_t> parse_dim_binding(const std::string &text);
 

@@ -91,6 +91,19 @@ int main(int argc, char **argv) {
   tune_cmd->add_flag("--no-measure", tune.no_measure, "Stop at the cubin even with a device");
   tune_cmd->add_option("--func", tune.func, "Function of a module (default: the only one, or main)");
 
+  BenchCommandOptions bench;
+  CLI::App *bench_cmd = app.add_subcommand(
+      "bench", "Tune every workload of a suite and report times against the default config, cuBLAS and copy bandwidth");
+  bench_cmd->add_option("--suite", bench.suite, "seed004, llm_decode, smoke (bench/suites/) or a .json file")
+      ->capture_default_str();
+  bench_cmd->add_option("--out", bench.out_dir, "Directory for the JSON, Markdown and SVG results")->capture_default_str();
+  bench_cmd->add_option("--arch", bench.arch, "GPU: auto (the device, else h100) or a preset")->capture_default_str();
+  bench_cmd->add_option("--topk", bench.topk, "Configs from the policy per workload")->capture_default_str();
+  bench_cmd->add_option("--only", bench.only, "Run only these workloads (repeatable)");
+  bench_cmd->add_option("--git", bench.git, "Git hash recorded in the results");
+  bench_cmd->add_option("--threads", bench.threads, "Compile workers (default: all cores)");
+  bench_cmd->add_flag("--no-measure", bench.no_measure, "Stop at the cubin even with a device");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
@@ -104,5 +117,6 @@ int main(int argc, char **argv) {
   if (*compile_cmd) return compile_command(comp, std::cout, std::cerr);
   if (*arch_cmd) return arch_command(arch, std::cout, std::cerr);
   if (*tune_cmd) return tune_command(tune, std::cout, std::cerr);
+  if (*bench_cmd) return bench_command(bench, std::cout, std::cerr);
   return 1;
 }

@@ -1,0 +1,72 @@
+//===- bench/TuneSuite.h - `tessera bench`: fast_tune over a named suite ----===//
+//
+// A suite is a JSON file in bench/suites/ (or any path):
+//   {"suite": "llm_decode", "description": "...",
+//    "workloads": [{"name": "gemv_f16_4096x4096", "file": "workloads/gemv_f16.py",
+//                   "dims": {"m": 4096, "k": 4096}}, ...]}
+// (files relative to the repository). For every workload, at its sizes:
+//   - fast_tune with the policy's top-k, timed as a whole: the tune time
+//     (wall, compile + verification + timing) and its phases;
+//   - the times of the rule's default config, of the policy's top-1 (what a
+//     tuner without measurements would pick) and of the winner of the top-k,
+//     and the speed-up of the winner over the default;
+//   - cuBLAS on the equivalent GEMM where there is one (WorkloadFacts.h);
+//   - achieved bandwidth (unique bytes / time) as a fraction of the measured
+//     device-to-device copy bandwidth, and for matrix products GFLOP/s and
+//     the fraction of cuBLAS's speed.
+// Without a device (or with measure = false) it stops at the cubin: tune
+// times and their split between policy, scheduling, codegen and NVRTC are
+// still real measurements of the compile path, and nothing else is reported.
+//
+//   TuneSuiteOptions o{.suite = "seed004", .topk = 20};
+//   nlohmann::json report = run_tune_suite(o);
+//   write_tune_suite(report, "bench/results/2026-11-21-h100");  // .json .md .svg
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tessera/arch/Arch.h"
+
+namespace tessera::bench {
+
+struct TuneSuiteOptions {
+  /// A name in bench/suites/ ("seed004", "llm_decode", "smoke") or a .json path.
+  std::string suite = "seed004";
+  /// The Arch to tune for; empty: the device's (Arch::detect) when there is
+  /// one, else h100 (compile only).
+  std::string arch;
+  int64_t topk = 20;
+  /// Verify and time on the device (when there is one).
+  bool measure = true;
+  /// Workload names to run; empty: all (an unknown name is a UserError).
+  std::vector<std::string> only;
+  unsigned threads = 0;
+  std::string git = "unknown";
+};
+
+/// The suite file for a name or path; UserError listing the known suites.
+std::string find_suite(const std::string &name_or_path);
+
+/// Runs the suite; see the file comment. A workload that fails (no candidate
+/// survives, a load error) gets "status": "error" with the message, and the
+/// others still run.
+nlohmann::json run_tune_suite(const TuneSuiteOptions &options);
+
+/// The report as a Markdown document: the environment and one table row per workload.
+std::string tune_suite_markdown(const nlohmann::json &report);
+
+/// A bar chart (SVG): per workload, the default config, the policy's top-1
+/// and the top-k winner as a fraction of the ceiling (copy bandwidth, or
+/// cuBLAS for matrix products) when measured, else the tune time split into
+/// its phases.
+std::string tune_suite_svg(const nlohmann::json &report);
+
+/// Writes PREFIX.json, PREFIX.md and PREFIX.svg (directories created);
+/// returns the three paths.
+std::vector<std::string> write_tune_suite(const nlohmann::json &report, const std::string &prefix);
+
+}  // namespace tessera::bench

@@ -1,0 +1,31 @@
+//===- tools/BenchCommand.cpp - `tessera bench` -----------------------------===//
+#include <fmt/format.h>
+
+#include "CommandSupport.h"
+#include "Commands.h"
+#include "TuneSuite.h"
+
+namespace tessera::cli {
+
+int bench_command(const BenchCommandOptions &opts, std::ostream &out, std::ostream &err) {
+  return guarded(err, [&] {
+    bench::TuneSuiteOptions o{.suite = opts.suite, .arch = opts.arch == "auto" ? "" : opts.arch, .topk = opts.topk,
+                              .measure = !opts.no_measure, .only = opts.only, .threads = opts.threads,
+                              .git = opts.git.empty() ? "unknown" : opts.git};
+    if (o.topk < 1) throw UserError("--topk must be at least 1, got " + std::to_string(o.topk));
+    nlohmann::json report = bench::run_tune_suite(o);
+    std::string prefix = opts.out_dir + "/" + report.value("date", "today") + "-" + report.value("suite", "suite") +
+                         (report.at("mode") == "measured" ? "" : "-compile-only");
+    std::vector<std::string> paths = bench::write_tune_suite(report, prefix);
+    out << bench::tune_suite_markdown(report) << "\n";
+    out << "wrote";
+    for (const std::string &p : paths) out << " " << p;
+    out << "\n";
+    int failed = 0;
+    for (const auto &w : report.at("workloads")) failed += w.at("status") != "ok";
+    if (failed) err << "error: " << failed << " workload(s) failed (see the table)\n";
+    return failed ? 1 : 0;
+  });
+}
+
+}  // namespace tessera::cli
