@@ -2,8 +2,8 @@
 # tessera developer entry point. Installs what is missing (Debian packages),
 # configures and builds into ./build, then runs one job:
 #   ./dev.sh demo   the bundled example (examples/softmax.py) end to end: format, interpret,
-#                   schedule by the rules (verified in the interpreter), compile with NVRTC,
-#                   and on a machine with a GPU run it there against the interpreter
+#                   schedule by the rules (verified in the interpreter), then fast-tune it
+#                   (top-20 compiled with NVRTC; verified and timed on a GPU when there is one)
 #   ./dev.sh test   run the test suite (ctest; GPU tests skip without a device)
 #   ./dev.sh build  only build
 #   ./dev.sh fuzz [SECONDS]  build the libFuzzer parser target with clang and run it
@@ -44,14 +44,16 @@ case "${1:-}" in
     ./build/tools/tessera run examples/softmax.py --dim rows=8
     mkdir -p build/demo
     echo "== tessera schedule examples/softmax.py --arch h100 --verify --dim rows=8"
-    ./build/tools/tessera schedule examples/softmax.py --arch h100 --verify --dim rows=8 | tee build/demo/softmax_scheduled.py
-    if ./build/tools/tessera devices | grep -q '^NVRTC [0-9]'; then
-      echo "== tessera compile build/demo/softmax_scheduled.py --arch sm_80,sm_90"
-      ./build/tools/tessera compile build/demo/softmax_scheduled.py --arch sm_80,sm_90 -o build/demo
-    fi
+    ./build/tools/tessera schedule examples/softmax.py --arch h100 --verify --dim rows=8
+    # The headline: the policy's top-20 configs (+ the default) scheduled,
+    # compiled in parallel, verified and timed on the GPU; without one it goes
+    # up to the cubin and says so. The database answers a second run.
+    echo "== tessera tune examples/softmax.py --dim rows=4096 --topk 20"
+    ./build/tools/tessera tune examples/softmax.py --arch auto --dim rows=4096 --topk 20 \
+      --db build/demo/tuning.jsonl -o build/demo
     if ./build/tools/tessera devices | grep -q '^CUDA driver'; then
-      echo "== tessera run build/demo/softmax_scheduled.py --device cuda --dim rows=4096 --time"
-      ./build/tools/tessera run build/demo/softmax_scheduled.py --device cuda --dim rows=4096 --time
+      echo "== tessera tune again: answered from the database"
+      ./build/tools/tessera tune examples/softmax.py --arch auto --dim rows=4096 --db build/demo/tuning.jsonl -o build/demo
     else
       echo "== no GPU here: $(./build/tools/tessera devices | head -1)"
     fi

@@ -1,0 +1,125 @@
+//===- tests/tune/TuneCommandTest.cpp - `tessera tune` and `tessera bench` --===//
+//
+// The commands as a user runs them on a machine without a GPU: tune goes up
+// to the cubin and says nothing was measured; a database that already holds
+// a measured best answers without tuning; bench writes its three reports.
+//
+//===----------------------------------------------------------------------===//
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <sstream>
+
+#include "Commands.h"
+#include "TuneTestUtil.h"
+#include "tessera/analysis/Specialize.h"
+#include "tessera/script/Parser.h"
+#include "tessera/tune/Database.h"
+
+namespace tessera::cli {
+namespace {
+
+std::string workload(const std::string &name) { return std::string(TESSERA_SOURCE_DIR) + "/workloads/" + name; }
+
+struct CommandRun {
+  int status;
+  std::string out, err;
+};
+
+CommandRun tune(TuneCommandOptions o) {
+  std::ostringstream out, err;
+  int status = tune_command(o, out, err);
+  return {status, out.str(), err.str()};
+}
+
+TEST(TuneCommand, WithoutADeviceCompilesEveryCandidateAndWritesTheBest) {
+  test::ScratchDir dir;
+  CommandRun r = tune({.file = workload("add_f16.py"), .arch = "h100", .topk = 4, .db = dir.file("db.jsonl"),
+                .json = dir.file("r.json"), .output_dir = dir.file("out"), .dims = {"rows=64", "cols=96"},
+                .no_measure = true});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("# rule: elementwise"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("NOT MEASURED (measuring was turned off)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("nothing measured, nothing stored"), std::string::npos) << r.out;
+  for (const char *f : {"add_f16.cu", "add_f16.sm_90.cubin", "add_f16.scheduled.py"})
+    EXPECT_TRUE(std::filesystem::exists(dir.file("out/") + f)) << f;
+  // The scheduled program written out reads back.
+  EXPECT_NO_THROW(script::parse_file(dir.file("out/add_f16.scheduled.py")));
+  std::ifstream j(dir.file("r.json"));
+  auto report = nlohmann::json::parse(j);
+  EXPECT_EQ(report["rule"], "elementwise");
+  EXPECT_GE(report["candidates"].size(), 2u);
+  // Nothing measured: the database stays empty.
+  EXPECT_TRUE(tune::Database::open(dir.file("db.jsonl")).records().empty());
+}
+
+TEST(TuneCommand, SecondRunAnswersFromTheDatabase) {
+  test::ScratchDir dir;
+  // What a measured run on this "device" stored: the elementwise rule with 128 threads.
+  ir::PrimFunc f = analysis::specialize(script::parse_file(workload("add_f16.py")).funcs[0], {{"rows", 64}, {"cols", 96}});
+  tune::TuningKey key = tune::TuningKey::of(f, Arch::by_name("h100"));
+  tune::Database db = tune::Database::open(dir.file("db.jsonl"));
+  tune::Record rec = test::ok_record(key, 128, 3.5);
+  db.append({rec});
+  CommandRun r = tune({.file = workload("add_f16.py"), .arch = "h100", .db = dir.file("db.jsonl"),
+                .output_dir = dir.file("out"), .dims = {"rows=64", "cols=96"}, .no_measure = true});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("answered from the database"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("3.50 us"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"threads\":128"), std::string::npos) << r.out;
+  // Another shape misses it and is tuned.
+  CommandRun other = tune({.file = workload("add_f16.py"), .arch = "h100", .db = dir.file("db.jsonl"),
+                    .output_dir = dir.file("out"), .dims = {"rows=64", "cols=97"}, .no_measure = true});
+  ASSERT_EQ(other.status, 0) << other.err;
+  EXPECT_EQ(other.out.find("answered from the database"), std::string::npos) << other.out;
+  // And so does another GPU.
+  CommandRun a100 = tune({.file = workload("add_f16.py"), .arch = "a100", .db = dir.file("db.jsonl"),
+                   .output_dir = dir.file("out"), .dims = {"rows=64", "cols=96"}, .no_measure = true});
+  ASSERT_EQ(a100.status, 0) << a100.err;
+  EXPECT_EQ(a100.out.find("answered from the database"), std::string::npos) << a100.out;
+}
+
+TEST(TuneCommand, BadArgumentsAreUserErrors) {
+  CommandRun topk = tune({.file = workload("add_f16.py"), .arch = "h100", .topk = 0, .db = "none", .no_measure = true});
+  EXPECT_EQ(topk.status, 1);
+  EXPECT_NE(topk.err.find("--topk must be at least 1"), std::string::npos) << topk.err;
+  CommandRun rule = tune({.file = workload("add_f16.py"), .arch = "h100", .rule = "matmul", .db = "none",
+                   .dims = {"rows=8", "cols=8"}, .no_measure = true});
+  EXPECT_EQ(rule.status, 1);
+  EXPECT_NE(rule.err.find("matmul:"), std::string::npos) << rule.err;
+  CommandRun arch = tune({.file = workload("add_f16.py"), .arch = "v100", .db = "none", .no_measure = true});
+  EXPECT_EQ(arch.status, 1);
+  EXPECT_NE(arch.err.find("v100"), std::string::npos) << arch.err;
+}
+
+TEST(BenchCommand, SmokeSuiteWritesJsonMarkdownAndSvg) {
+  test::ScratchDir dir;
+  std::ostringstream out, err;
+  int status = bench_command({.suite = "smoke", .out_dir = dir.file("results"), .arch = "h100", .topk = 3,
+                              .only = {"add_f16_256x256"}, .git = "abc123", .no_measure = true},
+                             out, err);
+  ASSERT_EQ(status, 0) << err.str();
+  std::string prefix = dir.file("results/");
+  std::vector<std::string> files;
+  for (const auto &e : std::filesystem::directory_iterator(prefix)) files.push_back(e.path().filename().string());
+  ASSERT_EQ(files.size(), 3u);
+  EXPECT_NE(out.str().find("| add_f16_256x256 | elementwise |"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("compile only"), std::string::npos);
+  for (const std::string &f : files) {
+    std::string text = test::read_text(prefix + f);
+    if (f.ends_with(".svg")) {
+      EXPECT_NE(text.find("<svg"), std::string::npos);
+    } else if (f.ends_with(".json")) {
+      auto j = nlohmann::json::parse(text);
+      EXPECT_EQ(j["git"], "abc123");
+      ASSERT_EQ(j["workloads"].size(), 1u);
+      EXPECT_GT(j["workloads"][0]["phases_ms"]["nvrtc"].get<double>(), 0);
+    }
+  }
+  std::ostringstream out2, err2;
+  EXPECT_EQ(bench_command({.suite = "no_such_suite", .no_measure = true}, out2, err2), 1);
+  EXPECT_NE(err2.str().find("smoke"), std::string::npos) << err2.str();  // the known suites are listed
+}
+
+}  // namespace
+}  // namespace tessera::cli
