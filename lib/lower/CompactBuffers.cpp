@@ -15,7 +15,9 @@
 // symbolic and become part of the box's origin (`k_0 * 16`). Thread axes
 // are per tag: a "shared" buffer is seen by the whole thread block (threadIdx
 // relaxed, blockIdx symbolic), a "local" one by one thread (both symbolic).
-// Moving the origin with a serial loop above the LCA is only sound when the
+// The origin may also use the kernel's scalar parameters (symbolic shapes),
+// as a fused tile loop's does: `bx // ((n + 31) // 32) * 32`. Moving the
+// origin with a serial loop above the LCA is only sound when the
 // boxes of different iterations are disjoint (no value flows from one
 // iteration to the next through the shifted addresses); a dimension whose
 // origin moves by less than its extent keeps its full size.
@@ -151,7 +153,8 @@ struct Compaction {
 /// The box of `b`'s accesses, or nullopt when it cannot be made smaller or
 /// constant (the buffer is then left as it is).
 std::optional<Compaction> compact_one(const Buffer &b, const std::vector<Site> &sites,
-                                      const std::map<std::string, std::pair<Var, Expr>> &tags) {
+                                      const std::map<std::string, std::pair<Var, Expr>> &tags,
+                                      const std::vector<KernelParam> &params) {
   if (sites.empty() || b.ndim() == 0) return std::nullopt;
   // The LCA: the longest common prefix of the loop stacks.
   size_t lca = sites[0].loops.size();
@@ -164,6 +167,10 @@ std::optional<Compaction> compact_one(const Buffer &b, const std::vector<Site> &
   arith::Analyzer ana;
   arith::VarDomains thread_doms;
   std::unordered_set<const VarNode *> allowed;  // what the origin may use
+  // The kernel's scalars (symbolic shapes) are visible everywhere: a tile
+  // origin may depend on them (blockIdx.x // ceildiv(n, 32) * 32).
+  for (const KernelParam &p : params)
+    if (!p.is_buffer()) allowed.insert(p.var.get());
   for (const auto &[tag, var_extent] : tags) {
     const auto &[var, extent] = var_extent;
     Range r = Range::from_extent(extent);
@@ -366,7 +373,7 @@ LoweredFunc compact_buffers(const LoweredFunc &f, const Stmt &blocks) {
   for (Buffer &b : out.allocs) {
     if (!root.count(b.get())) continue;
     const std::vector<Site> &sites = collector.sites.at(b.get());
-    std::optional<Compaction> c = compact_one(b, sites, collector.tags);
+    std::optional<Compaction> c = compact_one(b, sites, collector.tags, f.params);
     if (c && !origin_visible(*c, sites, collector.tags)) c.reset();
     std::vector<DimAlign> align;
     if (auto it = aligns.find(b.get()); it != aligns.end()) align = it->second;

@@ -102,4 +102,39 @@ def main(A: T.Buffer((64,), "float32"), B: T.Buffer((15,), "float32")):
   EXPECT_TRUE(contains(text, "S = T.alloc_buffer((64,), scope=\"shared\")")) << text;
 }
 
+TEST(CompactBuffers, OriginMayUseTheKernelsSymbolicShapes) {
+  // Tiles of a fused (row tile, column tile) block loop over an n x n
+  // matrix: the tile's origin divides blockIdx.x by the symbolic tile count,
+  // a kernel parameter every access sees, so the copy still shrinks to its
+  // 4 x 4 tile (it could not keep the symbolic n x n shape).
+  lower::LoweredFunc f = lower::lower(script::parse_func(R"(
+@T.prim_func
+def main(a: T.handle, b: T.handle):
+    n = T.int32()
+    A = T.match_buffer(a, (n, n))
+    B = T.match_buffer(b, (n, n))
+    S = T.alloc_buffer((n, n), scope="shared")
+    for bx in T.thread_binding((n + 3) // 4 * ((n + 3) // 4), thread="blockIdx.x"):
+        for ty in T.thread_binding(4, thread="threadIdx.y"):
+            for tx in T.thread_binding(4, thread="threadIdx.x"):
+                with T.block("fetch"):
+                    v0 = T.axis.spatial(n, bx // ((n + 3) // 4) * 4 + ty)
+                    v1 = T.axis.spatial(n, bx % ((n + 3) // 4) * 4 + tx)
+                    T.where(bx // ((n + 3) // 4) * 4 + ty < n and bx % ((n + 3) // 4) * 4 + tx < n)
+                    S[v0, v1] = A[v0, v1]
+        for ty in T.thread_binding(4, thread="threadIdx.y"):
+            for tx in T.thread_binding(4, thread="threadIdx.x"):
+                with T.block("store"):
+                    v0 = T.axis.spatial(n, bx // ((n + 3) // 4) * 4 + tx)
+                    v1 = T.axis.spatial(n, bx % ((n + 3) // 4) * 4 + ty)
+                    T.where(bx // ((n + 3) // 4) * 4 + tx < n and bx % ((n + 3) // 4) * 4 + ty < n)
+                    B[v1, v0] = S[v0, v1]
+)"));
+  std::string text = lower::print(f);
+  EXPECT_TRUE(contains(text, "S = T.alloc_buffer((16,), scope=\"shared\")")) << text;
+  std::string cuda = codegen::codegen_cuda(f);
+  EXPECT_TRUE(contains(cuda, "S[ty * 4 + tx] = A[")) << cuda;
+  EXPECT_TRUE(contains(cuda, "= S[tx * 4 + ty];")) << cuda;
+}
+
 }  // namespace

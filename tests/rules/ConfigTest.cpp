@@ -41,7 +41,8 @@ TEST(RuleConfig, MalformedJsonNamesTheField) {
   EXPECT_EQ(config_error([&] { r.config_from_json(with("threads", "256")); }),
             "elementwise config: field 'threads': expected an integer, got \"256\"");
   EXPECT_EQ(config_error([&] { r.config_from_json(with("thread", 256)); }),
-            "elementwise config: unknown field 'thread' (fields: threads, vector, per_thread, unroll)");
+            "elementwise config: unknown field 'thread' (fields: threads, vector, per_thread, unroll, "
+            "transpose_tile, tile_rows, transpose_pad, staged_bytes)");
   rules::Json missing = good;
   missing.erase("vector");
   EXPECT_EQ(config_error([&] { r.config_from_json(missing); }), "elementwise config: missing the field 'vector'");

@@ -36,8 +36,9 @@ ir::Stmt lower_blocks(const ir::Stmt &s);
 
 /// Shrinks each function-level (root block) "shared"/"local" allocation to
 /// the box its accesses touch at their innermost common loop (threadIdx
-/// relaxed for shared, per thread for local; an origin moving with a serial
-/// loop only when its boxes are disjoint), indices made relative to the box;
+/// relaxed for shared, per thread for local; an origin over the block
+/// indices, the kernel's scalars and the serial loops above, moving with a
+/// serial loop only when its boxes are disjoint), indices made relative to the box;
 /// pads strides per the storage_align requests recorded on the blocks of
 /// `blocks` (the body before lower_blocks). Buffers it cannot shrink to a
 /// constant box stay as they are.

@@ -18,7 +18,8 @@
 // Configs are typed per rule (rules/<Rule>.h) so a policy can vary tile
 // sizes, thread counts, vector widths, unroll, reduction steps and stages; here
 // they are erased behind Config with a JSON round trip:
-//   {"rule": "elementwise", "threads": 256, "vector": 4, "per_thread": 1, "unroll": 0}
+//   {"rule": "elementwise", "threads": 256, "vector": 4, "per_thread": 1, "unroll": true,
+//    "transpose_tile": 0, "tile_rows": 0, "transpose_pad": 0, "staged_bytes": 0}
 //
 //===----------------------------------------------------------------------===//
 #pragma once
