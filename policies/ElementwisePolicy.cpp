@@ -115,11 +115,51 @@ std::vector<Candidate> propose_elementwise(const ir::PrimFunc &f, const rules::R
     return e;
   };
 
+  // The tiled transpose (shared-memory tiles: both sides coalesced): its own
+  // estimate; the plain forms below stay candidates (skinny shapes).
+  std::optional<rules::ElementwiseTranspose> transpose = rules::elementwise_transpose(m);
+  auto score_tiled = [&](const rules::ElementwiseConfig &c) {
+    const int64_t tile = c.transpose_tile, per_thread = tile / std::max<int64_t>(c.tile_rows, 1);
+    int64_t w = transpose->extent_w > 0 ? transpose->extent_w : options.symbolic_hint;
+    int64_t r = transpose->extent_r > 0 ? transpose->extent_r : options.symbolic_hint;
+    int64_t outer = std::max<int64_t>(1, s.elements / std::max<int64_t>(1, w * r));
+    Estimate e;
+    e.threads = c.threads;
+    // Both sides coalesced: every element read and written once (no sector
+    // waste of the plain form's strided read).
+    e.cost.dram_bytes = double(s.elements) * (s.read_bytes + s.write_bytes);
+    e.cost.grid = outer * ceil_div(w, tile) * ceil_div(r, tile);
+    int64_t smem = c.shared_bytes();
+    e.occ = occupancy(arch, {.threads = c.threads,
+                             .regs_per_thread = registers(arch, double(per_thread) * (s.read_bytes + s.write_bytes)),
+                             .smem_bytes = smem});
+    e.in_flight_per_thread = double(per_thread) * s.read_bytes;
+    e.active_threads = std::min(e.cost.grid * c.threads, s.elements);
+    // Per element: a global load and a shared store, a barrier, a shared load
+    // and a global store; per tile row step the loop overhead.
+    e.warp_instructions = double(s.elements) / double(warp) * (4 + step_instructions(per_thread, per_thread));
+    return e;
+  };
+  auto score_any = [&](const rules::ElementwiseConfig &c) { return c.transpose_tile > 0 ? score_tiled(c) : score(c); };
+
   std::vector<Candidate> pool;
   auto add = [&](const rules::ElementwiseConfig &c) {
-    pool.push_back({std::make_unique<rules::ElementwiseConfig>(c), score(c).us(arch), ""});
+    pool.push_back({std::make_unique<rules::ElementwiseConfig>(c), score_any(c).us(arch), ""});
   };
   add(*seed);
+  if (transpose) {
+    for (int64_t tile : {16, 32, 64})
+      for (int64_t rows : powers_of_two(1, tile)) {
+        int64_t threads = tile * rows;
+        if (threads < warp || threads > arch.limits.max_threads_per_block) continue;
+        rules::ElementwiseConfig c = rules::tiled_elementwise_config(m, tile, rows, arch);
+        if (c.shared_bytes() > arch.max_smem_per_block()) continue;
+        add(c);
+      }
+  }
+  // The plain form's fields from a seed in the plain form.
+  rules::ElementwiseConfig plain = *seed;
+  plain.transpose_tile = 0, plain.tile_rows = 0, plain.transpose_pad = 0;
   for (int64_t vector : powers_of_two(1, std::min<int64_t>(most_lanes, 16))) {
     if (vector > 1 && (!s.constant || s.inner % vector != 0)) continue;
     int64_t chunks = ceil_div(s.elements, vector);
@@ -130,7 +170,7 @@ std::vector<Candidate> propose_elementwise(const ir::PrimFunc &f, const rules::R
         if (per_thread > 1 && threads * per_thread > chunks) continue;
         for (bool unroll : {true, false}) {
           if (per_thread == 1 && !unroll) continue;  // the same kernel as unrolled
-          rules::ElementwiseConfig c = *seed;        // keeps fields this policy does not vary
+          rules::ElementwiseConfig c = plain;        // keeps fields this policy does not vary
           c.threads = threads, c.vector = vector, c.per_thread = per_thread, c.unroll = unroll;
           add(c);
         }
@@ -138,7 +178,7 @@ std::vector<Candidate> propose_elementwise(const ir::PrimFunc &f, const rules::R
     }
   }
   rank(pool, options.topk, [&](const rules::Config &c) {
-    return score(dynamic_cast<const rules::ElementwiseConfig &>(c)).why(arch);
+    return score_any(dynamic_cast<const rules::ElementwiseConfig &>(c)).why(arch);
   });
   return pool;
 }
