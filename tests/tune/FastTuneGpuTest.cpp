@@ -1,0 +1,80 @@
+//===- tests/tune/FastTuneGpuTest.cpp - fast_tune on a device ----------------===//
+//
+// On a GPU every candidate is verified against the reference and timed, the
+// winner is the fastest verified one, and the database answers a second
+// call. Skips itself without a device.
+//
+//===----------------------------------------------------------------------===//
+#include <gtest/gtest.h>
+
+#include "../workloads/Workloads.h"
+#include "TuneTestUtil.h"
+#include "tessera/analysis/Specialize.h"
+#include "tessera/runtime/CudaDriver.h"
+#include "tessera/tune/Database.h"
+#include "tessera/tune/FastTune.h"
+
+namespace tessera::tune {
+namespace {
+
+#define TESSERA_REQUIRE_GPU()                                                  \
+  do {                                                                         \
+    if (runtime::driver_status() != runtime::DriverStatus::Ok)                 \
+      GTEST_SKIP() << "no CUDA device: " << runtime::driver_message();         \
+  } while (0)
+
+ir::PrimFunc workload(const std::string &name, bool full) {
+  for (const test::Entry &e : test::load_manifest())
+    if (e.name == name) return analysis::specialize(test::load_func(e), full ? e.full : e.small);
+  ADD_FAILURE() << "no workload " << name;
+  return {};
+}
+
+void expect_measured_and_consistent(const TuneResult &r) {
+  EXPECT_TRUE(r.measured) << r.why_unmeasured;
+  EXPECT_FALSE(r.device.empty());
+  ASSERT_GE(r.best, 0);
+  const CandidateReport &w = r.winner();
+  EXPECT_EQ(w.status, CandidateStatus::Ok);
+  EXPECT_GT(w.time_us, 0);
+  for (const CandidateReport &c : r.candidates) {
+    EXPECT_NE(c.status, CandidateStatus::WrongAnswer) << c.origin << " " << c.config << ": " << c.error;
+    if (c.status == CandidateStatus::Ok) {
+      EXPECT_TRUE(c.measured) << c.origin;
+      EXPECT_GE(c.time_us, w.time_us) << c.origin << " is faster than the winner";
+    }
+  }
+}
+
+TEST(FastTuneGpu, EveryCandidateVerifiedAndTheFastestKept) {
+  TESSERA_REQUIRE_GPU();
+  Arch arch = Arch::detect();
+  // Small: the interpreter is the reference. Full size: the fallback kernel is.
+  for (bool full : {false, true})
+    for (const char *name : {"add_f16", "softmax_f16", "matmul_nn_f16", "gemv_int4", "reduce_sum_outer_f32"}) {
+      SCOPED_TRACE(std::string(name) + (full ? " full" : " small"));
+      TuneResult r = fast_tune(workload(name, full), arch, {.topk = 8});
+      expect_measured_and_consistent(r);
+      EXPECT_GT(r.phases.measure_ms, 0);
+    }
+}
+
+TEST(FastTuneGpu, TheDatabaseAnswersTheSecondCall) {
+  TESSERA_REQUIRE_GPU();
+  test::ScratchDir dir;
+  Database db = Database::open(dir.file("db.jsonl"));
+  Arch arch = Arch::detect();
+  ir::PrimFunc f = workload("reduce_sum_f32", true);
+  TuneResult first = fast_tune(f, arch, {.topk = 5, .db = &db});
+  expect_measured_and_consistent(first);
+  EXPECT_FALSE(first.from_db);
+  Database reread = Database::open(dir.file("db.jsonl"));
+  EXPECT_GE(reread.records().size(), 2u);
+  TuneResult second = fast_tune(f, arch, {.topk = 5, .db = &reread});
+  EXPECT_TRUE(second.from_db);
+  EXPECT_EQ(second.winner().config, first.winner().config);
+  EXPECT_LT(second.phases.total_ms, first.phases.total_ms);
+}
+
+}  // namespace
+}  // namespace tessera::tune
