@@ -147,6 +147,7 @@ struct ConvMatch final : Match {
   int64_t kernel_h = 1, kernel_w = 1;
   int64_t a_bytes = 2, b_bytes = 2, acc_bytes = 4, out_bytes = 2;
   int64_t out_h = -1, out_w = -1, out_c = -1, in_c = -1;  ///< extents (-1 symbolic)
+  int64_t images = 1;  ///< the batch and m_other extents multiplied (-1 symbolic)
   bool in_inner_is_c = true, w_inner_is_n = true, out_inner_is_n = true;
   int64_t in_contig = -1, w_contig = -1, out_contig = -1;
   std::vector<std::string> prologue, epilogue;
@@ -173,6 +174,52 @@ const ir::Load *strip_casts(const ir::Expr &e) {
   ir::Expr x = e;
   while (const auto *c = x.as<ir::Cast>()) x = c->value;
   return x.as<ir::Load>();
+}
+
+/// The vectors and pad of the tiling in `c` (see fit_conv2d_layout).
+void fit_layout(const ConvMatch &m, const Arch &arch, Conv2dConfig &c) {
+  const int64_t warp = arch.compute.warp_size, max_vec = arch.memory.max_vector_bytes;
+  // Vectors: the padding block's if_then_else keeps the input fetch scalar.
+  // The config's widths cap them (a policy narrows one to free its pad).
+  auto cap = [](int64_t lanes, int64_t wanted) { return wanted >= 1 ? std::min(lanes, wanted) : lanes; };
+  c.vector_a = m.prologue.empty() && m.in_inner_is_c
+                   ? detail::widest_vector(cap(max_vec / m.a_bytes, c.vector_a), {m.in_contig, c.block_k})
+                   : 1;
+  c.vector_b = m.w_inner_is_n
+                   ? detail::widest_vector(cap(max_vec / m.b_bytes, c.vector_b), {m.w_contig, c.block_n})
+                   : 1;
+  c.vector_c = m.out_inner_is_n
+                   ? detail::widest_vector(cap(std::min(c.thread_n, max_vec / m.out_bytes), c.vector_c),
+                                           {m.out_contig, c.thread_n})
+                   : 1;
+  // Pad the input tile's pixels when a warp's distinct pixel rows share banks.
+  if (m.in_inner_is_c) {
+    const int64_t banks = arch.memory.smem_banks, bank_bytes = arch.memory.smem_bank_bytes, ab = m.a_bytes;
+    const int64_t tx_n = c.block_n / c.thread_n, tw_n = c.block_w / c.thread_w;
+    const int64_t threads = tx_n * tw_n * (c.block_h / c.thread_h);
+    const int64_t pitch = detail::tile_pitch(c.block_k, m.in_c);
+    auto degree = [&](auto &&addr, int64_t access) {
+      std::vector<int64_t> a;
+      for (int64_t l = 0; l < std::min(warp, threads); ++l) a.push_back(addr(l));
+      return detail::bank_conflict_degree(a, access, banks, bank_bytes);
+    };
+    c.pad_a = detail::choose_pad(c.vector_a, banks * bank_bytes / ab, [&](int64_t pad) {
+      int64_t s = pitch + pad;
+      int64_t reads = degree(
+          [&](int64_t l) {
+            int64_t ty = l / tx_n, yt = ty / tw_n, xt = ty % tw_n;
+            return ((yt * c.thread_h * m.h.stride) * c.halo_w() + xt * c.thread_w * m.w.stride) * s * ab;
+          },
+          ab);
+      int64_t stores = degree(
+          [&](int64_t l) {
+            int64_t e = l * c.vector_a;
+            return ((e / pitch) * s + e % pitch) * ab;
+          },
+          c.vector_a * ab);
+      return std::pair{reads, stores};
+    });
+  }
 }
 
 class Conv2dRule final : public Rule {
@@ -273,6 +320,11 @@ class Conv2dRule final : public Rule {
     m->out_w = extent_of(blk.iters[m->w.spatial].dom.extent);
     m->out_c = extent_of(blk.iters[m->n].dom.extent);
     m->in_c = extent_of(blk.iters[m->c].dom.extent);
+    for (const std::vector<int> *its : {&m->batch, &m->m_other})
+      for (int it : *its) {
+        int64_t e = extent_of(blk.iters[it].dom.extent);
+        m->images = e < 0 || m->images < 0 ? -1 : m->images * e;
+      }
     m->in_inner_is_c = in.inner_iter() == m->c;
     m->w_inner_is_n = wt.inner_iter() == m->n;
     m->out_inner_is_n = out.inner_iter() == m->n;
@@ -334,42 +386,8 @@ std::unique_ptr<Config> Conv2dRule::default_config(const Match &mm, const Arch &
   if (m.in_c > 0)
     while (c->block_k / 2 >= 1 && m.in_c <= c->block_k / 2) c->block_k /= 2;
   while (c->shared_bytes() > arch.max_smem_per_block() && c->block_k > 1) c->block_k /= 2;
-  // Vectors: the padding block's if_then_else keeps the input fetch scalar.
-  c->vector_a = m.prologue.empty() && m.in_inner_is_c
-                    ? detail::widest_vector(max_vec / m.a_bytes, {m.in_contig, c->block_k})
-                    : 1;
-  c->vector_b = m.w_inner_is_n ? detail::widest_vector(max_vec / m.b_bytes, {m.w_contig, c->block_n}) : 1;
-  c->vector_c = m.out_inner_is_n ? detail::widest_vector(std::min(c->thread_n, max_vec / m.out_bytes),
-                                                         {m.out_contig, c->thread_n})
-                                 : 1;
-  // Pad the input tile's pixels when a warp's distinct pixel rows share banks.
-  if (m.in_inner_is_c) {
-    const int64_t banks = arch.memory.smem_banks, bank_bytes = arch.memory.smem_bank_bytes, ab = m.a_bytes;
-    const int64_t tx_n = c->block_n / c->thread_n, tw_n = c->block_w / c->thread_w;
-    const int64_t threads = tx_n * tw_n * (c->block_h / c->thread_h);
-    const int64_t pitch = detail::tile_pitch(c->block_k, m.in_c);
-    auto degree = [&](auto &&addr, int64_t access) {
-      std::vector<int64_t> a;
-      for (int64_t l = 0; l < std::min(warp, threads); ++l) a.push_back(addr(l));
-      return detail::bank_conflict_degree(a, access, banks, bank_bytes);
-    };
-    c->pad_a = detail::choose_pad(c->vector_a, banks * bank_bytes / ab, [&](int64_t pad) {
-      int64_t s = pitch + pad;
-      int64_t reads = degree(
-          [&](int64_t l) {
-            int64_t ty = l / tx_n, yt = ty / tw_n, xt = ty % tw_n;
-            return ((yt * c->thread_h * m.h.stride) * c->halo_w() + xt * c->thread_w * m.w.stride) * s * ab;
-          },
-          ab);
-      int64_t stores = degree(
-          [&](int64_t l) {
-            int64_t e = l * c->vector_a;
-            return ((e / pitch) * s + e % pitch) * ab;
-          },
-          c->vector_a * ab);
-      return std::pair{reads, stores};
-    });
-  }
+  c->vector_a = c->vector_b = c->vector_c = 0;  // the widest
+  fit_layout(m, arch, *c);
   return c;
 }
 
@@ -418,7 +436,24 @@ schedule::Schedule Conv2dRule::apply(const ir::PrimFunc &f, const Match &mm, con
   return detail::schedule_gemm(f, p);
 }
 
+/// `m` as the conv2d rule's match, or ConfigError naming `what`.
+const ConvMatch &conv_match(const Match &m, const char *what) {
+  const auto *cm = dynamic_cast<const ConvMatch *>(&m);
+  if (!cm) throw ConfigError(std::string(what) + ": the match is not the conv2d rule's");
+  return *cm;
+}
+
 }  // namespace
+
+Conv2dProblem conv2d_problem(const Match &m) {
+  const ConvMatch &cm = conv_match(m, "conv2d_problem");
+  return {cm.images,        cm.out_h,        cm.out_w,          cm.out_c,    cm.in_c, !cm.prologue.empty(),
+          cm.in_inner_is_c, cm.w_inner_is_n, cm.out_inner_is_n, cm.out_bytes};
+}
+
+void fit_conv2d_layout(const Match &m, const Arch &arch, Conv2dConfig &c) {
+  fit_layout(conv_match(m, "fit_conv2d_layout"), arch, c);
+}
 
 const Rule &conv2d_rule() {
   static const Conv2dRule rule;

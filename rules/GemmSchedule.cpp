@@ -1,6 +1,8 @@
 //===- rules/GemmSchedule.cpp - The SIMT GEMM schedule shared by matmul and conv -===//
 #include "GemmSchedule.h"
 
+#include <algorithm>
+#include <bit>
 #include <map>
 #include <set>
 
@@ -356,17 +358,33 @@ int64_t bank_conflict_degree(const std::vector<int64_t> &byte_addresses, int64_t
   if (banks <= 0 || bank_bytes <= 0) return 1;
   // Accesses wider than a bank are served in phases of lanes that together
   // move banks x bank_bytes bytes (8 lanes of 16 bytes, 16 lanes of 8 bytes).
-  int64_t phase = std::max<int64_t>(1, banks * bank_bytes / std::max(access_bytes, bank_bytes));
+  const size_t phase =
+      static_cast<size_t>(std::max<int64_t>(1, banks * bank_bytes / std::max(access_bytes, bank_bytes)));
+  const size_t words_per_lane =
+      static_cast<size_t>(std::max<int64_t>(1, (access_bytes + bank_bytes - 1) / bank_bytes));
+  // The distinct words of each bank in a phase, `cap` slots per bank (scratch
+  // kept between calls: policies call this for every candidate pad).
+  const size_t cap = phase * words_per_lane;
+  // Power-of-two banks and bank widths (every GPU's) by shift and mask: this runs per lane.
+  const bool pow2 = (banks & (banks - 1)) == 0 && (bank_bytes & (bank_bytes - 1)) == 0;
+  const int shift = pow2 ? std::countr_zero(static_cast<uint64_t>(bank_bytes)) : 0;
+  auto divide = [&](int64_t bytes) { return pow2 ? bytes >> shift : bytes / bank_bytes; };
+  auto bank_of = [&](int64_t word) { return pow2 ? word & (banks - 1) : word % banks; };
+  thread_local std::vector<int64_t> slots, count;
+  slots.resize(static_cast<size_t>(banks) * cap);
+  count.resize(static_cast<size_t>(banks));
   int64_t worst = 1;
-  for (size_t start = 0; start < byte_addresses.size(); start += static_cast<size_t>(phase)) {
-    std::map<int64_t, std::set<int64_t>> words_per_bank;
-    for (size_t l = start; l < byte_addresses.size() && l < start + static_cast<size_t>(phase); ++l)
-      for (int64_t b = 0; b < std::max<int64_t>(access_bytes, 1); b += bank_bytes) {
-        int64_t word = (byte_addresses[l] + b) / bank_bytes;
-        words_per_bank[word % banks].insert(word);
+  for (size_t start = 0; start < byte_addresses.size(); start += phase) {
+    std::fill(count.begin(), count.end(), 0);
+    for (size_t l = start; l < byte_addresses.size() && l < start + phase; ++l)
+      for (size_t w = 0; w < words_per_lane; ++w) {
+        const int64_t word = divide(byte_addresses[l]) + static_cast<int64_t>(w);
+        const size_t bank = static_cast<size_t>(bank_of(word));
+        int64_t *own = &slots[bank * cap];
+        if (std::find(own, own + count[bank], word) != own + count[bank]) continue;  // broadcast
+        own[count[bank]++] = word;
+        worst = std::max(worst, count[bank]);
       }
-    for (const auto &[bank, words] : words_per_bank)
-      worst = std::max<int64_t>(worst, static_cast<int64_t>(words.size()));
   }
   return worst;
 }

@@ -153,6 +153,78 @@ struct MatmulMatch final : Match {
   }
 };
 
+/// The vectors and pads of the tiling in `c` (see fit_matmul_layout).
+void fit_layout(const MatmulMatch &m, const Arch &arch, MatmulConfig &c) {
+  const int64_t warp = arch.compute.warp_size, max_vec = arch.memory.max_vector_bytes;
+  // Vector fetches where the rows and tiles stay aligned.
+  const int64_t a_tile_contig = m.a_inner == MatmulRole::K ? c.block_k : c.block_m;
+  const int64_t b_tile_contig = m.b_inner == MatmulRole::K ? c.block_k : c.block_n;
+  // The config's widths cap them (a policy narrows one to free its pad).
+  auto cap = [](int64_t lanes, int64_t wanted) { return wanted >= 1 ? std::min(lanes, wanted) : lanes; };
+  c.vector_a = detail::widest_vector(cap(max_vec / m.a_bytes, c.vector_a), {m.a_contig, a_tile_contig});
+  c.vector_b = m.b_inner == MatmulRole::K
+                   ? 1
+                   : detail::widest_vector(cap(max_vec / m.b_bytes, c.vector_b), {m.b_contig, b_tile_contig});
+  c.vector_c = m.out_inner_is_n
+                   ? detail::widest_vector(cap(std::min(c.thread_n, max_vec / m.out_bytes), c.vector_c),
+                                           {m.out_contig, c.thread_n})
+                   : 1;
+  // Padding: the fewest bank conflicts for a warp's compute reads, then its
+  // fetch stores (lanes: threadIdx.x fastest).
+  const int64_t banks = arch.memory.smem_banks, bank_bytes = arch.memory.smem_bank_bytes;
+  const int64_t tx_n = c.block_n / c.thread_n, ty_n = c.block_m / c.thread_m;
+  const int64_t lanes = std::min(warp, c.threads());
+  auto degree = [&](auto &&addr, int64_t access) {
+    std::vector<int64_t> a;
+    for (int64_t l = 0; l < lanes; ++l) a.push_back(addr(l));
+    return detail::bank_conflict_degree(a, access, banks, bank_bytes);
+  };
+  // Lane l of the fetch stores `vec` elements at position l * vec of the
+  // copy's iteration (rows of `inner` elements), at row pitch `row_pitch`
+  // (transposed: the copy's rows are the tile's columns).
+  auto stores = [&](int64_t row_pitch, int64_t vec, int64_t bytes, bool transposed, int64_t inner) {
+    return degree(
+        [&](int64_t l) {
+          int64_t f = l * vec, row = f / inner, col = f % inner;
+          return (transposed ? col * row_pitch + row : row * row_pitch + col) * bytes;
+        },
+        vec * bytes);
+  };
+  {
+    const int64_t ab = m.a_bytes, window = banks * bank_bytes / ab;
+    if (m.a_inner == MatmulRole::K) {
+      const int64_t pitch = detail::tile_pitch(c.block_k, m.k_extent);
+      c.pad_a = detail::choose_pad(c.vector_a, window, [&](int64_t pad) {
+        int64_t s = pitch + pad;
+        int64_t rd =
+            degree([&](int64_t l) { return std::min(l / tx_n, ty_n - 1) * c.thread_m * s * ab; }, ab);
+        return std::pair{rd, stores(s, c.vector_a, ab, false, pitch)};
+      });
+    } else {
+      const int64_t pitch = detail::tile_pitch(c.block_m, m.m_extent);
+      const int64_t frag = std::min(c.thread_m, max_vec / ab);
+      c.pad_a = detail::choose_pad(std::max(c.vector_a, frag), window, [&](int64_t pad) {
+        int64_t s = pitch + pad;
+        int64_t rd =
+            degree([&](int64_t l) { return std::min(l / tx_n, ty_n - 1) * c.thread_m * ab; }, frag * ab);
+        return std::pair{rd, stores(s, c.vector_a, ab, false, pitch)};
+      });
+    }
+  }
+  {
+    const int64_t bb = m.b_bytes, window = banks * bank_bytes / bb;
+    const int64_t pitch = detail::tile_pitch(c.block_n, m.n_extent);
+    const int64_t frag = std::min(c.thread_n, max_vec / bb);
+    const bool transposed = m.b_inner == MatmulRole::K;
+    const int64_t inner = transposed ? detail::tile_pitch(c.block_k, m.k_extent) : pitch;
+    c.pad_b = detail::choose_pad(std::max(c.vector_b, frag), window, [&](int64_t pad) {
+      int64_t s = pitch + pad;
+      int64_t rd = degree([&](int64_t l) { return (l % tx_n) * c.thread_n * bb; }, frag * bb);
+      return std::pair{rd, stores(s, c.vector_b, bb, transposed, inner)};
+    });
+  }
+}
+
 class MatmulRule final : public Rule {
  public:
   const char *name() const override { return "matmul"; }
@@ -262,70 +334,7 @@ std::unique_ptr<Config> MatmulRule::default_config(const Match &mm, const Arch &
     else
       break;
   }
-  // Vector fetches where the rows and tiles stay aligned.
-  const int64_t a_tile_contig = m.a_inner == MatmulRole::K ? c->block_k : c->block_m;
-  const int64_t b_tile_contig = m.b_inner == MatmulRole::K ? c->block_k : c->block_n;
-  c->vector_a = detail::widest_vector(max_vec / m.a_bytes, {m.a_contig, a_tile_contig});
-  c->vector_b = m.b_inner == MatmulRole::K
-                    ? 1
-                    : detail::widest_vector(max_vec / m.b_bytes, {m.b_contig, b_tile_contig});
-  c->vector_c = m.out_inner_is_n ? detail::widest_vector(std::min(c->thread_n, max_vec / m.out_bytes),
-                                                         {m.out_contig, c->thread_n})
-                                 : 1;
-  // Padding: the fewest bank conflicts for a warp's compute reads, then its
-  // fetch stores (lanes: threadIdx.x fastest).
-  const int64_t banks = arch.memory.smem_banks, bank_bytes = arch.memory.smem_bank_bytes;
-  const int64_t tx_n = c->block_n / c->thread_n, ty_n = c->block_m / c->thread_m;
-  const int64_t lanes = std::min(warp, c->threads());
-  auto degree = [&](auto &&addr, int64_t access) {
-    std::vector<int64_t> a;
-    for (int64_t l = 0; l < lanes; ++l) a.push_back(addr(l));
-    return detail::bank_conflict_degree(a, access, banks, bank_bytes);
-  };
-  // Lane l of the fetch stores `vec` elements at position l * vec of the
-  // copy's iteration (rows of `inner` elements), at row pitch `row_pitch`
-  // (transposed: the copy's rows are the tile's columns).
-  auto stores = [&](int64_t row_pitch, int64_t vec, int64_t bytes, bool transposed, int64_t inner) {
-    return degree(
-        [&](int64_t l) {
-          int64_t f = l * vec, row = f / inner, col = f % inner;
-          return (transposed ? col * row_pitch + row : row * row_pitch + col) * bytes;
-        },
-        vec * bytes);
-  };
-  {
-    const int64_t ab = m.a_bytes, window = banks * bank_bytes / ab;
-    if (m.a_inner == MatmulRole::K) {
-      const int64_t pitch = detail::tile_pitch(c->block_k, m.k_extent);
-      c->pad_a = detail::choose_pad(c->vector_a, window, [&](int64_t pad) {
-        int64_t s = pitch + pad;
-        int64_t rd =
-            degree([&](int64_t l) { return std::min(l / tx_n, ty_n - 1) * c->thread_m * s * ab; }, ab);
-        return std::pair{rd, stores(s, c->vector_a, ab, false, pitch)};
-      });
-    } else {
-      const int64_t pitch = detail::tile_pitch(c->block_m, m.m_extent);
-      const int64_t frag = std::min(c->thread_m, max_vec / ab);
-      c->pad_a = detail::choose_pad(std::max(c->vector_a, frag), window, [&](int64_t pad) {
-        int64_t s = pitch + pad;
-        int64_t rd =
-            degree([&](int64_t l) { return std::min(l / tx_n, ty_n - 1) * c->thread_m * ab; }, frag * ab);
-        return std::pair{rd, stores(s, c->vector_a, ab, false, pitch)};
-      });
-    }
-  }
-  {
-    const int64_t bb = m.b_bytes, window = banks * bank_bytes / bb;
-    const int64_t pitch = detail::tile_pitch(c->block_n, m.n_extent);
-    const int64_t frag = std::min(c->thread_n, max_vec / bb);
-    const bool transposed = m.b_inner == MatmulRole::K;
-    const int64_t inner = transposed ? detail::tile_pitch(c->block_k, m.k_extent) : pitch;
-    c->pad_b = detail::choose_pad(std::max(c->vector_b, frag), window, [&](int64_t pad) {
-      int64_t s = pitch + pad;
-      int64_t rd = degree([&](int64_t l) { return (l % tx_n) * c->thread_n * bb; }, frag * bb);
-      return std::pair{rd, stores(s, c->vector_b, bb, transposed, inner)};
-    });
-  }
+  fit_layout(m, arch, *c);
   return c;
 }
 
@@ -376,6 +385,12 @@ schedule::Schedule MatmulRule::apply(const ir::PrimFunc &f, const Match &mm, con
 }
 
 }  // namespace
+
+void fit_matmul_layout(const Match &m, const Arch &arch, MatmulConfig &c) {
+  const auto *mm = dynamic_cast<const MatmulMatch *>(&m);
+  if (!mm) throw ConfigError("fit_matmul_layout: the match is not the matmul rule's");
+  fit_layout(*mm, arch, c);
+}
 
 const Rule &matmul_rule() {
   static const MatmulRule rule;

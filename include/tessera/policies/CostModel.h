@@ -16,11 +16,19 @@
 //   Occupancy occ = occupancy(arch, {.threads = 256, .regs_per_thread = 64, .smem_bytes = 12288});
 //   double us = roofline_us(arch, {.dram_bytes = 3 << 20, .flops = 2e9, .grid = 1024}, occ);
 //
+//   - an SM pipe model for kernels whose time is spent on the SMs (a SIMT
+//     GEMM issues FMAs, shared memory loads and barriers; which of the FMA
+//     pipe, the warp schedulers and the shared memory banks saturates first
+//     decides its speed, not its DRAM traffic):
+//
+//   SmTime t = sm_time(arch, {.fma = 8192, .other = 3000, .smem_wavefronts = 2500}, grid, 256, occ);
+//
 //===----------------------------------------------------------------------===//
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "tessera/arch/Arch.h"
 
@@ -68,6 +76,48 @@ double roofline_us(const Arch &arch, const KernelCost &cost, const Occupancy &oc
 
 /// "2.1 us: 12.6 MB, 1.2 GFLOP, 3 waves x 2 blocks/SM (registers)"
 std::string describe(const Arch &arch, const KernelCost &cost, const Occupancy &occ);
+
+/// Shared-memory wavefronts (bank sweeps) one warp instruction takes, lane l
+/// accessing `access_bytes` from byte address lane_addresses[l]: lanes are
+/// served in phases that together move banks x bank bytes (the whole warp for
+/// 4-byte accesses, 8 lanes for 16-byte ones); in a phase, a bank holding k
+/// distinct words takes k wavefronts (one word is broadcast to every lane).
+/// 32 lanes reading 32 consecutive floats: 1; a column of a 32 x 32 float
+/// tile: 32; 32 lanes reading one address: 1.
+int64_t smem_wavefronts(const Arch &arch, const std::vector<int64_t> &lane_addresses, int64_t access_bytes);
+
+/// The work of one thread block as an SM runs it, for sm_time: warp
+/// instructions by pipe, and the cycles all its warps wait with nothing to
+/// issue (a memory fetch at a barrier), which other resident blocks may fill.
+struct BlockWork {
+  double fma = 0;              ///< FMA warp instructions (the CUDA-core math pipe)
+  double other = 0;            ///< every other warp instruction (loads, stores, conversions, barriers)
+  double smem_wavefronts = 0;  ///< L1/shared-memory wavefronts of banks x bank bytes (global loads
+                               ///< through L1 count the bytes of the sectors they touch)
+  double stall_cycles = 0;     ///< cycles the whole block waits (latency exposed at barriers)
+};
+
+/// An SM-level time estimate, and what bounds it.
+struct SmTime {
+  double us = 0;
+  const char *bound = "";  ///< "fma", "issue", "shared memory" or "latency"
+  int64_t rounds = 0;      ///< rounds of resident blocks on the busiest SM (the last may be partial)
+};
+
+/// Microseconds for `grid` blocks of `work`, each `threads` threads, spread
+/// evenly over the SMs and run `occ.blocks_per_sm` at a time. A round of r
+/// resident blocks takes the longer of
+///   - their pipe time: r x the block's busiest pipe (FMA at the CUDA-core rate
+///     peak_fp32_tflops gives per SM and clock, issue at warp_schedulers_per_sm
+///     per clock, wavefronts at smem_bandwidth_gbps per SM and clock) plus a
+///     tenth of the other pipes' time (an instruction mix never overlaps
+///     perfectly; it also ranks tilings bound by the same pipe by their
+///     slack), divided by the latency hiding of r blocks' warps (min(1, 4 x
+///     resident fraction), as roofline_us);
+///   - one block's own pipe time plus its stalls (what other blocks cannot fill);
+/// the last, partial round counted at its own size (the tail effect).
+/// Infinity when the block cannot run (occ.blocks_per_sm == 0).
+SmTime sm_time(const Arch &arch, const BlockWork &work, int64_t grid, int64_t threads, const Occupancy &occ);
 
 /// Divisors of n in increasing order (n >= 1).
 std::vector<int64_t> divisors(int64_t n);

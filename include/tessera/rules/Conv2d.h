@@ -83,4 +83,28 @@ struct Conv2dConfig final : Config {
 /// The conv2d rule (registered in all_rules()).
 const Rule &conv2d_rule();
 
+/// The sizes a conv2d match found, for policies (-1: symbolic). The window
+/// geometry is in the default config's workload facts.
+struct Conv2dProblem {
+  int64_t images = 1;              ///< every other output loop (batch, groups) multiplied: blocks along them
+  int64_t out_h = -1, out_w = -1;  ///< output rows and columns
+  int64_t out_c = -1, in_c = -1;   ///< output and input channels
+  bool padded = false;             ///< a padding block is inlined into the input fetch
+  bool in_channels_inner = true;   ///< the input's contiguous dimension is its channels
+  bool weights_out_inner = true;   ///< the weights' contiguous dimension is the output channels
+  bool out_channels_inner = true;  ///< the stored output's contiguous dimension is its channels
+  int64_t out_bytes = 2;           ///< bytes per stored output element
+};
+
+/// ConfigError when `m` is another rule's match.
+Conv2dProblem conv2d_problem(const Match &m);
+
+/// Completes a tiling for the conv2d rule's match `m` as default_config
+/// completes its own: from the block_* and thread_* fields of `c`, sets the
+/// vector widths (the widest the layouts, row lengths and tiles allow, each
+/// at most its value in `c` when positive; 1 for an input read through a
+/// padding block) and pad_a (the fewest bank conflicts). ConfigError when
+/// `m` is another rule's match.
+void fit_conv2d_layout(const Match &m, const Arch &arch, Conv2dConfig &c);
+
 }  // namespace tessera::rules

@@ -77,4 +77,16 @@ struct MatmulConfig final : Config {
 /// The matmul rule (registered in all_rules()).
 const Rule &matmul_rule();
 
+/// Completes a tiling for the matmul rule's match `m` as default_config
+/// completes its own: from block_m/n/k and thread_m/n of `c`, sets vector_a,
+/// vector_b and vector_c to the widest moves the operands' layouts, row
+/// lengths and tile rows allow (1 for B transposed on the way in, 1 for a
+/// symbolic contiguous extent), each at most its value in `c` when that is
+/// positive (0: no cap), then pad_a and pad_b (multiples of the vectors: the
+/// fewest shared-memory bank conflicts for the compute reads, then the fetch
+/// stores). A policy varies the tiling and calls this, and narrows a vector
+/// when its multiples leave no conflict-free pad (policies/GemmPolicy.cpp).
+/// ConfigError when `m` is another rule's match.
+void fit_matmul_layout(const Match &m, const Arch &arch, MatmulConfig &c);
+
 }  // namespace tessera::rules
