@@ -49,6 +49,15 @@ std::vector<int64_t> ConfigReader::integers(const std::string &key) {
   return out;
 }
 
+std::string ConfigReader::choice(const std::string &key, const std::vector<std::string> &choices) {
+  const Json &v = field(key);
+  std::string what = "one of";
+  for (size_t i = 0; i < choices.size(); ++i) what += (i ? ", \"" : " \"") + choices[i] + "\"";
+  if (!v.is_string() || std::find(choices.begin(), choices.end(), v.get<std::string>()) == choices.end())
+    fail(key, what, v);
+  return v.get<std::string>();
+}
+
 void ConfigReader::finish() const {
   for (auto it = j_.begin(); it != j_.end(); ++it) {
     if (std::find(read_.begin(), read_.end(), it.key()) != read_.end()) continue;

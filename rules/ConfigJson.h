@@ -5,6 +5,7 @@
 //
 //   ConfigReader r(j, "elementwise");        // an object with "rule": "elementwise"
 //   c.threads = r.integer("threads");        // required, an integer
+//   c.form = r.choice("form", {"direct", "implicit_gemm"});  // one of these strings
 //   r.finish();                              // any field not read is unknown
 //
 // Errors are ConfigErrors: "elementwise config: field 'threads': expected an
@@ -28,6 +29,9 @@ class ConfigReader {
   int64_t integer(const std::string &key);
   bool boolean(const std::string &key);
   std::vector<int64_t> integers(const std::string &key);
+  /// Required, a string among `choices`: "conv2d config: field 'form':
+  /// expected one of \"direct\", \"implicit_gemm\", got \"im2col\"".
+  std::string choice(const std::string &key, const std::vector<std::string> &choices);
   /// Throws for every field that was not read.
   void finish() const;
 

@@ -1,5 +1,7 @@
-//===- rules/Conv2d.cpp - 2-d convolution as an implicit GEMM --------------===//
+//===- rules/Conv2d.cpp - 2-d convolution as a GEMM (direct or implicit) ----===//
 #include "tessera/rules/Conv2d.h"
+
+#include <set>
 
 #include "ConfigJson.h"
 #include "GemmSchedule.h"
@@ -20,25 +22,48 @@ using analysis::FuncInfo;
 //===----------------------------------------------------------------------===//
 
 Json Conv2dConfig::to_json() const {
-  return Json{{"rule", rule()},       {"block_h", block_h},       {"block_w", block_w},
-              {"block_n", block_n},   {"block_k", block_k},       {"thread_h", thread_h},
-              {"thread_w", thread_w}, {"thread_n", thread_n},     {"vector_a", vector_a},
-              {"vector_b", vector_b}, {"vector_c", vector_c},     {"pad_a", pad_a},
-              {"pad_b", pad_b},       {"unroll", unroll},         {"stages", stages},
-              {"a_bytes", a_bytes},   {"b_bytes", b_bytes},       {"acc_bytes", acc_bytes},
-              {"kernel_h", kernel_h}, {"kernel_w", kernel_w},     {"stride_h", stride_h},
-              {"stride_w", stride_w}, {"dilation_h", dilation_h}, {"dilation_w", dilation_w}};
+  Json j{{"rule", rule()}, {"form", form}};
+  if (implicit_gemm())
+    j.update({{"block_m", block_m}, {"thread_m", thread_m}});
+  else
+    j.update({{"block_h", block_h}, {"block_w", block_w}, {"thread_h", thread_h}, {"thread_w", thread_w}});
+  j.update({{"block_n", block_n},
+            {"block_k", block_k},
+            {"thread_n", thread_n},
+            {"vector_a", vector_a},
+            {"vector_b", vector_b},
+            {"vector_c", vector_c},
+            {"pad_a", pad_a},
+            {"pad_b", pad_b},
+            {"unroll", unroll},
+            {"stages", stages},
+            {"a_bytes", a_bytes},
+            {"b_bytes", b_bytes},
+            {"acc_bytes", acc_bytes},
+            {"kernel_h", kernel_h},
+            {"kernel_w", kernel_w},
+            {"stride_h", stride_h},
+            {"stride_w", stride_w},
+            {"dilation_h", dilation_h},
+            {"dilation_w", dilation_w}});
+  return j;
 }
 
 Conv2dConfig Conv2dConfig::from_json(const Json &j) {
   ConfigReader r(j, "conv2d");
   Conv2dConfig c;
-  for (auto [name, field] : {std::pair{"block_h", &c.block_h},
-                             {"block_w", &c.block_w},
-                             {"block_n", &c.block_n},
+  c.form = r.choice("form", {kDirect, kImplicitGemm});
+  std::vector<std::pair<const char *, int64_t *>> tiles;
+  if (c.implicit_gemm())
+    tiles = {{"block_m", &c.block_m}, {"thread_m", &c.thread_m}};
+  else
+    tiles = {{"block_h", &c.block_h},
+             {"block_w", &c.block_w},
+             {"thread_h", &c.thread_h},
+             {"thread_w", &c.thread_w}};
+  for (auto [name, field] : tiles) *field = r.integer(name);
+  for (auto [name, field] : {std::pair{"block_n", &c.block_n},
                              {"block_k", &c.block_k},
-                             {"thread_h", &c.thread_h},
-                             {"thread_w", &c.thread_w},
                              {"thread_n", &c.thread_n},
                              {"vector_a", &c.vector_a},
                              {"vector_b", &c.vector_b},
@@ -64,7 +89,10 @@ Conv2dConfig Conv2dConfig::from_json(const Json &j) {
 
 MatmulConfig Conv2dConfig::gemm() const {
   MatmulConfig g;
-  g.block_m = block_h * block_w, g.thread_m = thread_h * thread_w;
+  if (implicit_gemm())
+    g.block_m = block_m, g.thread_m = thread_m;
+  else
+    g.block_m = block_h * block_w, g.thread_m = thread_h * thread_w;
   g.block_n = block_n, g.thread_n = thread_n, g.block_k = block_k;
   g.vector_a = vector_a, g.vector_b = vector_b, g.vector_c = vector_c;
   g.pad_a = pad_a, g.pad_b = pad_b, g.unroll = unroll, g.stages = stages;
@@ -73,31 +101,37 @@ MatmulConfig Conv2dConfig::gemm() const {
 }
 
 int64_t Conv2dConfig::shared_bytes() const {
+  if (implicit_gemm()) return gemm().shared_bytes();
   return halo_h() * halo_w() * (block_k + pad_a) * a_bytes +
          kernel_h * kernel_w * block_k * (block_n + pad_b) * b_bytes;
 }
 
 void Conv2dConfig::validate(const Arch &arch) const {
-  for (auto [name, v] : {std::pair{"block_h", block_h},
-                         {"block_w", block_w},
-                         {"thread_h", thread_h},
-                         {"thread_w", thread_w},
-                         {"kernel_h", kernel_h},
-                         {"kernel_w", kernel_w},
-                         {"stride_h", stride_h},
-                         {"stride_w", stride_w},
-                         {"dilation_h", dilation_h},
-                         {"dilation_w", dilation_w}})
-    require(v >= 1, rule(), name, v, "must be at least 1");
-  require(block_h % thread_h == 0, rule(), "block_h", block_h,
-          "is not a multiple of thread_h = " + std::to_string(thread_h));
-  require(block_w % thread_w == 0, rule(), "block_w", block_w,
-          "is not a multiple of thread_w = " + std::to_string(thread_w));
+  if (form != kDirect && !implicit_gemm())
+    throw ConfigError(std::string(rule()) + " config: form = \"" + form + "\" is not \"" + kDirect +
+                      "\" or \"" + kImplicitGemm + "\"");
+  std::vector<std::pair<const char *, int64_t>> positive{
+      {"kernel_h", kernel_h}, {"kernel_w", kernel_w},     {"stride_h", stride_h},
+      {"stride_w", stride_w}, {"dilation_h", dilation_h}, {"dilation_w", dilation_w}};
+  if (!implicit_gemm())
+    positive.insert(
+        positive.begin(),
+        {{"block_h", block_h}, {"block_w", block_w}, {"thread_h", thread_h}, {"thread_w", thread_w}});
+  for (auto [name, v] : positive) require(v >= 1, rule(), name, v, "must be at least 1");
+  if (!implicit_gemm()) {
+    require(block_h % thread_h == 0, rule(), "block_h", block_h,
+            "is not a multiple of thread_h = " + std::to_string(thread_h));
+    require(block_w % thread_w == 0, rule(), "block_w", block_w,
+            "is not a multiple of thread_w = " + std::to_string(thread_w));
+  }
   gemm().check_common(rule(), arch);
+  const std::string tiles =
+      implicit_gemm() ? "a block_m x block_k input tile and a block_k x block_n weight tile, with padding"
+                      : "a " + std::to_string(halo_h()) + " x " + std::to_string(halo_w()) +
+                            " x block_k input tile and a " + std::to_string(kernel_h) + " x " +
+                            std::to_string(kernel_w) + " x block_k x block_n weight tile";
   require(shared_bytes() <= arch.max_smem_per_block(), rule(), "shared memory", shared_bytes(),
-          "bytes (a " + std::to_string(halo_h()) + " x " + std::to_string(halo_w()) +
-              " x block_k input tile and a " + std::to_string(kernel_h) + " x " + std::to_string(kernel_w) +
-              " x block_k x block_n weight tile) exceed the " + std::to_string(arch.max_smem_per_block()) +
+          "bytes (" + tiles + ") exceed the " + std::to_string(arch.max_smem_per_block()) +
               " bytes one block of " + arch.name + " may use");
 }
 
@@ -348,6 +382,14 @@ class Conv2dRule final : public Rule {
 std::unique_ptr<Config> Conv2dRule::default_config(const Match &mm, const Arch &arch) const {
   const auto &m = static_cast<const ConvMatch &>(mm);
   auto c = std::make_unique<Conv2dConfig>();
+  // The direct form by default: its input tile is fetched once per K step
+  // (the implicit GEMM's A tile re-reads each input pixel once per window tap
+  // covering it, kernel_h x kernel_w times for stride 1, and computes each
+  // address with divisions), it needs no constant extents, and no device
+  // measurement has shown the implicit GEMM faster yet. A policy may still
+  // propose "implicit_gemm" (e.g. for 1 x 1 or strided windows, where the
+  // halo saves little).
+  c->form = Conv2dConfig::kDirect;
   c->a_bytes = m.a_bytes, c->b_bytes = m.b_bytes, c->acc_bytes = m.acc_bytes;
   c->kernel_h = m.kernel_h, c->kernel_w = m.kernel_w;
   c->stride_h = m.h.stride, c->stride_w = m.w.stride, c->dilation_h = m.h.dilation,
@@ -391,6 +433,124 @@ std::unique_ptr<Config> Conv2dRule::default_config(const Match &mm, const Arch &
   return c;
 }
 
+/// The position of `buffer` (by name) among the reads of block `block`.
+int64_t read_position(const schedule::Schedule &sch, const schedule::BlockRef &block,
+                      const std::string &buffer) {
+  const auto &reads = sch.get(block).as<ir::Block>()->reads;
+  for (size_t i = 0; i < reads.size(); ++i)
+    if (reads[i].buffer.name() == buffer) return static_cast<int64_t>(i);
+  TESSERA_ICHECK(false) << "block '" << block.name << "' does not read '" << buffer << "'";
+  return -1;
+}
+
+/// The iters (positions) an access uses, in iter order: the dimensions of
+/// the buffer reindex makes for it.
+std::vector<int> iters_used(const Access &a) {
+  std::set<int> used;
+  for (const auto &d : a.dim_iters) used.insert(d.begin(), d.end());
+  return {used.begin(), used.end()};
+}
+
+/// The implicit-GEMM form (see the header): the conv block and its operands
+/// laid out over fused iters [batch.., M, N, K], then the matmul schedule.
+schedule::Schedule apply_implicit_gemm(const ir::PrimFunc &f, const ConvMatch &m, const Conv2dConfig &c) {
+  FuncInfo info = analysis::analyze(f);
+  const BlockInfo &blk = info.blocks[info.find(m.block)];
+  std::vector<int> m_iters = m.m_other, k_iters{m.h.reduce, m.w.reduce, m.c};
+  m_iters.push_back(m.h.spatial);
+  m_iters.push_back(m.w.spatial);
+  // One variable per iter for the index maps; the fused strides need constant extents.
+  std::vector<ir::Var> v;
+  std::vector<int64_t> extent;
+  for (const analysis::IterInfo &it : blk.iters) {
+    v.emplace_back(it.var.name(), it.var.dtype());
+    extent.push_back(extent_of(it.dom.extent));
+  }
+  for (const auto *group : {&m_iters, &k_iters})
+    for (int it : *group)
+      if (extent[it] <= 0)
+        throw ConfigError("conv2d config: form = \"implicit_gemm\" needs constant extents to fuse; iter '" +
+                          blk.iters[it].var.name() + "' of block '" + m.block + "' has a symbolic one");
+  auto fused = [&](const std::vector<int> &its) {
+    ir::Expr e;
+    int64_t stride = 1;
+    for (size_t i = its.size(); i-- > 0;) {
+      ir::Expr term =
+          stride == 1 ? ir::Expr(v[its[i]]) : ir::mul(v[its[i]], ir::make_int(v[its[i]].dtype(), stride));
+      e = e.defined() ? ir::add(term, e) : term;
+      stride *= extent[its[i]];
+    }
+    return e;
+  };
+  auto map_of = [&](const std::vector<int> &dims, const std::vector<ir::Expr> &tail) {
+    schedule::IndexMap im;
+    for (int it : dims) im.src.push_back(v[it]);
+    for (int it : m.batch) im.dst.push_back(v[it]);
+    im.dst.insert(im.dst.end(), tail.begin(), tail.end());
+    return im;
+  };
+  std::vector<int> all(blk.iters.size());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
+  const ir::Expr fm = fused(m_iters), fk = fused(k_iters);
+  const Access &in = *std::find_if(blk.reads.begin(), blk.reads.end(),
+                                   [&](const Access &a) { return a.buffer.name() == m.in_buffer; });
+  const Access &wt = *std::find_if(blk.reads.begin(), blk.reads.end(),
+                                   [&](const Access &a) { return a.buffer.name() == m.w_buffer; });
+  schedule::IndexMap in_map = map_of(iters_used(in), {fm, fk}), w_map = map_of(iters_used(wt), {fk, v[m.n]}),
+                     out_map = map_of(iters_used(blk.writes[0]), {fm, v[m.n]}),
+                     conv_map = map_of(all, {fm, v[m.n], fk});
+
+  // Operands and output as buffers over the iters, laid out [M, K], [K, N],
+  // [M, N]; the epilogue folded into the output's copy; every block over
+  // the fused iters.
+  schedule::Schedule sch(f);
+  schedule::BlockRef conv = sch.get_block(m.block);
+  schedule::BlockRef in_copy = sch.reindex(conv, read_position(sch, conv, m.in_buffer), false);
+  schedule::BlockRef w_copy = sch.reindex(conv, read_position(sch, conv, m.w_buffer), false);
+  schedule::BlockRef out_copy = sch.reindex(conv, 0, true);
+  for (const std::string &name : m.epilogue) sch.reverse_compute_inline(sch.get_block(name));
+  sch.transform_layout(in_copy, 0, true, in_map);
+  sch.transform_layout(w_copy, 0, true, w_map);
+  sch.transform_layout(conv, 0, true, out_map);
+  sch.transform_block_layout(in_copy, in_map);
+  sch.transform_block_layout(w_copy, w_map);
+  sch.transform_block_layout(out_copy, out_map);
+  sch.transform_block_layout(conv, conv_map);
+
+  // The matmul schedule on iters [batch.., M, N, K]; the padding and the
+  // operand copies inlined into the shared fetches, the output copy (with
+  // the epilogue) into the write-back.
+  auto written = [&](const schedule::BlockRef &b) {
+    return sch.get(b).as<ir::Block>()->writes[0].buffer.name();
+  };
+  const int nb = static_cast<int>(m.batch.size());
+  int64_t k_extent = 1;
+  for (int it : k_iters) k_extent *= extent[it];
+  detail::GemmPlan p;
+  p.block = m.block;
+  for (int i = 0; i < nb; ++i) p.batch.push_back(i);
+  p.m = {{nb, c.block_m, c.block_m / c.thread_m}};
+  p.n = {{nb + 1, c.block_n, c.block_n / c.thread_n}};
+  p.k = {{nb + 2, c.block_k, 1}};
+  p.prologue = m.prologue;
+  p.prologue.push_back(in_copy.name);
+  p.prologue.push_back(w_copy.name);
+  p.epilogue = {out_copy.name};
+  p.a.buffer = written(in_copy);
+  p.a.vector = c.vector_a;
+  p.a.pad = c.pad_a;
+  p.a.pitch = detail::tile_pitch(c.block_k, k_extent);
+  p.b.buffer = written(w_copy);
+  p.b.vector = c.vector_b;
+  p.b.pad = c.pad_b;
+  p.b.fragment = true;
+  p.b.pitch = detail::tile_pitch(c.block_n, m.out_c);
+  p.vector_c = m.out_inner_is_n ? c.vector_c : 1;
+  p.unroll = c.unroll;
+  detail::schedule_gemm(sch, p);
+  return sch;
+}
+
 schedule::Schedule Conv2dRule::apply(const ir::PrimFunc &f, const Match &mm, const Config &config) const {
   const auto &m = static_cast<const ConvMatch &>(mm);
   const auto *c = dynamic_cast<const Conv2dConfig *>(&config);
@@ -406,10 +566,11 @@ schedule::Schedule Conv2dRule::apply(const ir::PrimFunc &f, const Match &mm, con
                                   {"dilation_w", c->dilation_w, m.w.dilation}})
     require(got == want, "conv2d", field, got,
             "does not describe this workload (" + std::to_string(want) + ")");
-  if (!m.in_inner_is_c)
-    require(c->pad_a == 0, "conv2d", "pad_a", c->pad_a, "needs the input channels innermost");
   if (!m.out_inner_is_n)
     require(c->vector_c == 1, "conv2d", "vector_c", c->vector_c, "needs the output channels innermost");
+  if (c->implicit_gemm()) return apply_implicit_gemm(f, m, *c);
+  if (!m.in_inner_is_c)
+    require(c->pad_a == 0, "conv2d", "pad_a", c->pad_a, "needs the input channels innermost");
   detail::GemmPlan p;
   p.block = m.block;
   p.batch = m.batch;

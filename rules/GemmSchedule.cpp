@@ -253,6 +253,11 @@ std::string find_prologue_epilogue(const analysis::FuncInfo &info, int r,
 
 Schedule schedule_gemm(const ir::PrimFunc &f, const GemmPlan &p) {
   Schedule sch(f);
+  schedule_gemm(sch, p);
+  return sch;
+}
+
+void schedule_gemm(Schedule &sch, const GemmPlan &p) {
   analysis::FuncInfo info = analysis::analyze(sch.func());
   int bi = info.find(p.block);
   TESSERA_ICHECK(bi >= 0) << "no block '" << p.block << "'";
@@ -350,7 +355,6 @@ Schedule schedule_gemm(const ir::PrimFunc &f, const GemmPlan &p) {
   for (const auto *g : {&pc.m_per, &pc.n_per})
     for (const LoopRef &l : *g) sch.unroll(l);
   if (p.unroll) sch.unroll(pc.k_inner.back());
-  return sch;
 }
 
 int64_t bank_conflict_degree(const std::vector<int64_t> &byte_addresses, int64_t access_bytes, int64_t banks,

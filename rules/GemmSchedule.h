@@ -93,6 +93,9 @@ std::string find_prologue_epilogue(const analysis::FuncInfo &info, int r, std::v
 /// primitive refuses (the rule then declines) and InternalError when the
 /// plan names blocks or iters that are not there.
 schedule::Schedule schedule_gemm(const ir::PrimFunc &f, const GemmPlan &plan);
+/// The same, continuing `sch` (whose function has the plan's block, e.g.
+/// after the conv2d rule's implicit-GEMM layout changes).
+void schedule_gemm(schedule::Schedule &sch, const GemmPlan &plan);
 
 /// The largest number of distinct 4-byte words a warp's accesses put in one
 /// shared memory bank (1 = conflict free), for byte addresses accessed

@@ -15,6 +15,8 @@
 #include "tessera/arith/IterMap.h"
 
 #include <algorithm>
+#include <functional>
+#include <unordered_map>
 #include <optional>
 #include <sstream>
 
@@ -486,6 +488,68 @@ bool is_affine_binding(const std::vector<Expr> &bindings, const std::vector<std:
   IterMapResult r = detect_iter_map(bindings, loops, predicate, IterMapLevel::Surjective, analyzer);
   if (why_not) *why_not = r.why_not;
   return r.ok();
+}
+
+std::vector<Expr> inverse_iter_map(const IterMapResult &result,
+                                   const std::vector<std::pair<ir::Var, ir::Range>> &loops,
+                                   const std::vector<ir::Var> &outputs, std::string *why_not) {
+  auto fail = [&](const std::string &why) {
+    if (why_not) *why_not = why;
+    return std::vector<Expr>{};
+  };
+  if (!result.ok()) return fail(result.why_not);
+  if (result.indices.size() != outputs.size())
+    return fail(std::to_string(outputs.size()) + " outputs for " + std::to_string(result.indices.size()) +
+                " bindings");
+  // A mark's value is the sum of its digits, each (digit value) * lower
+  // factor; a fused mark's digits are those of its parts, resolved once all
+  // the splits of the mark (counted first) have given their digit.
+  std::unordered_map<const IterMark *, int> uses;
+  std::unordered_map<const IterMark *, std::vector<Expr>> parts;
+  std::function<void(const IterMark *)> count = [&](const IterMark *m) {
+    if (uses[m]++ > 0 || m->is_loop()) return;
+    for (const IterSplit &s : m->fused.args) count(s.source.get());
+  };
+  for (const IterSum &sum : result.indices) {
+    if (sum.args.size() != 1) return fail("binding '" + to_string(sum) + "' is not one digit");
+    count(sum.args[0].source.get());
+  }
+  std::unordered_map<const ir::VarNode *, Expr> value;
+  std::function<void(const IterSplit &, const Expr &)> give = [&](const IterSplit &s, const Expr &digit) {
+    const IterMark *m = s.source.get();
+    parts[m].push_back(ir::is_const_int(s.lower_factor, 1) ? digit : digit * s.lower_factor);
+    if (static_cast<int>(parts[m].size()) < uses[m]) return;
+    Expr v = parts[m][0];
+    for (size_t i = 1; i < parts[m].size(); ++i) v = v + parts[m][i];
+    if (m->is_loop()) {
+      value[m->loop.get()] = v;
+      return;
+    }
+    for (const IterSplit &a : m->fused.args) {
+      Expr d = ir::is_const_int(a.scale, 1) ? v : ir::floordiv(v, a.scale);
+      give(a, ir::floormod(d, a.extent));
+    }
+  };
+  Analyzer ana;
+  for (size_t j = 0; j < outputs.size(); ++j) {
+    const IterSum &sum = result.indices[j];
+    Expr base = sum.base.defined() ? sum.base : ir::make_int(outputs[j].dtype(), 0);
+    ana.bind(outputs[j], ir::Range{base, sum.args[0].extent});
+    give(sum.args[0], ir::is_const_int(base, 0) ? Expr(outputs[j]) : outputs[j] - base);
+  }
+  std::vector<Expr> out;
+  for (const auto &[v, r] : loops) {
+    auto it = value.find(v.get());
+    if (it != value.end()) {
+      out.push_back(ana.simplify(it->second));
+      continue;
+    }
+    // A loop of one iteration is no digit of any binding: it is its start.
+    if (!ana.can_prove_equal(r.extent, ir::make_int(r.extent.dtype(), 1)))
+      return fail("loop '" + v.name() + "' is not used entirely by the bindings");
+    out.push_back(r.min.defined() ? r.min : ir::make_int(v.dtype(), 0));
+  }
+  return out;
 }
 
 Expr to_expr(const IterMark &mark) { return mark.is_loop() ? Expr(mark.loop) : to_expr(mark.fused); }

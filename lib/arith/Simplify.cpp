@@ -172,10 +172,47 @@ class Simplifier : public ir::IRMutator {
     return ir::Binary::make(op->op, a, b);
   }
 
-  // Rewrites x // c * c + x % c (and the truncating pair) to x, then prints.
+  // Merges k * (x // c % b) * c + k * (x % c) into k * (x % (c * b)): the two
+  // lowest digits of a mixed-radix number are one digit (fused loops split
+  // back, e.g. u // 10 % 8 * 10 + u % 10 -> u % 80). True for floor
+  // division and modulo whatever the sign of x (c, b > 0).
+  bool merge_mod_digits(LinearSum &s) {
+    for (size_t i = 0; i < s.terms.size(); ++i) {
+      const auto *low = s.terms[i].atom.as<ir::Binary>();
+      if (!low || low->op != BinaryOp::FloorMod) continue;
+      auto c = ir::as_const_int(low->b);
+      if (!c || *c <= 0) continue;
+      for (size_t j = 0; j < s.terms.size(); ++j) {
+        const auto *high = s.terms[j].atom.as<ir::Binary>();
+        if (!high || high->op != BinaryOp::FloorMod) continue;
+        const auto *div = high->a.as<ir::Binary>();
+        auto b = ir::as_const_int(high->b);
+        if (!div || div->op != BinaryOp::FloorDiv || !ir::is_const_int(div->b, *c) || !b || *b <= 0) continue;
+        auto want = checked_mul(s.terms[i].coef, *c);
+        auto cb = checked_mul(*c, *b);
+        if (!want || !cb || !IntBound::of_dtype(s.dtype).contains(*cb) || s.terms[j].coef != *want ||
+            !ir::structural_equal(div->a, low->a))
+          continue;
+        LinearSum rest = s;
+        rest.terms[i].coef = 0;
+        rest.terms[j].coef = 0;
+        rest.compact();
+        Expr merged = simplify_floormod(low->a, *cb);
+        auto x = scale_sum(to_sum(merged), s.terms[i].coef);
+        auto total = x ? add_sums(rest, *x, 1) : std::nullopt;
+        if (!total) continue;
+        s = *total;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // Rewrites x // c * c + x % c (and the truncating pair) to x, after
+  // merging the digits of x % c (merge_mod_digits), then prints.
   Expr finish_sum(LinearSum s, const Expr &fallback) {
     for (bool changed = true; changed;) {
-      changed = false;
+      changed = merge_mod_digits(s);
       for (size_t i = 0; i < s.terms.size() && !changed; ++i) {
         const auto *mod = s.terms[i].atom.as<ir::Binary>();
         if (!mod || (mod->op != BinaryOp::FloorMod && mod->op != BinaryOp::Mod)) continue;

@@ -15,7 +15,7 @@
 #include "Dump.h"
 #include "Primitive.h"
 #include "Dataflow.h"  // cache_read, compute_at, decompose_reduction, ...
-#include "Layout.h"    // pad_einsum, reindex, transform_layout
+#include "Layout.h"    // pad_einsum, reindex, transform_layout, transform_block_layout
 #include "State.h"
 #include "tessera/ir/Verifier.h"
 #include "tessera/script/Printer.h"
@@ -405,7 +405,7 @@ BlockRef Schedule::tensorize(const BlockOrLoop &target, const std::string &intri
 }
 
 //===----------------------------------------------------------------------===//
-// Layout: pad_einsum, reindex, transform_layout (detail:: in Layout.h)
+// Layout: pad_einsum, reindex, transform_layout, transform_block_layout (detail:: in Layout.h)
 //===----------------------------------------------------------------------===//
 
 void Schedule::pad_einsum(const BlockRef &block, const std::vector<int64_t> &padding) {
@@ -428,6 +428,14 @@ void Schedule::transform_layout(const BlockRef &block, int64_t buffer_index, boo
   transact(*state_, "transform_layout", [&] {
     detail::transform_layout(*state_, block, buffer_index, is_write, index_map);
     state_->trace.append(detail::encode_transform_layout(block, buffer_index, is_write, index_map));
+    return 0;
+  });
+}
+
+void Schedule::transform_block_layout(const BlockRef &block, const IndexMap &index_map) {
+  transact(*state_, "transform_block_layout", [&] {
+    detail::transform_block_layout(*state_, block, index_map);
+    state_->trace.append(detail::encode_transform_block_layout(block, index_map));
     return 0;
   });
 }

@@ -1,4 +1,4 @@
-// Tests for arith::detect_iter_map / is_affine_binding.
+// Tests for arith::detect_iter_map / is_affine_binding / inverse_iter_map.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -223,6 +223,73 @@ TEST(IterMapTest, BruteForceBijective) {
           seen.insert(tuple);
         }
     EXPECT_EQ(seen.size(), 6u * 4u * 8u);
+  }
+}
+
+TEST(IterMapTest, InverseOfFusedGroups) {
+  // The conv's (n, h, w) -> m and (r, s, c) -> k, with a batch of one.
+  Var n("n"), h("h"), w("w"), r("r"), s("s"), k("k"), m("m"), q("q");
+  Loops loops{{n, ext(1)}, {h, ext(3)}, {w, ext(4)}, {r, ext(3)}, {s, ext(2)}, {k, ext(5)}};
+  auto res = detect({n * 12 + h * 4 + w, r * 10 + s * 5 + k}, loops);
+  ASSERT_TRUE(res.ok()) << res.why_not;
+  std::string why;
+  std::vector<Expr> inv = inverse_iter_map(res, loops, {m, q}, &why);
+  ASSERT_EQ(inv.size(), 6u) << why;
+  std::vector<std::string> got;
+  for (const Expr &e : inv) got.push_back(script::print(e));
+  EXPECT_EQ(got, (std::vector<std::string>{"0", "m // 4", "m % 4", "q // 10", "q // 5 % 2", "q % 5"}));
+  // A split loop comes back as the sum of its digits.
+  Var f("f");
+  Loops one{{f, ext(8000)}};
+  auto split = detect({ir::floordiv(f, c(80)), ir::floormod(f, c(80))}, one);
+  ASSERT_TRUE(split.ok()) << split.why_not;
+  inv = inverse_iter_map(split, one, {m, q});
+  ASSERT_EQ(inv.size(), 1u);
+  EXPECT_EQ(script::print(inv[0]), "m * 80 + q");
+  // Not bijective: no inverse, and why.
+  IterMapResult bad;
+  bad.why_not = "loop 'f' is not fully used";
+  EXPECT_TRUE(inverse_iter_map(bad, one, {m}, &why).empty());
+  EXPECT_EQ(why, "loop 'f' is not fully used");
+}
+
+// The inverse of every case of BruteForceBijective gives each point back.
+TEST(IterMapTest, BruteForceInverse) {
+  Var a("a"), b("b"), d("d");
+  Loops loops{{a, ext(6)}, {b, ext(4)}, {d, ext(8)}};
+  std::vector<std::vector<Expr>> cases = {
+      {a * 4 + b, d},
+      {ir::floordiv(b * 8 + d, c(16)), ir::floormod(b * 8 + d, c(16)), a},
+      {(a * 4 + b) * 8 + d},
+      {ir::floordiv(a * 32 + b * 8 + d, c(12)), ir::floormod(a * 32 + b * 8 + d, c(12))},
+      {ir::floordiv(d, c(4)) * 4 + b, ir::floormod(d, c(4)), a},
+      {d, a * 4 + b},
+  };
+  for (const auto &bindings : cases) {
+    auto r = detect(bindings, loops);
+    ASSERT_TRUE(r.ok()) << r.why_not;
+    std::vector<Var> outs;
+    for (size_t k = 0; k < bindings.size(); ++k) outs.emplace_back("u" + std::to_string(k));
+    std::string why;
+    std::vector<Expr> inv = inverse_iter_map(r, loops, outs, &why);
+    ASSERT_EQ(inv.size(), 3u) << why;
+    for (int va = 0; va < 6; ++va)
+      for (int vb = 0; vb < 4; ++vb)
+        for (int vd = 0; vd < 8; ++vd) {
+          Analyzer at;
+          at.bind(a, va, va);
+          at.bind(b, vb, vb);
+          at.bind(d, vd, vd);
+          Analyzer back;
+          for (size_t k = 0; k < bindings.size(); ++k) {
+            int64_t v = ir::as_const_int(at.simplify(bindings[k])).value();
+            back.bind(outs[k], v, v);
+          }
+          int64_t want[] = {va, vb, vd};
+          for (int l = 0; l < 3; ++l)
+            ASSERT_EQ(ir::as_const_int(back.simplify(inv[l])).value(), want[l])
+                << script::print(inv[l]) << " at a=" << va << " b=" << vb << " d=" << vd;
+        }
   }
 }
 

@@ -79,6 +79,21 @@ TEST_F(SimplifyTest, DivModWithoutBounds) {
   EXPECT_EQ(str(simplify(ir::floordiv(x * 8 + 16, ir::i32(4)))), "x * 2 + 4");
   EXPECT_EQ(str(simplify(ir::floordiv(x * 8 + 4, ir::i32(16)))), "x // 2");
   EXPECT_EQ(str(simplify(ir::floormod(x * 8 + 4, ir::i32(16)))), "x % 2 * 8 + 4");
+  // Digits of a mixed-radix number merge back: the inverse of a fuse.
+  auto c = [](int64_t v) { return ir::i32(v); };
+  EXPECT_EQ(str(simplify(ir::floordiv(x, c(80)) * 80 + ir::floormod(ir::floordiv(x, c(10)), c(8)) * 10 +
+                         ir::floormod(x, c(10)))),
+            "x");
+  EXPECT_EQ(str(simplify(ir::floormod(ir::floordiv(x, c(4)), c(3)) * 8 + ir::floormod(x, c(4)) * 2)), "x % 12 * 2");
+  for (int64_t v = -30; v <= 30; ++v) {  // floor semantics: negative x too
+    Expr e = ir::floormod(ir::floordiv(x, c(4)), c(3)) * 8 + ir::floormod(x, c(4)) * 2;
+    Analyzer at;
+    at.bind(x, v, v);
+    EXPECT_EQ(str(at.simplify(e)), str(at.simplify(simplify(e)))) << "x = " << v;
+  }
+  // Not digits of one number: kept.
+  EXPECT_EQ(str(simplify(ir::floormod(ir::floordiv(x, c(4)), c(3)) * 5 + ir::floormod(x, c(4)))),
+            "x // 4 % 3 * 5 + x % 4");
   // Truncating division of a possibly negative value is kept.
   EXPECT_EQ(str(simplify(ir::truncdiv(x * 4 + 1, ir::i32(4)))), "T.truncdiv(x * 4 + 1, 4)");
 }

@@ -2,9 +2,10 @@
 //
 // What it matches (the corpus conv with its padding block and cast epilogue,
 // a strided and dilated conv without padding, a 5x5 conv with padding 2 and
-// a bias + ReLU epilogue) and why it declines; default and other configs
-// against the interpreter; geometry from the index expressions; JSON and
-// validate errors (the halo tile counts in shared memory).
+// a bias + ReLU epilogue) and why it declines; default and other configs of
+// both forms (direct, implicit_gemm) against the interpreter; geometry from
+// the index expressions; JSON and validate errors (the halo tile counts in
+// shared memory).
 //
 //===----------------------------------------------------------------------===//
 #include "RuleTestUtil.h"
@@ -68,6 +69,24 @@ def main(I: T.Buffer((1, 7, 6, 3), "float32"), W: T.Buffer((5, 5, 3, 5), "float3
             O[vb, vy, vx, vo] = T.max(A[vb, vy, vx, vo] + bias[vo], T.float32(0))
 )";
 
+/// Stride 2 x 2, dilation 2 x 2, padding 1 (a padding block), 3 x 3 window.
+const char *kStridedDilatedPadded = R"(
+@T.prim_func
+def main(I: T.Buffer((1, 9, 8, 3), "float32"), W: T.Buffer((3, 3, 3, 4), "float32"), O: T.Buffer((1, 4, 3, 4), "float32")):
+    T.func_attr({"tir.noalias": True})
+    P = T.alloc_buffer((1, 11, 10, 3))
+    for b, y, x, c in T.grid(1, 11, 10, 3):
+        with T.block("P"):
+            vb, vy, vx, vc = T.axis.remap("SSSS", [b, y, x, c])
+            P[vb, vy, vx, vc] = T.if_then_else(1 <= vy and vy < 10 and 1 <= vx and vx < 9, I[vb, vy - 1, vx - 1, vc], T.float32(0))
+    for b, y, x, o, r, s, c in T.grid(1, 4, 3, 4, 3, 3, 3):
+        with T.block("O"):
+            vb, vy, vx, vo, vr, vs, vc = T.axis.remap("SSSSRRR", [b, y, x, o, r, s, c])
+            with T.init():
+                O[vb, vy, vx, vo] = T.float32(0)
+            O[vb, vy, vx, vo] = O[vb, vy, vx, vo] + P[vb, vy * 2 + vr * 2, vx * 2 + vs * 2, vc] * W[vr, vs, vc, vo]
+)";
+
 rules::Conv2dConfig with_tiles(const rules::Config &def, int64_t bh, int64_t bw, int64_t bn, int64_t bk,
                                int64_t th, int64_t tw, int64_t tn, int64_t va, int64_t vb, int64_t vc,
                                int64_t pa, bool unroll) {
@@ -75,6 +94,17 @@ rules::Conv2dConfig with_tiles(const rules::Config &def, int64_t bh, int64_t bw,
   c.block_h = bh, c.block_w = bw, c.block_n = bn, c.block_k = bk, c.thread_h = th, c.thread_w = tw,
   c.thread_n = tn;
   c.vector_a = va, c.vector_b = vb, c.vector_c = vc, c.pad_a = pa, c.pad_b = 0, c.unroll = unroll;
+  return c;
+}
+
+/// The implicit-GEMM form of `def` with matmul-style tiles.
+rules::Conv2dConfig implicit_gemm(const rules::Config &def, int64_t bm, int64_t bn, int64_t bk, int64_t tm,
+                                  int64_t tn, int64_t va, int64_t vb, int64_t vc, int64_t pa, int64_t pb,
+                                  bool unroll) {
+  auto c = dynamic_cast<const rules::Conv2dConfig &>(def);
+  c.form = rules::Conv2dConfig::kImplicitGemm;
+  c.block_m = bm, c.block_n = bn, c.block_k = bk, c.thread_m = tm, c.thread_n = tn;
+  c.vector_a = va, c.vector_b = vb, c.vector_c = vc, c.pad_a = pa, c.pad_b = pb, c.unroll = unroll;
   return c;
 }
 
@@ -174,13 +204,72 @@ TEST(Conv2dRule, StrideDilationAndPaddingComeFromTheIndices) {
   expect_configs_match(e, padded, {}, {with_tiles(*def, 4, 2, 4, 2, 2, 1, 2, 1, 1, 1, 0, true)});
 }
 
+TEST(Conv2dRule, ImplicitGemmMatchesTheInterpreter) {
+  // Stride 1 with padding 1 (the corpus conv: M = 2 x 9 x 11 = 198, K = 3 x 3
+  // x 6 = 54, N = 10, so no tile divides), stride 2 with dilation 2 x 3,
+  // stride 2 with dilation 2 and padding 1, a 5 x 5 window with padding 2 and
+  // a bias + ReLU epilogue.
+  Entry corpus = entry("conv2d_nhwc_f16");
+  SmallWorkload w = small_workload(corpus);
+  auto m = rule().match(w.func, test_arch());
+  ASSERT_TRUE(m);
+  auto def = rule().default_config(**m, test_arch());
+  expect_configs_match(corpus, w.func, w.dims,
+                       {implicit_gemm(*def, 32, 8, 8, 4, 2, 1, 2, 2, 0, 0, true),
+                        implicit_gemm(*def, 16, 16, 16, 2, 4, 2, 2, 1, 2, 2, false)});
+  for (auto [name, text] : {std::pair{"strided", kStrided},
+                            {"strided_dilated_padded", kStridedDilatedPadded},
+                            {"padded", kPadded}}) {
+    Entry e;
+    e.name = name;
+    ir::PrimFunc f = script::parse_func(text);
+    auto mf = rule().match(f, test_arch());
+    ASSERT_TRUE(mf) << name << ": " << mf.reason();
+    auto d = rule().default_config(**mf, test_arch());
+    expect_configs_match(e, f, {},
+                         {implicit_gemm(*d, 8, 4, 4, 2, 2, 1, 1, 1, 0, 0, true),
+                          implicit_gemm(*d, 16, 8, 8, 4, 4, 1, 2, 2, 1, 2, false)});
+  }
+}
+
+TEST(Conv2dRule, ImplicitGemmGathersAnIm2colTile) {
+  Entry e = entry("conv2d_nhwc_f16");
+  SmallWorkload w = small_workload(e);
+  auto m = rule().match(w.func, test_arch());
+  ASSERT_TRUE(m);
+  auto c = implicit_gemm(*rule().default_config(**m, test_arch()), 32, 8, 8, 4, 2, 1, 2, 2, 0, 0, true);
+  std::string cuda = codegen::codegen_cuda(lower::lower(rule().apply(w.func, **m, c).func()));
+  // The A tile is block_m x block_k (no halo), the weights block_k x block_n,
+  // the accumulators thread_m x thread_n; nothing im2col-sized is stored.
+  EXPECT_TRUE(contains(cuda, "pad_reindex_shared[256]")) << cuda;
+  EXPECT_TRUE(contains(cuda, "weight_reindex_shared[64]")) << cuda;
+  EXPECT_TRUE(contains(cuda, "acc_reindex_local[8]")) << cuda;
+  EXPECT_FALSE(contains(cuda, "pad_reindex[")) << cuda;
+}
+
 TEST(Conv2dRule, ConfigJsonRoundTripsAndValidateNamesTheField) {
   rules::Conv2dConfig c;
   rules::Json j = c.to_json();
   EXPECT_EQ(rule().config_from_json(j)->str(), c.str());
   rules::Json unknown = j;
-  unknown["block_m"] = 64;
+  unknown["block_m"] = 64;  // an implicit_gemm field in a direct config
   EXPECT_THROW(rule().config_from_json(unknown), rules::ConfigError);
+  rules::Conv2dConfig g = c;
+  g.form = rules::Conv2dConfig::kImplicitGemm, g.block_m = 32, g.thread_m = 2;
+  rules::Json gj = g.to_json();
+  EXPECT_EQ(rule().config_from_json(gj)->str(), g.str());
+  EXPECT_FALSE(gj.contains("block_h")) << gj.dump();
+  g.validate(test_arch());
+  rules::Json bad = gj;
+  bad["form"] = "im2col";
+  try {
+    rule().config_from_json(bad);
+    ADD_FAILURE() << "form im2col accepted";
+  } catch (const rules::ConfigError &err) {
+    EXPECT_TRUE(
+        contains(err.what(), R"(field 'form': expected one of "direct", "implicit_gemm", got "im2col")"))
+        << err.what();
+  }
   auto expect_error = [](rules::Conv2dConfig x, const std::string &field) {
     try {
       x.validate(test_arch());
@@ -201,6 +290,12 @@ TEST(Conv2dRule, ConfigJsonRoundTripsAndValidateNamesTheField) {
   expect_error(x, "stride_w");
   x = c, x.stages = 3;
   expect_error(x, "stages");
+  x = g, x.block_m = 30, x.thread_m = 4;
+  expect_error(x, "block_m");
+  x = g, x.block_m = 256, x.thread_m = 8, x.block_k = 512;  // the A tile alone is 256 x 512 x 2 bytes
+  expect_error(x, "shared memory");
+  x = c, x.form = "im2col";
+  expect_error(x, "form");
 }
 
 TEST(Conv2dRule, ApplyRejectsAnotherGeometry) {
@@ -214,6 +309,17 @@ TEST(Conv2dRule, ApplyRejectsAnotherGeometry) {
     ADD_FAILURE() << "stride accepted";
   } catch (const rules::ConfigError &err) {
     EXPECT_TRUE(contains(err.what(), "stride_h = 2 does not describe this workload (1)")) << err.what();
+  }
+  // The implicit GEMM fuses strides from the extents: symbolic ones are refused.
+  ir::PrimFunc symbolic = load_func(entry("conv2d_nhwc_f16"));
+  auto ms = rule().match(symbolic, test_arch());
+  ASSERT_TRUE(ms) << ms.reason();
+  auto g = implicit_gemm(*rule().default_config(**ms, test_arch()), 64, 32, 16, 4, 4, 1, 4, 4, 0, 0, true);
+  try {
+    rule().apply(symbolic, **ms, g);
+    ADD_FAILURE() << "symbolic extents accepted";
+  } catch (const rules::ConfigError &err) {
+    EXPECT_TRUE(contains(err.what(), "needs constant extents to fuse; iter 'v_b'")) << err.what();
   }
 }
 

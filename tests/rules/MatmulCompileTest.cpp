@@ -1,9 +1,10 @@
 //===- tests/rules/MatmulCompileTest.cpp - matmul/conv2d configs compile (nvrtc) ===//
 //
 // Label `nvrtc`: the matmul and conv2d rules' kernels for configs other than
-// the default (non-dividing tiles, padding, vector widths, no unroll), at the
-// workloads' small sizes and at a realistic size, compile with NVRTC for
-// sm_80 and sm_90 (the default configs are compiled by RulesCompileTest).
+// the default (non-dividing tiles, padding, vector widths, no unroll; the
+// conv2d rule's implicit_gemm form too), at the workloads' small sizes and at
+// a realistic size, compile with NVRTC for sm_80 and sm_90 (the default
+// configs are compiled by RulesCompileTest).
 //
 //===----------------------------------------------------------------------===//
 #include "RuleTestUtil.h"
@@ -74,6 +75,31 @@ TEST(Conv2dCompile, OtherConfigsCompileForSm80AndSm90) {
         c.vector_b = 2, c.vector_c = 2, c.pad_a = 1, c.pad_b = 2, c.unroll = false;
         c.validate(test_arch());
       }
+      expect_compiles(e.name + " " + c.str(), rule.apply(f, **m, c).func());
+    }
+  }
+}
+
+TEST(Conv2dCompile, ImplicitGemmCompilesForSm80AndSm90) {
+  const rules::Rule &rule = rules::conv2d_rule();
+  for (const Entry &e : workload_entries()) {
+    if (e.rule != "conv2d") continue;
+    for (bool full : {false, true}) {
+      ir::PrimFunc f =
+          full ? analysis::specialize(load_func(e), e.specialized(e.full)) : small_workload(e).func;
+      auto m = rule.match(f, test_arch());
+      ASSERT_TRUE(m) << m.reason();
+      auto c = dynamic_cast<const rules::Conv2dConfig &>(*rule.default_config(**m, test_arch()));
+      c.form = rules::Conv2dConfig::kImplicitGemm;
+      // Full: 64 x 64 tiles of 4 x 4 per thread, 8-wide vectors along the
+      // channels; small: nothing divides (M 198, K 54, N 10), odd pads.
+      if (full)
+        c.block_m = 64, c.block_n = 64, c.block_k = 32, c.thread_m = 4, c.thread_n = 4, c.vector_a = 1,
+        c.vector_b = 8, c.vector_c = 4, c.pad_a = 8, c.pad_b = 0;
+      else
+        c.block_m = 32, c.block_n = 8, c.block_k = 8, c.thread_m = 4, c.thread_n = 2, c.vector_a = 1,
+        c.vector_b = 2, c.vector_c = 2, c.pad_a = 1, c.pad_b = 2, c.unroll = false;
+      c.validate(test_arch());
       expect_compiles(e.name + " " + c.str(), rule.apply(f, **m, c).func());
     }
   }

@@ -128,6 +128,18 @@ bool is_affine_binding(const std::vector<ir::Expr> &bindings,
                        const ir::Expr &predicate, const Analyzer &analyzer,
                        std::string *why_not = nullptr);
 
+/// The inverse of a bijective map: `result` is what detect_iter_map returned
+/// at the Bijective level for `loops`, `outputs` one variable per binding
+/// (its value, within base + [0, extent) of the binding). Returns each loop
+/// variable of `loops` as an expression of `outputs`, simplified knowing the
+/// outputs' ranges; empty with `*why_not` set when `result` is not a
+/// bijective map of those loops.
+///   inverse_iter_map(detect({n * 12 + h * 4 + w}), {u})  ->  {u // 12, u // 4 % 3, u % 4}
+///   inverse_iter_map(detect({f // 80, f % 80}), {a, b})  ->  {a * 80 + b}
+std::vector<ir::Expr> inverse_iter_map(const IterMapResult &result,
+                                       const std::vector<std::pair<ir::Var, ir::Range>> &loops,
+                                       const std::vector<ir::Var> &outputs, std::string *why_not = nullptr);
+
 /// The expression of a split / sum / mark over the loop variables (the
 /// normalised binding), simplified:
 ///   to_expr(split{f, 80, 100, 1}) -> f // 80

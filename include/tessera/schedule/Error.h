@@ -223,8 +223,8 @@ TESSERA_SCHEDULE_ERROR(TensorizeMismatchError);
 /// tensorize: a region the block accesses does not have the shape of the description's buffer.
 TESSERA_SCHEDULE_ERROR(TensorizeRegionMismatchError);
 
-//===--- Layout: pad_einsum, reindex, transform_layout --------------------===//
-// (primitive/{PadEinsum,Reindex,TransformLayout}.cpp; they also raise
+//===--- Layout: pad_einsum, reindex, transform_layout, transform_block_layout ===//
+// (primitive/{PadEinsum,Reindex,TransformLayout,TransformBlockLayout}.cpp; they also raise
 // BufferIndexOutOfRangeError, BlockNotCompleteOrReductionError,
 // NonIterVarIndexError, NotReductionBlockError, BlockHasPredicateError,
 // CachedBufferWrittenError, declared above.)
@@ -246,6 +246,8 @@ TESSERA_SCHEDULE_ERROR(InvalidIndexMapError);
 TESSERA_SCHEDULE_ERROR(NonBijectiveIndexMapError);
 /// transform_layout: the buffer is a parameter of the function (its layout is the caller's).
 TESSERA_SCHEDULE_ERROR(ParamBufferLayoutError);
+/// transform_block_layout: an output of the index map combines spatial and reduce iter vars.
+TESSERA_SCHEDULE_ERROR(MixedIterKindError);
 
 #undef TESSERA_SCHEDULE_ERROR
 

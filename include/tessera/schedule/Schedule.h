@@ -423,7 +423,8 @@ class Schedule {
   /// \returns the tensorized block.
   BlockRef tensorize(const BlockOrLoop &target, const std::string &intrin);
 
-  //===--- Layout (primitive/PadEinsum.cpp, Reindex.cpp, TransformLayout.cpp) ===//
+  //===--- Layout (primitive/PadEinsum.cpp, Reindex.cpp, TransformLayout.cpp,
+  //          TransformBlockLayout.cpp) --------------------------------------===//
 
   /// Pads the iteration space of einsum-like `block` so that each iter var's
   /// extent becomes a multiple of `padding[i]`: every buffer indexed by a
@@ -492,6 +493,29 @@ class Schedule {
   ///      detect_iter_map Bijective), each output starting at 0
   ///                                                         -> NonBijectiveIndexMapError
   void transform_layout(const BlockRef &block, int64_t buffer_index, bool is_write, const IndexMap &index_map);
+
+  /// Re-iterates `block` over the image of its iteration space under
+  /// `index_map` (one input per iter var, in order): one new iter var and
+  /// loop per output (an output that is one iter var keeps it and its loop
+  /// variable; others are named after what they combine, the loops
+  /// `<loops>_fused`), and the body reads the old iter vars through the
+  /// inverse map. With transform_layout, this turns a convolution into a GEMM
+  /// over [m, n, k] (TVM's transform_block_layout).
+  ///   for i, j in T.grid(4, 8): B[vi * 8 + vj] = A[vi, vj]
+  ///   --transform_block_layout(B, lambda vi, vj: (vi * 8 + vj,))-->
+  ///   for i_j_fused in range(32): vi_vj = i_j_fused; B[vi_vj] = A[vi_vj // 8, vi_vj % 8]
+  /// Requires:
+  ///   1. the block has iter vars and no predicate, and is alone under the
+  ///      serial, unannotated loops of its scope, each binding one iter var
+  ///      directly (vi = i) over the same range [0, extent)
+  ///                                                         -> NotPlainLoopNestError
+  ///   2. the map takes one index per iter var and gives integer outputs over
+  ///      its inputs only                                    -> InvalidIndexMapError
+  ///   3. the map is a bijection of the iteration space onto the new one
+  ///      (affine, detect_iter_map Bijective), each output starting at 0
+  ///                                                         -> NonBijectiveIndexMapError
+  ///   4. no output combines spatial and reduce iter vars    -> MixedIterKindError
+  void transform_block_layout(const BlockRef &block, const IndexMap &index_map);
 
   //===--- Traces ----------------------------------------------------------===//
 

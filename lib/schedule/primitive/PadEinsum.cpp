@@ -61,6 +61,37 @@ int iter_var_position(const Block &b, const Expr &e) {
   return -1;
 }
 
+std::vector<int> check_plain_loop_nest(std::string_view primitive, const StmtPath &bp,
+                                       const std::vector<Stmt> &loops) {
+  const Block &b = *bp.block();
+  std::string why;
+  if (!is_const_int(b.predicate, 1)) why = "it has a predicate";
+  for (size_t l = 0; why.empty() && l < loops.size(); ++l) {
+    const Stmt &next = l + 1 < loops.size() ? loops[l + 1] : bp.stmt;
+    if (!loops[l].as<For>()->body.same_as(next))
+      why = "loop " + quoted(loops[l].as<For>()->loop_var.name()) + " holds more than the block";
+  }
+  std::vector<int> bound(loops.size(), -1);
+  for (size_t i = 0; why.empty() && i < b.iter_vars.size(); ++i) {
+    const IterVar &iv = b.iter_vars[i];
+    size_t l = 0;
+    while (l < loops.size() && !b.bindings[i].same_as(loops[l].as<For>()->loop_var)) ++l;
+    if (l == loops.size() || bound[l] >= 0) {
+      why = "iter var " + quoted(iv.var.name()) + " is not bound to a loop of its own";
+      break;
+    }
+    const For &f = *loops[l].as<For>();
+    if (!is_const_int(f.min, 0) || !is_const_int(iv.dom.min, 0) || !structural_equal(f.extent, iv.dom.extent))
+      why = "iter var " + quoted(iv.var.name()) + " and loop " + quoted(f.loop_var.name()) +
+            " do not both range over [0, extent)";
+    bound[l] = static_cast<int>(i);
+  }
+  if (why.empty()) return bound;
+  throw NotPlainLoopNestError(std::string(primitive),
+                              "block " + quoted(b.name) + " is not a plain loop nest: " + why,
+                              "block {0} is not a plain loop nest: " + why, {bp.stmt});
+}
+
 namespace {
 
 constexpr const char *kPrim = "pad_einsum";
@@ -147,38 +178,6 @@ std::vector<Access> check_einsum(const StmtPath &bp) {
                             "block {0} is not an einsum block: " + why, {bp.stmt});
 }
 
-/// The loops between the scope and the block, each binding one iter var
-/// directly (vi = i) over the same range; NotPlainLoopNestError otherwise.
-/// Returns, per loop, the iter var it binds (-1 for a loop no iter var uses).
-std::vector<int> check_loop_nest(const StmtPath &bp, const std::vector<Stmt> &loops) {
-  const Block &b = *bp.block();
-  std::string why;
-  if (!is_const_int(b.predicate, 1)) why = "it has a predicate";
-  for (size_t l = 0; why.empty() && l < loops.size(); ++l) {
-    const Stmt &next = l + 1 < loops.size() ? loops[l + 1] : bp.stmt;
-    if (!loops[l].as<For>()->body.same_as(next))
-      why = "loop " + quoted(loops[l].as<For>()->loop_var.name()) + " holds more than the block";
-  }
-  std::vector<int> bound(loops.size(), -1);
-  for (size_t i = 0; why.empty() && i < b.iter_vars.size(); ++i) {
-    const IterVar &iv = b.iter_vars[i];
-    size_t l = 0;
-    while (l < loops.size() && !b.bindings[i].same_as(loops[l].as<For>()->loop_var)) ++l;
-    if (l == loops.size() || bound[l] >= 0) {
-      why = "iter var " + quoted(iv.var.name()) + " is not bound to a loop of its own";
-      break;
-    }
-    const For &f = *loops[l].as<For>();
-    if (!is_const_int(f.min, 0) || !is_const_int(iv.dom.min, 0) || !structural_equal(f.extent, iv.dom.extent))
-      why = "iter var " + quoted(iv.var.name()) + " and loop " + quoted(f.loop_var.name()) +
-            " do not both range over [0, extent)";
-    bound[l] = static_cast<int>(i);
-  }
-  if (why.empty()) return bound;
-  throw NotPlainLoopNestError(kPrim, "block " + quoted(b.name) + " is not a plain loop nest: " + why,
-                            "block {0} is not a plain loop nest: " + why, {bp.stmt});
-}
-
 std::vector<int64_t> check_constant_extents(const StmtPath &bp) {
   std::vector<int64_t> out;
   for (const IterVar &iv : bp.block()->iter_vars) {
@@ -247,7 +246,7 @@ void pad_einsum(State &st, const BlockRef &block, const std::vector<int64_t> &pa
   check_padding(bp, padding);
   std::vector<Access> accesses = check_einsum(bp);
   std::vector<Stmt> loops = loops_below(bp, Stmt());
-  std::vector<int> bound = check_loop_nest(bp, loops);
+  std::vector<int> bound = check_plain_loop_nest(kPrim, bp, loops);
   std::vector<int64_t> extents = check_constant_extents(bp);
   const Block &b = *bp.block();
   std::vector<int64_t> padded(extents.size());

@@ -102,6 +102,41 @@ IndexMap IndexMap::parse(std::string_view text) {
 
 namespace detail {
 
+//===----------------------------------------------------------------------===//
+// Shared helpers (declared in Layout.h)
+//===----------------------------------------------------------------------===//
+
+std::string why_not_index_map(const IndexMap &m, size_t inputs, const std::string &what) {
+  if (m.src.size() != inputs) return "it takes " + std::to_string(m.src.size()) + " indices but " + what;
+  if (m.dst.empty()) return "it has no outputs";
+  for (const Expr &e : m.dst) {
+    if (!e.dtype().is_integer()) return "output '" + script::print(e) + "' is not an integer";
+    bool free = false;
+    pre_order_visit(Evaluate::make(e), [&](const Expr &x) {
+      const VarNode *v = x.as<VarNode>();
+      free |= v && std::none_of(m.src.begin(), m.src.end(), [&](const Var &s) { return s.get() == v; });
+    }, nullptr);
+    if (free) return "output '" + script::print(e) + "' uses a variable that is not an input";
+  }
+  return "";
+}
+
+std::vector<Expr> bijective_range(const IndexMap &m, const std::vector<std::pair<Var, Range>> &dom,
+                                  std::string &why, arith::IterMapResult *iter_map) {
+  arith::Analyzer ana;
+  arith::IterMapResult r = arith::detect_iter_map(m.dst, dom, Expr(), arith::IterMapLevel::Bijective, ana);
+  why = r.why_not;
+  std::vector<Expr> shape;
+  for (size_t d = 0; why.empty() && d < m.dst.size(); ++d) {
+    Range range = arith::relax(m.dst[d], dom, ana);
+    if (!ana.can_prove_equal(range.min, make_int(range.min.dtype(), 0)))
+      why = "output '" + script::print(m.dst[d]) + "' does not start at 0";
+    shape.push_back(arith::simplify(range.extent));
+  }
+  if (iter_map) *iter_map = std::move(r);
+  return why.empty() ? shape : std::vector<Expr>{};
+}
+
 namespace {
 
 constexpr const char *kPrim = "transform_layout";
@@ -116,35 +151,18 @@ constexpr const char *kPrim = "transform_layout";
 }
 
 void check_map_shape(const StmtPath &bp, const Buffer &buf, const IndexMap &m) {
-  if (static_cast<int>(m.src.size()) != buf.ndim())
-    invalid_map(bp, m, "it takes " + std::to_string(m.src.size()) + " indices but " + quoted(buf.name()) + " has " +
-                           std::to_string(buf.ndim()) + " dimensions");
-  if (m.dst.empty()) invalid_map(bp, m, "it has no outputs");
-  for (const Expr &e : m.dst) {
-    if (!e.dtype().is_integer()) invalid_map(bp, m, "output '" + script::print(e) + "' is not an integer");
-    bool free = false;
-    pre_order_visit(Evaluate::make(e), [&](const Expr &x) {
-      const VarNode *v = x.as<VarNode>();
-      free |= v && std::none_of(m.src.begin(), m.src.end(), [&](const Var &s) { return s.get() == v; });
-    }, nullptr);
-    if (free) invalid_map(bp, m, "output '" + script::print(e) + "' uses a variable that is not an input");
-  }
+  std::string why = why_not_index_map(m, static_cast<size_t>(buf.ndim()), quoted(buf.name()) + " has " +
+                                                                              std::to_string(buf.ndim()) +
+                                                                              " dimensions");
+  if (!why.empty()) invalid_map(bp, m, why);
 }
 
 /// The new shape: each output's extent over the old shape; the map must be bijective.
 std::vector<Expr> check_bijective(const StmtPath &bp, const Buffer &buf, const IndexMap &m) {
-  arith::Analyzer ana;
   std::vector<std::pair<Var, Range>> dom;
   for (size_t d = 0; d < m.src.size(); ++d) dom.emplace_back(m.src[d], Range::from_extent(buf.shape()[d]));
-  arith::IterMapResult r = arith::detect_iter_map(m.dst, dom, Expr(), arith::IterMapLevel::Bijective, ana);
-  std::string why = r.why_not;
-  std::vector<Expr> shape;
-  for (size_t d = 0; why.empty() && d < m.dst.size(); ++d) {
-    Range range = arith::relax(m.dst[d], dom, ana);
-    if (!ana.can_prove_equal(range.min, make_int(range.min.dtype(), 0)))
-      why = "output '" + script::print(m.dst[d]) + "' does not start at 0";
-    shape.push_back(arith::simplify(range.extent));
-  }
+  std::string why;
+  std::vector<Expr> shape = bijective_range(m, dom, why);
   if (why.empty()) return shape;
   throw NonBijectiveIndexMapError(kPrim,
                                   "index map '" + m.str() + "' is not a bijection of the shape of " +
