@@ -124,7 +124,7 @@ void schedule_and_build(Job &j, const ir::PrimFunc &func, const rules::Rule *rul
 }
 
 /// Why the candidates cannot be measured on this machine, or "" when they can.
-std::string why_not_measurable(const Arch &arch, const TuneOptions &options) {
+std::string why_not_measurable(const ir::PrimFunc &func, const Arch &arch, const TuneOptions &options) {
   if (!options.measure) return "measuring was turned off";
   if (runtime::driver_status() != runtime::DriverStatus::Ok) return "no CUDA device: " + runtime::driver_message();
   if (runtime::device_count() == 0) return "no CUDA device: the driver reports none";
@@ -132,6 +132,12 @@ std::string why_not_measurable(const Arch &arch, const TuneOptions &options) {
   if (p.cc_major != arch.compute_capability.major || p.cc_minor != arch.compute_capability.minor)
     return fmt::format("device 0 ({}, sm_{}{}) is not the target arch {} ({})", p.name, p.cc_major, p.cc_minor,
                        arch.name, sm_name(arch));
+  // Symbolic sizes left at the hint can ask for absurd inputs (a batch of
+  // 4096 matrices of 4096 x 4096): refuse before allocating anything.
+  double bytes = argument_bytes(func, complete_dims(func, options.dims, options.symbolic_hint));
+  if (bytes > options.max_input_bytes)
+    return fmt::format("the arguments would take {:.1f} GB with the symbolic sizes at {} (bind them: --dim)",
+                       bytes / 1e9, options.symbolic_hint);
   return "";
 }
 
@@ -306,7 +312,7 @@ TuneResult fast_tune(const ir::PrimFunc &func, const Arch &arch, const TuneOptio
   if (!any_ok(tuned.jobs)) throw TuneError("no candidate could be scheduled and compiled:" + abandoned_reasons);
 
   // Step 4 or 5.
-  result.why_unmeasured = why_not_measurable(arch, options);
+  result.why_unmeasured = why_not_measurable(func, arch, options);
   std::vector<CandidateReport *> reports;
   std::vector<const runtime::CudaFunction *> fns;
   for (Job &j : tuned.jobs) {

@@ -91,6 +91,19 @@ runtime::DimBindings complete_dims(const ir::PrimFunc &func, const runtime::DimB
   return out;
 }
 
+double argument_bytes(const ir::PrimFunc &func, const runtime::DimBindings &dims) {
+  ir::PrimFunc bound = dims.empty() ? func : analysis::specialize(func, dims);
+  double total = 0;
+  for (const ir::Var &p : bound.params()) {
+    ir::Buffer b = bound.buffer_of(p);
+    if (!b.defined()) continue;
+    double n = b.dtype().bytes();
+    for (const ir::Expr &e : b.shape()) n *= double(ir::as_const_int(e).value_or(1));
+    total += n;
+  }
+  return total;
+}
+
 int64_t loop_iterations(const ir::PrimFunc &func, const runtime::DimBindings &dims) {
   ir::PrimFunc bound = dims.empty() ? func : analysis::specialize(func, dims);
   IterationCounter c;

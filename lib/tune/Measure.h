@@ -35,7 +35,12 @@ MeasureStats measure_candidates(const ir::PrimFunc &func, const Arch &arch, cons
 /// else `hint`.
 runtime::DimBindings complete_dims(const ir::PrimFunc &func, const runtime::DimBindings &dims, int64_t hint);
 
-/// Loop iterations the unscheduled `func` executes with `dims` bound
+/// Bytes of every buffer parameter of `func` with `dims` bound (a dimension
+/// that stays symbolic counts as 1).
+double argument_bytes(const ir::PrimFunc &func, const runtime::DimBindings &dims);
+
+/// Stores the unscheduled `func` executes with `dims` bound, counted where they
+/// stand (a block init under a reduce loop counts per iteration: an upper bound)
 /// (saturating; INT64_MAX when an extent is not a constant after binding).
 int64_t loop_iterations(const ir::PrimFunc &func, const runtime::DimBindings &dims);
 

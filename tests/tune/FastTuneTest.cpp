@@ -14,6 +14,7 @@
 #include "tessera/runtime/Interpreter.h"
 #include "tessera/runtime/NDArray.h"
 #include "tessera/tune/FastTune.h"
+#include "Measure.h"  // lib/tune: the private sizing helpers
 
 namespace tessera::tune {
 namespace {
@@ -110,6 +111,31 @@ TEST(FastTune, JsonReportListsEveryCandidate) {
   EXPECT_EQ(j["candidates"][0]["config"]["rule"], "general_reduction");
   EXPECT_EQ(j["best"], r.best);
   EXPECT_GT(j["phases_ms"]["nvrtc"].get<double>(), 0);
+}
+
+}  // namespace
+}  // namespace tessera::tune
+
+namespace tessera::tune {
+namespace {
+
+TEST(FastTuneMeasure, SizesOfArgumentsAndLoopsWithSymbolicDimensions) {
+  ir::PrimFunc f;
+  for (const test::Entry &e : test::load_manifest())
+    if (e.name == "matmul_nn_f32") f = test::load_func(e);
+  ASSERT_TRUE(f.defined());
+  // Unbound dimensions take the hint: A, B and C are 3 x 8 x 8 float32.
+  runtime::DimBindings dims = complete_dims(f, {{"k", 8}}, 8);
+  EXPECT_EQ(dims.at("m"), 8);
+  EXPECT_EQ(dims.at("k"), 8);
+  EXPECT_DOUBLE_EQ(argument_bytes(f, dims), 3 * 8 * 8 * 4);
+  // The default hint would ask for 3 x 4096^2 floats: 201 MB.
+  EXPECT_NEAR(argument_bytes(f, complete_dims(f, {}, 4096)), 3.0 * 4096 * 4096 * 4, 1);
+  // Stores counted where they stand: the update and the block's init both sit
+  // under the k loop (an upper bound of the work, which is all it is used for).
+  EXPECT_EQ(loop_iterations(f, {{"m", 4}, {"n", 5}, {"k", 6}}), 2 * 4 * 5 * 6);
+  // Symbolic loops count as unbounded.
+  EXPECT_EQ(loop_iterations(f, {}), std::numeric_limits<int64_t>::max());
 }
 
 }  // namespace

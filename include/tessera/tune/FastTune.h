@@ -119,6 +119,9 @@ struct TuneOptions {
   /// `symbolic_hint`, which also sizes the policy's tiles.
   runtime::DimBindings dims;
   int64_t symbolic_hint = 4096;
+  /// Nothing is measured when the arguments would take more bytes than this
+  /// (symbolic sizes at the hint); the reason is reported.
+  double max_input_bytes = 4e9;
   /// Use the interpreter for the reference up to this many loop iterations.
   int64_t interpreter_limit = int64_t(1) << 22;
   /// Timing budgets per candidate (ms), then for the leaders.
