@@ -18,7 +18,15 @@
 //                extent;
 //   thread tiles divisors of the block tile (up to 16 x 8), the thread count
 //                a multiple of the warp, at most the block limit;
-//   K steps      the same sizes over K (input channels for conv2d), growing
+//   conv2d forms the direct form (block_h x block_w pixel tiles, K steps of
+//                input channels over the whole window) and, when every
+//                extent is constant, the implicit GEMM (the matmul's tiles
+//                over M = images x out_h x out_w, N = out_c, K = window x
+//                in_c; its model re-reads each input pixel once per window
+//                tap and issues the gather's index arithmetic per A move),
+//                each form finished on its own, then ranked together with
+//                at least a quarter of the top k from each (merge_forms);
+//   K steps      the same sizes over K (input channels for direct conv2d), growing
 //                while the tiles fit the opt-in shared memory and the unrolled
 //                K step stays small enough to compile in a second or two; per
 //                thread tiling only its best K step is kept, so that the top k
@@ -30,7 +38,8 @@
 //                conflicts, validated; of tilings the model cannot tell apart
 //                (same block tile and estimate) one is kept.
 //
-// Candidates are sorted by estimate, ties by the config's text. A symbolic
+// Candidates are sorted by estimate, ties by the config's text (the first
+// pass: by the tile sizes, the conv2d form first). A symbolic
 // extent is sized for options.symbolic_hint; the rule masks any tiling and
 // fit_*_layout keeps vector moves off a symbolic contiguous dimension, so
 // every candidate runs for any value.
@@ -40,6 +49,7 @@
 #include <array>
 #include <cmath>
 #include <functional>
+#include <numeric>
 #include <optional>
 #include <set>
 #include <tuple>
@@ -352,13 +362,14 @@ std::vector<Candidate> propose_matmul(const ir::PrimFunc &f, const rules::Rule &
 struct ConvProblem {
   rules::Conv2dProblem sizes;
   bool symbolic_h = false, symbolic_w = false, symbolic_oc = false, symbolic_ic = false;
+  bool constant = true;  ///< every extent constant: the implicit GEMM can fuse them
 };
 
 ConvProblem conv_problem(const rules::Match &m, int64_t hint) {
   ConvProblem p{rules::conv2d_problem(m)};
   auto at_hint = [&](int64_t &v, bool *symbolic) {
     if (symbolic) *symbolic = v < 1;
-    if (v < 1) v = hint;
+    if (v < 1) p.constant = false, v = hint;
   };
   at_hint(p.sizes.images, nullptr);
   at_hint(p.sizes.out_h, &p.symbolic_h);
@@ -421,6 +432,151 @@ SimtGemm conv_model(const Arch &arch, const ConvProblem &cp, const Conv2dConfig 
   return g;
 }
 
+/// Instructions an implicit-GEMM A move issues for its gather index: a
+/// division and a remainder by a constant (multiply-high, shift,
+/// multiply-subtract: about 4) per digit beyond the first that the fused M
+/// (images, rows, columns) and the fused K (window rows, columns, channels)
+/// are split back into, digits of extent 1 folded away; the window
+/// coordinates and the input address (about 5 multiply-adds); the padding
+/// block's four bounds and select (about 5) when one is inlined.
+int64_t gather_ops(const rules::Conv2dProblem &p, const Conv2dConfig &c) {
+  auto splits = [](std::initializer_list<int64_t> extents) {
+    int64_t digits = 0;
+    for (int64_t e : extents) digits += e > 1;
+    return std::max<int64_t>(digits - 1, 0);
+  };
+  return 4 * (splits({p.images, p.out_h, p.out_w}) + splits({c.kernel_h, c.kernel_w, p.in_c})) + 5 +
+         (p.padded ? 5 : 0);
+}
+
+/// The model of the implicit-GEMM form of `c` on `cp`: the matmul M = images
+/// x out_h x out_w, N = out_c, K = window x in_c, with the A tile gathered
+/// (the im2col rows: each input pixel fetched once per window tap covering
+/// it, in runs of at most one tap's channels, and the gather's index
+/// arithmetic per move); `banks` as for matmul_model.
+SimtGemm implicit_model(const Arch &arch, const ConvProblem &cp, const Conv2dConfig &c, bool banks) {
+  const rules::Conv2dProblem &p = cp.sizes;
+  const int64_t window = c.kernel_h * c.kernel_w;
+  const int64_t M = p.images * p.out_h * p.out_w, N = p.out_c, K = window * p.in_c;
+  SimtGemm g;
+  g.grid_x = ceil_div(N, c.block_n);
+  g.grid_y = ceil_div(M, c.block_m);
+  g.threads_x = c.block_n / c.thread_n;
+  g.threads_y = c.block_m / c.thread_m;
+  g.thread_m = c.thread_m;
+  g.thread_n = c.thread_n;
+  g.k_steps = ceil_div(K, c.block_k);
+  g.k_per_step = c.block_k;
+  g.registers = c.gemm().registers();
+  g.smem_bytes = c.shared_bytes();
+  g.acc_bytes = c.acc_bytes;
+  if (banks) {
+    // Thread row r reads row r x thread_m of the [block_m, pitch + pad] tile.
+    const int64_t pitch = K <= c.block_k ? K : c.block_k;
+    for (int64_t l = 0; l < std::min<int64_t>(arch.compute.warp_size, g.threads_x * g.threads_y); ++l)
+      g.a_lanes.push_back(std::min(l / g.threads_x, g.threads_y - 1) * c.thread_m * (pitch + c.pad_a) *
+                          c.a_bytes);
+  }
+  const int64_t em = std::min(c.block_m, M), en = std::min(c.block_n, N), ek = std::min(c.block_k, K);
+  // A tile row: the K step's fused elements, contiguous in the input only
+  // within one tap's channels (channels innermost), else element by element.
+  const int64_t run = p.in_channels_inner ? std::gcd(ek, p.in_c) : 1;
+  g.a = TileFetch{em * (ek / run), run, c.a_bytes, c.vector_a};
+  g.a_gather_ops = gather_ops(p, c);
+  g.a_panel_bytes = double(p.in_channels_inner ? sector_bytes(arch, em * window, p.in_c, c.a_bytes)
+                                               : sector_bytes(arch, em * K, 1, c.a_bytes));
+  // B: the weights as [K, N] rows of out channels when those are innermost,
+  // else gathered element by element.
+  g.b = p.weights_out_inner ? TileFetch{ek, en, c.b_bytes, c.vector_b} : TileFetch{ek * en, 1, c.b_bytes, 1};
+  g.b_panel_bytes = double(p.weights_out_inner ? sector_bytes(arch, K, en, c.b_bytes)
+                                               : sector_bytes(arch, K * en, 1, c.b_bytes));
+  g.b_per_z = false;
+  g.c_bytes = double(p.out_channels_inner ? sector_bytes(arch, M, N, p.out_bytes)
+                                          : sector_bytes(arch, p.images * N * p.out_h, p.out_w, p.out_bytes));
+  g.flops = 2.0 * double(M) * double(N) * double(K);
+  const double issued =
+      double(g.grid_y * c.block_m) * double(g.grid_x * c.block_n) * double(g.k_steps * c.block_k);
+  g.padded_fraction = 1 - double(M) * double(N) * double(K) / issued;
+  return g;
+}
+
+/// The first pass over implicit-GEMM tilings (as propose_matmul's, on the
+/// GEMM view), appended to `tilings`; `bns` as for the direct form.
+void implicit_tilings(const ConvProblem &cp, const Conv2dConfig &facts, const Arch &arch,
+                      const std::vector<int64_t> &bns, std::vector<Scored<Conv2dConfig>> &tilings) {
+  const rules::Conv2dProblem &p = cp.sizes;
+  const int64_t warp = arch.compute.warp_size;
+  const int64_t M = p.images * p.out_h * p.out_w, K = facts.kernel_h * facts.kernel_w * p.in_c;
+  const std::vector<int64_t> bms = tile_sizes(M, false, 1, kMaxBlockTile);
+  const std::vector<int64_t> bks =
+      tile_sizes(K, false, p.in_channels_inner ? per_sector(arch, facts.a_bytes) : 1, kMaxKStep);
+  Conv2dConfig c = facts;
+  c.form = Conv2dConfig::kImplicitGemm;
+  c.pad_a = c.pad_b = 0;
+  c.unroll = true;
+  c.stages = 1;
+  for (int64_t bm : bms)
+    for (int64_t bn : bns)
+      for (int64_t tm : divisors(bm)) {
+        if (tm > kMaxThreadM) break;
+        for (int64_t tn : divisors(bn)) {
+          if (tn > kMaxThreadN) break;
+          const int64_t threads = (bm / tm) * (bn / tn);
+          if (threads % warp != 0 || threads > arch.limits.max_threads_per_block) continue;
+          c.block_m = bm, c.block_n = bn, c.thread_m = tm, c.thread_n = tn;
+          c.vector_c = move_lanes(arch, tn, p.out_bytes);
+          c.vector_b = p.weights_out_inner ? move_lanes(arch, std::min(bn, p.out_c), c.b_bytes) : 1;
+          BestStep<Conv2dConfig> step;
+          std::optional<WarpReads> reads;  // the same for every K step
+          for (int64_t bk : bks) {
+            if (bk * tm * tn > kMaxUnrolledFmas && bk != bks.front()) break;
+            c.block_k = bk;
+            c.vector_a = p.padded || !p.in_channels_inner
+                             ? 1
+                             : move_lanes(arch, std::gcd(std::min(bk, K), p.in_c), c.a_bytes);
+            if (c.shared_bytes() > arch.max_smem_per_block()) break;
+            if (!fits_registers(arch, threads, c.gemm().registers())) break;
+            const SimtGemm g = implicit_model(arch, cp, c, false);
+            if (!reads) reads = warp_reads(arch, g);
+            step.offer(estimate(arch, g, *reads).us, Key{1, bm, bn, tm, tn, 0, 0}, c);
+          }
+          if (step.best) tilings.push_back(std::move(*step.best));
+        }
+      }
+}
+
+/// The top `topk` of two forms' candidates (each sorted by estimate, then
+/// text) by estimate, then text, with at least `topk` / kFormShare (one from
+/// topk = 2) of each form where it has that many: the model charges the
+/// implicit GEMM's extra A traffic and gather arithmetic, but no device
+/// measurement has checked how it ranks the two forms against each other,
+/// so the tuner measures the best of both.
+std::vector<Candidate> merge_forms(std::vector<Candidate> direct, std::vector<Candidate> implicit,
+                                   int64_t topk) {
+  constexpr int64_t kFormShare = 4;
+  auto before = [](const Candidate &a, const Candidate &b) {
+    return std::pair(a.score, a.config->str()) < std::pair(b.score, b.config->str());
+  };
+  const size_t total =
+      std::min(static_cast<size_t>(std::max<int64_t>(topk, 0)), direct.size() + implicit.size());
+  const size_t floor = topk >= 2 ? static_cast<size_t>(std::max<int64_t>(topk / kFormShare, 1)) : 0;
+  // How many implicit ones the plain ranking takes, moved into the floors.
+  size_t ranked = 0;
+  for (size_t d = 0; d + ranked < total;) {
+    if (ranked < implicit.size() && (d == direct.size() || before(implicit[ranked], direct[d])))
+      ++ranked;
+    else
+      ++d;
+  }
+  const size_t most = std::min(implicit.size(), total - std::min(floor, direct.size()));
+  const size_t taken = std::min(std::max(ranked, std::min(floor, implicit.size())), most);
+  std::vector<Candidate> out;
+  for (size_t i = 0; i < taken; ++i) out.push_back(std::move(implicit[i]));
+  for (size_t d = 0; d < total - taken; ++d) out.push_back(std::move(direct[d]));
+  std::sort(out.begin(), out.end(), before);
+  return out;
+}
+
 std::vector<Candidate> propose_conv2d(const rules::Rule &rule, const rules::Match &m, const Arch &arch,
                                       const ProposeOptions &options) {
   auto def = rule.default_config(m, arch);
@@ -466,17 +622,26 @@ std::vector<Candidate> propose_conv2d(const rules::Rule &rule, const rules::Matc
                 if (!fits_registers(arch, threads, c.gemm().registers())) break;
                 const SimtGemm g = conv_model(arch, cp, c, false);
                 if (!reads) reads = warp_reads(arch, g);
-                step.offer(estimate(arch, g, *reads).us, Key{bh, bw, bn, th, tw, tn, 0}, c);
+                step.offer(estimate(arch, g, *reads).us, Key{0, bh, bw, bn, th, tw, tn}, c);
               }
               if (step.best) tilings.push_back(std::move(*step.best));
             }
           }
     }
+  std::vector<Scored<Conv2dConfig>> implicit;
+  if (cp.constant) implicit_tilings(cp, facts, arch, bns, implicit);
+  // The keys lead with the form (0 direct, 1 implicit_gemm).
   Hooks<Conv2dConfig> hooks{
       [&](Conv2dConfig &x) { rules::fit_conv2d_layout(m, arch, x); },
-      [&](const Conv2dConfig &x) { return conv_model(arch, cp, x, true); },
-      [](const Conv2dConfig &x) { return Key{x.block_h, x.block_w, x.block_n, x.block_k, 0, 0, 0}; }};
-  return finish(std::move(tilings), arch, options.topk, hooks);
+      [&](const Conv2dConfig &x) {
+        return x.implicit_gemm() ? implicit_model(arch, cp, x, true) : conv_model(arch, cp, x, true);
+      },
+      [](const Conv2dConfig &x) {
+        return x.implicit_gemm() ? Key{1, x.block_m, x.block_n, x.block_k, 0, 0, 0}
+                                 : Key{0, x.block_h, x.block_w, x.block_n, x.block_k, 0, 0};
+      }};
+  return merge_forms(finish(std::move(tilings), arch, options.topk, hooks),
+                     finish(std::move(implicit), arch, options.topk, hooks), options.topk);
 }
 
 //===----------------------------------------------------------------------===//

@@ -106,7 +106,7 @@ GemmEstimate estimate(const Arch &arch, const SimtGemm &g, const WarpReads &read
     return double(sector_bytes(arch, t.rows, t.run, t.bytes)) / wavefront +
            std::ceil(double(t.rows * t.run * t.bytes) / wavefront);
   };
-  const double per_step_other = 4 * (moves(g.a) + moves(g.b)) + 2;
+  const double per_step_other = double(4 + g.a_gather_ops) * moves(g.a) + 4 * moves(g.b) + 2;
   const double per_step_wavefronts = fetch_wavefronts(g.a) + fetch_wavefronts(g.b);
 
   const double iters = double(g.k_steps * g.k_per_step);

@@ -18,7 +18,8 @@
 //             side by side along threadIdx.x, A rows broadcast along it and
 //             apart by the padded pitch across threadIdx.y), of
 //             the fetch's global loads (the sectors each tile row touches) and
-//             of its shared stores; plus one global-memory round trip per K
+//             of its shared stores (an A gather's index arithmetic per move
+//             too); plus one global-memory round trip per K
 //             step that the block waits out at its barrier (one pipeline
 //             stage) unless other resident blocks fill it. Tiles past the
 //             problem's edges still issue (predicated), so padding costs its
@@ -71,7 +72,12 @@ struct SimtGemm {
   /// wavefront per load, what a good pad gives (the first pass, before pads).
   /// Unused for an A fragment, whose lanes read thread_m contiguous values.
   std::vector<int64_t> a_lanes;
-  TileFetch a, b;              ///< the tiles fetched per K step
+  TileFetch a, b;  ///< the tiles fetched per K step
+  /// Instructions each A move issues beyond its load, store and address
+  /// step: the implicit GEMM's gather (the fused M and K indices divided
+  /// back into pixel and window coordinates, the window bounds); 0 for a
+  /// plain tile.
+  int64_t a_gather_ops = 0;
   double a_panel_bytes = 0;    ///< one block's A over the whole reduction, as DRAM sectors
   double b_panel_bytes = 0;    ///< one block's B over the whole reduction, as DRAM sectors
   bool b_per_z = true;         ///< B differs along grid z (a batched matmul)

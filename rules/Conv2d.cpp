@@ -210,15 +210,65 @@ const ir::Load *strip_casts(const ir::Expr &e) {
   return x.as<ir::Load>();
 }
 
-/// The vectors and pad of the tiling in `c` (see fit_conv2d_layout).
+/// The lanes of a warp's accesses `addr(l)` (`access` bytes each) put in
+/// one bank at most (1 = conflict free), for a block of `threads` threads.
+template <class Addr>
+int64_t warp_degree(const Arch &arch, int64_t threads, Addr &&addr, int64_t access) {
+  std::vector<int64_t> a;
+  for (int64_t l = 0; l < std::min<int64_t>(arch.compute.warp_size, threads); ++l) a.push_back(addr(l));
+  return detail::bank_conflict_degree(a, access, arch.memory.smem_banks, arch.memory.smem_bank_bytes);
+}
+
+/// The fewest-conflict pads of the implicit GEMM's [block_m, K step] input
+/// and [K step, block_n] weight tiles, as the matmul rule pads "nn": compute
+/// reads of A broadcast along threadIdx.x and apart by thread_m rows across
+/// threadIdx.y, B fragments side by side; fetch stores of `vector` elements
+/// consecutive along the rows.
+void fit_implicit_pads(const ConvMatch &m, const Arch &arch, Conv2dConfig &c) {
+  const int64_t banks = arch.memory.smem_banks, bank_bytes = arch.memory.smem_bank_bytes;
+  const int64_t tx_n = c.block_n / c.thread_n, ty_n = c.block_m / c.thread_m, threads = tx_n * ty_n;
+  const int64_t k_extent = m.in_c > 0 ? m.kernel_h * m.kernel_w * m.in_c : -1;
+  auto stores = [&](int64_t pitch, int64_t row_pitch, int64_t vec, int64_t bytes) {
+    return warp_degree(
+        arch, threads,
+        [&](int64_t l) {
+          const int64_t f = l * vec;
+          return ((f / pitch) * row_pitch + f % pitch) * bytes;
+        },
+        vec * bytes);
+  };
+  {
+    const int64_t ab = m.a_bytes, pitch = detail::tile_pitch(c.block_k, k_extent);
+    c.pad_a = detail::choose_pad(c.vector_a, banks * bank_bytes / ab, [&](int64_t pad) {
+      const int64_t s = pitch + pad;
+      const int64_t reads = warp_degree(
+          arch, threads, [&](int64_t l) { return std::min(l / tx_n, ty_n - 1) * c.thread_m * s * ab; }, ab);
+      return std::pair{reads, stores(pitch, s, c.vector_a, ab)};
+    });
+  }
+  {
+    const int64_t bb = m.b_bytes, pitch = detail::tile_pitch(c.block_n, m.out_c);
+    const int64_t frag = std::min(c.thread_n, arch.memory.max_vector_bytes / bb);
+    c.pad_b = detail::choose_pad(std::max(c.vector_b, frag), banks * bank_bytes / bb, [&](int64_t pad) {
+      const int64_t reads = warp_degree(
+          arch, threads, [&](int64_t l) { return (l % tx_n) * c.thread_n * bb; }, frag * bb);
+      return std::pair{reads, stores(pitch, pitch + pad, c.vector_b, bb)};
+    });
+  }
+}
+
+/// The vectors and pads of the tiling in `c` (see fit_conv2d_layout).
 void fit_layout(const ConvMatch &m, const Arch &arch, Conv2dConfig &c) {
-  const int64_t warp = arch.compute.warp_size, max_vec = arch.memory.max_vector_bytes;
+  const int64_t max_vec = arch.memory.max_vector_bytes;
   // Vectors: the padding block's if_then_else keeps the input fetch scalar.
   // The config's widths cap them (a policy narrows one to free its pad).
+  // An implicit-GEMM vector runs along the fused K, so it must also stay
+  // within one window tap's channels (divide in_channels).
   auto cap = [](int64_t lanes, int64_t wanted) { return wanted >= 1 ? std::min(lanes, wanted) : lanes; };
-  c.vector_a = m.prologue.empty() && m.in_inner_is_c
-                   ? detail::widest_vector(cap(max_vec / m.a_bytes, c.vector_a), {m.in_contig, c.block_k})
-                   : 1;
+  const int64_t a_lanes = cap(max_vec / m.a_bytes, c.vector_a);
+  c.vector_a = !m.prologue.empty() || !m.in_inner_is_c ? 1
+               : c.implicit_gemm() ? detail::widest_vector(a_lanes, {m.in_contig, m.in_c, c.block_k})
+                                   : detail::widest_vector(a_lanes, {m.in_contig, c.block_k});
   c.vector_b = m.w_inner_is_n
                    ? detail::widest_vector(cap(max_vec / m.b_bytes, c.vector_b), {m.w_contig, c.block_n})
                    : 1;
@@ -226,28 +276,29 @@ void fit_layout(const ConvMatch &m, const Arch &arch, Conv2dConfig &c) {
                    ? detail::widest_vector(cap(std::min(c.thread_n, max_vec / m.out_bytes), c.vector_c),
                                            {m.out_contig, c.thread_n})
                    : 1;
+  if (c.implicit_gemm()) {
+    fit_implicit_pads(m, arch, c);
+    return;
+  }
   // Pad the input tile's pixels when a warp's distinct pixel rows share banks.
   if (m.in_inner_is_c) {
-    const int64_t banks = arch.memory.smem_banks, bank_bytes = arch.memory.smem_bank_bytes, ab = m.a_bytes;
+    const int64_t banks = arch.memory.smem_banks, ab = m.a_bytes;
     const int64_t tx_n = c.block_n / c.thread_n, tw_n = c.block_w / c.thread_w;
     const int64_t threads = tx_n * tw_n * (c.block_h / c.thread_h);
     const int64_t pitch = detail::tile_pitch(c.block_k, m.in_c);
-    auto degree = [&](auto &&addr, int64_t access) {
-      std::vector<int64_t> a;
-      for (int64_t l = 0; l < std::min(warp, threads); ++l) a.push_back(addr(l));
-      return detail::bank_conflict_degree(a, access, banks, bank_bytes);
-    };
-    c.pad_a = detail::choose_pad(c.vector_a, banks * bank_bytes / ab, [&](int64_t pad) {
-      int64_t s = pitch + pad;
-      int64_t reads = degree(
+    c.pad_a = detail::choose_pad(c.vector_a, banks * arch.memory.smem_bank_bytes / ab, [&](int64_t pad) {
+      const int64_t s = pitch + pad;
+      const int64_t reads = warp_degree(
+          arch, threads,
           [&](int64_t l) {
-            int64_t ty = l / tx_n, yt = ty / tw_n, xt = ty % tw_n;
+            const int64_t ty = l / tx_n, yt = ty / tw_n, xt = ty % tw_n;
             return ((yt * c.thread_h * m.h.stride) * c.halo_w() + xt * c.thread_w * m.w.stride) * s * ab;
           },
           ab);
-      int64_t stores = degree(
+      const int64_t stores = warp_degree(
+          arch, threads,
           [&](int64_t l) {
-            int64_t e = l * c.vector_a;
+            const int64_t e = l * c.vector_a;
             return ((e / pitch) * s + e % pitch) * ab;
           },
           c.vector_a * ab);

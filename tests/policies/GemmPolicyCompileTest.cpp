@@ -1,7 +1,8 @@
 //===- tests/policies/GemmPolicyCompileTest.cpp - Proposed configs compile (nvrtc) ===//
 //
 // Label `nvrtc`: the top 3 configs the GEMM policy proposes for every matmul
-// and conv2d workload at its full size on the H100 preset compile with NVRTC
+// and conv2d workload (the conv2d's include an implicit_gemm one) at its
+// full size on the H100 preset compile with NVRTC
 // for sm_90 without spilling under their launch bounds (the policy ranked
 // them by the rule's register estimate). Measured once: 96 to 128 registers
 // for the matmuls (estimate 112 to 128), 142 to 168 for the conv2d

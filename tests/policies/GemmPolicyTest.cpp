@@ -7,7 +7,10 @@
 // matmul gets no tile larger than the problem; every one of the top 20 at
 // the workloads' small sizes (shapes that divide no tile) gives the
 // interpreter's answer, for the conv2d and the transposed layouts the top 5;
-// a symbolic m is sized for the hint and runs for any m.
+// conv2d ranks implicit_gemm tilings with the direct ones when the extents
+// are constant (the full-size conv's top 20 on the H100 has both; the first
+// implicit ones at the small size give the interpreter's answer); a
+// symbolic m is sized for the hint and runs for any m.
 //
 //===----------------------------------------------------------------------===//
 #include <set>
@@ -189,6 +192,47 @@ TEST(GemmPolicy, Top5MatchTheInterpreterOnConv2dAndTransposedLayouts) {
     e.name = std::string("matmul ") + layout;
     expect_top_match_interpreter(e, matmul_program(layout, 37, 45, 40), rules::matmul_rule(), 5, {{}});
   }
+}
+
+bool is_implicit_gemm(const policies::Candidate &c) {
+  return dynamic_cast<const rules::Conv2dConfig &>(*c.config).implicit_gemm();
+}
+
+TEST(GemmPolicy, Conv2dRanksImplicitGemmWithTheDirectForm) {
+  // The corpus conv at full size (3 x 3, 64 -> 64 channels) on the H100:
+  // both forms in the top 20, at least a quarter of each (the policy's
+  // floor per form), each accepted by the rule (the contract test applies them).
+  Entry e = entry("conv2d_nhwc_f16");
+  const ir::PrimFunc f = at_size(e, e.full);
+  Proposed p = propose(f, rules::conv2d_rule(), Arch::by_name("h100"));
+  size_t implicit = 0;
+  for (const policies::Candidate &c : p.proposal.candidates) implicit += is_implicit_gemm(c);
+  EXPECT_GE(implicit, 1u) << testing::PrintToString(texts(p.proposal));
+  EXPECT_GE(implicit, 5u) << testing::PrintToString(texts(p.proposal));
+  EXPECT_LE(implicit, 15u) << testing::PrintToString(texts(p.proposal));
+  // Symbolic extents cannot be fused: the direct form only.
+  const ir::PrimFunc symbolic = load_func(e);
+  Proposed s = propose(symbolic, rules::conv2d_rule(), test_arch());
+  ASSERT_FALSE(s.proposal.candidates.empty());
+  for (const policies::Candidate &c : s.proposal.candidates)
+    EXPECT_FALSE(is_implicit_gemm(c)) << c.config->str();
+}
+
+TEST(GemmPolicy, ImplicitGemmCandidatesMatchTheInterpreter) {
+  // At the small size (M = 2 x 9 x 11, K = 3 x 3 x 6, N = 10: no tile
+  // divides) the first three implicit_gemm candidates among the top 40.
+  Entry e = entry("conv2d_nhwc_f16");
+  SmallWorkload w = small_workload(e);
+  Proposed p = propose(w.func, rules::conv2d_rule(), test_arch(), {.topk = 40});
+  size_t run = 0;
+  for (const policies::Candidate &c : p.proposal.candidates) {
+    if (!is_implicit_gemm(c) || run == 3) continue;
+    ++run;
+    SCOPED_TRACE(c.config->str());
+    c.config->validate(test_arch());
+    expect_same_results(e, w.func, rules::conv2d_rule().apply(w.func, *p.match, *c.config).func(), w.dims);
+  }
+  EXPECT_EQ(run, 3u) << testing::PrintToString(texts(p.proposal));
 }
 
 TEST(GemmPolicy, SymbolicMIsSizedForTheHintAndRunsForAnyM) {

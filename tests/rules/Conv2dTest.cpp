@@ -4,8 +4,8 @@
 // a strided and dilated conv without padding, a 5x5 conv with padding 2 and
 // a bias + ReLU epilogue) and why it declines; default and other configs of
 // both forms (direct, implicit_gemm) against the interpreter; geometry from
-// the index expressions; JSON and validate errors (the halo tile counts in
-// shared memory).
+// the index expressions; fit_conv2d_layout on the implicit form; JSON and
+// validate errors (the halo tile counts in shared memory).
 //
 //===----------------------------------------------------------------------===//
 #include "RuleTestUtil.h"
@@ -230,6 +230,36 @@ TEST(Conv2dRule, ImplicitGemmMatchesTheInterpreter) {
                          {implicit_gemm(*d, 8, 4, 4, 2, 2, 1, 1, 1, 0, 0, true),
                           implicit_gemm(*d, 16, 8, 8, 4, 4, 1, 2, 2, 1, 2, false)});
   }
+}
+
+TEST(Conv2dRule, FitLayoutKeepsImplicitGemmVectorsWithinATap) {
+  // The strided float32 conv (4 input channels, no padding): an input vector
+  // along the fused K divides the channels and the K step; the result
+  // validates and gives the interpreter's answer. Through a padding block the
+  // input stays scalar.
+  Entry e;
+  e.name = "strided";
+  ir::PrimFunc f = script::parse_func(kStrided);
+  auto m = rule().match(f, test_arch());
+  ASSERT_TRUE(m);
+  auto def = rule().default_config(**m, test_arch());
+  std::vector<rules::Conv2dConfig> fitted;
+  for (auto [bk, lanes] : {std::pair<int64_t, int64_t>{8, 4}, {6, 2}, {3, 1}}) {
+    auto c = implicit_gemm(*def, 16, 6, bk, 4, 2, 0, 0, 0, 0, 0, true);
+    rules::fit_conv2d_layout(**m, test_arch(), c);
+    EXPECT_EQ(c.vector_a, lanes) << c.str();
+    EXPECT_EQ(c.pad_a % c.vector_a, 0) << c.str();
+    EXPECT_EQ(c.pad_b % c.vector_b, 0) << c.str();
+    fitted.push_back(c);
+  }
+  expect_configs_match(e, f, {}, fitted);
+  SmallWorkload w = small_workload(entry("conv2d_nhwc_f16"));
+  auto mp = rule().match(w.func, test_arch());
+  ASSERT_TRUE(mp);
+  auto c = implicit_gemm(*rule().default_config(**mp, test_arch()), 32, 8, 12, 4, 2, 0, 0, 0, 0, 0, true);
+  rules::fit_conv2d_layout(**mp, test_arch(), c);
+  EXPECT_EQ(c.vector_a, 1) << c.str();
+  EXPECT_EQ(c.form, rules::Conv2dConfig::kImplicitGemm);
 }
 
 TEST(Conv2dRule, ImplicitGemmGathersAnIm2colTile) {

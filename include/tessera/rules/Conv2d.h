@@ -128,12 +128,17 @@ struct Conv2dProblem {
 /// ConfigError when `m` is another rule's match.
 Conv2dProblem conv2d_problem(const Match &m);
 
-/// Completes a tiling for the conv2d rule's match `m` as default_config
-/// completes its own: from the block_* and thread_* fields of `c`, sets the
-/// vector widths (the widest the layouts, row lengths and tiles allow, each
-/// at most its value in `c` when positive; 1 for an input read through a
-/// padding block) and pad_a (the fewest bank conflicts). ConfigError when
-/// `m` is another rule's match.
+/// Completes a tiling of either form for the conv2d rule's match `m` as
+/// default_config completes its own: from the form, block_* and thread_*
+/// fields of `c`, sets the vector widths (the widest the layouts, row
+/// lengths and tiles allow, each at most its value in `c` when positive; 1
+/// for an input read through a padding block; for implicit_gemm an input
+/// vector also divides in_channels, so that it never straddles two window
+/// taps) and the pads of the fewest bank conflicts: pad_a (direct: of the
+/// halo tile's pixels when the channels are innermost), and for
+/// implicit_gemm pad_a and pad_b of the [block_m, block_k] and [block_k,
+/// block_n] tiles as the matmul rule pads them. ConfigError when `m` is
+/// another rule's match.
 void fit_conv2d_layout(const Match &m, const Arch &arch, Conv2dConfig &c);
 
 }  // namespace tessera::rules
