@@ -298,6 +298,26 @@ SimtGemm matmul_model(const Arch &arch, const MatmulProblem &p, const MatmulConf
   return g;
 }
 
+/// Calls fn(bm, bn, tm, tn, threads) for every block tile of bms x bns and
+/// thread tile tm x tn (divisors, at most kMaxThreadM x kMaxThreadN) whose
+/// thread count is a whole number of warps within the block limit.
+template <typename F>
+void for_each_thread_tiling(const std::vector<int64_t> &bms, const std::vector<int64_t> &bns, const Arch &arch,
+                            F &&fn) {
+  const int64_t warp = arch.compute.warp_size;
+  for (int64_t bm : bms)
+    for (int64_t bn : bns)
+      for (int64_t tm : divisors(bm)) {
+        if (tm > kMaxThreadM) break;
+        for (int64_t tn : divisors(bn)) {
+          if (tn > kMaxThreadN) break;
+          const int64_t threads = (bm / tm) * (bn / tn);
+          if (threads % warp != 0 || threads > arch.limits.max_threads_per_block) continue;
+          fn(bm, bn, tm, tn, threads);
+        }
+      }
+}
+
 std::vector<Candidate> propose_matmul(const ir::PrimFunc &f, const rules::Rule &rule, const rules::Match &m,
                                       const Arch &arch, const ProposeOptions &options) {
   auto def = rule.default_config(m, arch);
@@ -305,7 +325,6 @@ std::vector<Candidate> propose_matmul(const ir::PrimFunc &f, const rules::Rule &
   if (!problem) return {};  // propose() falls back to the default config
   const MatmulProblem &p = *problem;
   const auto &facts = dynamic_cast<const MatmulConfig &>(*def);
-  const int64_t warp = arch.compute.warp_size;
   // block_m is contiguous only in A stored [K, M]; block_n in B [K, N] and
   // the output; the K step in A [M, K] and B [N, K].
   const std::vector<int64_t> bms =
@@ -321,32 +340,24 @@ std::vector<Candidate> propose_matmul(const ir::PrimFunc &f, const rules::Rule &
   c.pad_a = c.pad_b = 0;
   c.unroll = true;
   c.stages = 1;
-  for (int64_t bm : bms)
-    for (int64_t bn : bns)
-      for (int64_t tm : divisors(bm)) {
-        if (tm > kMaxThreadM) break;
-        for (int64_t tn : divisors(bn)) {
-          if (tn > kMaxThreadN) break;
-          const int64_t threads = (bm / tm) * (bn / tn);
-          if (threads % warp != 0 || threads > arch.limits.max_threads_per_block) continue;
-          c.block_m = bm, c.block_n = bn, c.thread_m = tm, c.thread_n = tn;
-          c.vector_c = move_lanes(arch, tn, p.out_bytes);
-          BestStep<MatmulConfig> step;
-          std::optional<WarpReads> reads;  // the same for every K step
-          for (int64_t bk : bks) {
-            if (bk * tm * tn > kMaxUnrolledFmas && bk != bks.front()) break;
-            c.block_k = bk;
-            c.vector_a = move_lanes(arch, p.a_k_inner ? std::min(bk, p.k) : std::min(bm, p.m), c.a_bytes);
-            c.vector_b = p.b_n_inner ? move_lanes(arch, std::min(bn, p.n), c.b_bytes) : 1;
-            if (c.shared_bytes() > arch.max_smem_per_block()) break;
-            if (!fits_registers(arch, threads, c.registers())) break;
-            const SimtGemm g = matmul_model(arch, p, c, false);
-            if (!reads) reads = warp_reads(arch, g);
-            step.offer(estimate(arch, g, *reads).us, Key{bm, bn, tm, tn, 0, 0, 0}, c);
-          }
-          if (step.best) tilings.push_back(std::move(*step.best));
-        }
-      }
+  for_each_thread_tiling(bms, bns, arch, [&](int64_t bm, int64_t bn, int64_t tm, int64_t tn, int64_t threads) {
+    c.block_m = bm, c.block_n = bn, c.thread_m = tm, c.thread_n = tn;
+    c.vector_c = move_lanes(arch, tn, p.out_bytes);
+    BestStep<MatmulConfig> step;
+    std::optional<WarpReads> reads;  // the same for every K step
+    for (int64_t bk : bks) {
+      if (bk * tm * tn > kMaxUnrolledFmas && bk != bks.front()) break;
+      c.block_k = bk;
+      c.vector_a = move_lanes(arch, p.a_k_inner ? std::min(bk, p.k) : std::min(bm, p.m), c.a_bytes);
+      c.vector_b = p.b_n_inner ? move_lanes(arch, std::min(bn, p.n), c.b_bytes) : 1;
+      if (c.shared_bytes() > arch.max_smem_per_block()) break;
+      if (!fits_registers(arch, threads, c.registers())) break;
+      const SimtGemm g = matmul_model(arch, p, c, false);
+      if (!reads) reads = warp_reads(arch, g);
+      step.offer(estimate(arch, g, *reads).us, Key{bm, bn, tm, tn, 0, 0, 0}, c);
+    }
+    if (step.best) tilings.push_back(std::move(*step.best));
+  });
   Hooks<MatmulConfig> hooks{
       [&](MatmulConfig &x) { rules::fit_matmul_layout(m, arch, x); },
       [&](const MatmulConfig &x) { return matmul_model(arch, p, x, true); },
@@ -505,7 +516,6 @@ SimtGemm implicit_model(const Arch &arch, const ConvProblem &cp, const Conv2dCon
 void implicit_tilings(const ConvProblem &cp, const Conv2dConfig &facts, const Arch &arch,
                       const std::vector<int64_t> &bns, std::vector<Scored<Conv2dConfig>> &tilings) {
   const rules::Conv2dProblem &p = cp.sizes;
-  const int64_t warp = arch.compute.warp_size;
   const int64_t M = p.images * p.out_h * p.out_w, K = facts.kernel_h * facts.kernel_w * p.in_c;
   const std::vector<int64_t> bms = tile_sizes(M, false, 1, kMaxBlockTile);
   const std::vector<int64_t> bks =
@@ -515,34 +525,26 @@ void implicit_tilings(const ConvProblem &cp, const Conv2dConfig &facts, const Ar
   c.pad_a = c.pad_b = 0;
   c.unroll = true;
   c.stages = 1;
-  for (int64_t bm : bms)
-    for (int64_t bn : bns)
-      for (int64_t tm : divisors(bm)) {
-        if (tm > kMaxThreadM) break;
-        for (int64_t tn : divisors(bn)) {
-          if (tn > kMaxThreadN) break;
-          const int64_t threads = (bm / tm) * (bn / tn);
-          if (threads % warp != 0 || threads > arch.limits.max_threads_per_block) continue;
-          c.block_m = bm, c.block_n = bn, c.thread_m = tm, c.thread_n = tn;
-          c.vector_c = move_lanes(arch, tn, p.out_bytes);
-          c.vector_b = p.weights_out_inner ? move_lanes(arch, std::min(bn, p.out_c), c.b_bytes) : 1;
-          BestStep<Conv2dConfig> step;
-          std::optional<WarpReads> reads;  // the same for every K step
-          for (int64_t bk : bks) {
-            if (bk * tm * tn > kMaxUnrolledFmas && bk != bks.front()) break;
-            c.block_k = bk;
-            c.vector_a = p.padded || !p.in_channels_inner
-                             ? 1
-                             : move_lanes(arch, std::gcd(std::min(bk, K), p.in_c), c.a_bytes);
-            if (c.shared_bytes() > arch.max_smem_per_block()) break;
-            if (!fits_registers(arch, threads, c.gemm().registers())) break;
-            const SimtGemm g = implicit_model(arch, cp, c, false);
-            if (!reads) reads = warp_reads(arch, g);
-            step.offer(estimate(arch, g, *reads).us, Key{1, bm, bn, tm, tn, 0, 0}, c);
-          }
-          if (step.best) tilings.push_back(std::move(*step.best));
-        }
-      }
+  for_each_thread_tiling(bms, bns, arch, [&](int64_t bm, int64_t bn, int64_t tm, int64_t tn, int64_t threads) {
+    c.block_m = bm, c.block_n = bn, c.thread_m = tm, c.thread_n = tn;
+    c.vector_c = move_lanes(arch, tn, p.out_bytes);
+    c.vector_b = p.weights_out_inner ? move_lanes(arch, std::min(bn, p.out_c), c.b_bytes) : 1;
+    BestStep<Conv2dConfig> step;
+    std::optional<WarpReads> reads;  // the same for every K step
+    for (int64_t bk : bks) {
+      if (bk * tm * tn > kMaxUnrolledFmas && bk != bks.front()) break;
+      c.block_k = bk;
+      c.vector_a = p.padded || !p.in_channels_inner
+                       ? 1
+                       : move_lanes(arch, std::gcd(std::min(bk, K), p.in_c), c.a_bytes);
+      if (c.shared_bytes() > arch.max_smem_per_block()) break;
+      if (!fits_registers(arch, threads, c.gemm().registers())) break;
+      const SimtGemm g = implicit_model(arch, cp, c, false);
+      if (!reads) reads = warp_reads(arch, g);
+      step.offer(estimate(arch, g, *reads).us, Key{1, bm, bn, tm, tn, 0, 0}, c);
+    }
+    if (step.best) tilings.push_back(std::move(*step.best));
+  });
 }
 
 /// The top `topk` of two forms' candidates (each sorted by estimate, then

@@ -41,26 +41,6 @@ Entry entry(const std::string &name) {
   return {};
 }
 
-/// C[i, j] += A * B, float32, A stored [k, m] ("t") or [m, k] ("n"), B [n, k] ("t") or [k, n] ("n").
-ir::PrimFunc matmul_program(const std::string &layout, int m, int n, int k) {
-  auto s = [](int v) { return std::to_string(v); };
-  bool ta = layout[0] == 't', tb = layout[1] == 't';
-  std::string a_shape = ta ? s(k) + ", " + s(m) : s(m) + ", " + s(k);
-  std::string b_shape = tb ? s(n) + ", " + s(k) : s(k) + ", " + s(n);
-  return script::parse_func(
-      "@T.prim_func\ndef main(A: T.Buffer((" + a_shape + "), \"float32\"), B: T.Buffer((" + b_shape +
-      "), \"float32\"), C: T.Buffer((" + s(m) + ", " + s(n) +
-      "), \"float32\")):\n"
-      "    for i, j, r in T.grid(" +
-      s(m) + ", " + s(n) + ", " + s(k) +
-      "):\n"
-      "        with T.block(\"C\"):\n"
-      "            vi, vj, vr = T.axis.remap(\"SSR\", [i, j, r])\n"
-      "            with T.init():\n"
-      "                C[vi, vj] = T.float32(0)\n"
-      "            C[vi, vj] = C[vi, vj] + A[" +
-      std::string(ta ? "vr, vi" : "vi, vr") + "] * B[" + (tb ? "vj, vr" : "vr, vj") + "]\n");
-}
 
 struct Proposed {
   rules::MatchPtr match;
@@ -144,7 +124,7 @@ TEST(GemmPolicy, KeepsTheContractOnEveryWorkloadAndArch) {
 
 TEST(GemmPolicy, LargeFloat32MatmulOnH100FillsTheSMs) {
   const Arch arch = Arch::by_name("h100");
-  const ir::PrimFunc f = matmul_program("nn", 4096, 4096, 4096);
+  const ir::PrimFunc f = test::matmul_layout_program("nn", 4096, 4096, 4096);
   Proposed p = propose(f, rules::matmul_rule(), arch);
   ASSERT_FALSE(p.proposal.candidates.empty());
   const auto &top = dynamic_cast<const rules::MatmulConfig &>(*p.proposal.candidates[0].config);
@@ -161,7 +141,7 @@ TEST(GemmPolicy, LargeFloat32MatmulOnH100FillsTheSMs) {
 }
 
 TEST(GemmPolicy, TinyMatmulGetsNoTileLargerThanTheProblem) {
-  const ir::PrimFunc f = matmul_program("nn", 16, 16, 16);
+  const ir::PrimFunc f = test::matmul_layout_program("nn", 16, 16, 16);
   for (const Arch &arch : Arch::presets()) {
     Proposed p = propose(f, rules::matmul_rule(), arch);
     EXPECT_FALSE(p.proposal.candidates.empty()) << arch.name;
@@ -190,7 +170,7 @@ TEST(GemmPolicy, Top5MatchTheInterpreterOnConv2dAndTransposedLayouts) {
   for (const char *layout : {"tn", "tt"}) {
     Entry e;
     e.name = std::string("matmul ") + layout;
-    expect_top_match_interpreter(e, matmul_program(layout, 37, 45, 40), rules::matmul_rule(), 5, {{}});
+    expect_top_match_interpreter(e, test::matmul_layout_program(layout, 37, 45, 40), rules::matmul_rule(), 5, {{}});
   }
 }
 

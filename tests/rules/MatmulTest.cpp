@@ -34,26 +34,6 @@ bool contains(const std::string &text, const std::string &part) {
   return text.find(part) != std::string::npos;
 }
 
-/// C[i, j] (+)= A * B with A stored [k, m] ("t") or [m, k] ("n"), B [n, k] ("t") or [k, n] ("n").
-ir::PrimFunc layout_program(const std::string &layout, int m, int n, int k) {
-  auto s = [](int v) { return std::to_string(v); };
-  bool ta = layout[0] == 't', tb = layout[1] == 't';
-  std::string a_shape = ta ? s(k) + ", " + s(m) : s(m) + ", " + s(k);
-  std::string b_shape = tb ? s(n) + ", " + s(k) : s(k) + ", " + s(n);
-  return script::parse_func(
-      "@T.prim_func\ndef main(A: T.Buffer((" + a_shape + "), \"float32\"), B: T.Buffer((" + b_shape +
-      "), \"float32\"), C: T.Buffer((" + s(m) + ", " + s(n) +
-      "), \"float32\")):\n"
-      "    for i, j, r in T.grid(" +
-      s(m) + ", " + s(n) + ", " + s(k) +
-      "):\n"
-      "        with T.block(\"C\"):\n"
-      "            vi, vj, vr = T.axis.remap(\"SSR\", [i, j, r])\n"
-      "            with T.init():\n"
-      "                C[vi, vj] = T.float32(0)\n"
-      "            C[vi, vj] = C[vi, vj] + A[" +
-      std::string(ta ? "vr, vi" : "vi, vr") + "] * B[" + (tb ? "vj, vr" : "vr, vj") + "]\n");
-}
 
 rules::MatmulConfig config(int64_t bm, int64_t bn, int64_t bk, int64_t tm, int64_t tn, int64_t va, int64_t vb,
                            int64_t vc, int64_t pa, int64_t pb, bool unroll, const rules::Config &facts) {
@@ -159,7 +139,7 @@ TEST(MatmulRule, TransposedLayoutsMatchTheInterpreter) {
   Entry e;
   e.name = "layouts";
   for (const char *layout : {"nn", "nt", "tn", "tt"}) {
-    ir::PrimFunc f = layout_program(layout, 37, 45, 40);
+    ir::PrimFunc f = test::matmul_layout_program(layout, 37, 45, 40);
     auto m = rule().match(f, test_arch());
     ASSERT_TRUE(m) << m.reason();
     EXPECT_TRUE(contains((*m)->describe(), std::string(layout) + " matmul")) << (*m)->describe();

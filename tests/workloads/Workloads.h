@@ -49,4 +49,9 @@ ir::PrimFunc load_func(const Entry &e);
 /// every nibble of their packed words random.
 void prepare_inputs(const Entry &e, std::vector<runtime::NDArray> &args, std::mt19937_64 &rng);
 
+/// A program beyond the corpus, for the rule and policy tests:
+/// C[i, j] += A * B in float32 with A stored [k, m] ("t") or [m, k] ("n") and
+/// B stored [n, k] ("t") or [k, n] ("n"); `layout` is "nn", "nt", "tn" or "tt".
+ir::PrimFunc matmul_layout_program(const std::string &layout, int m, int n, int k);
+
 }  // namespace tessera::test
