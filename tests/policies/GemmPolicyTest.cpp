@@ -34,13 +34,6 @@ ir::PrimFunc at_size(const Entry &e, const Sizes &sizes) {
   return analysis::specialize(load_func(e), e.specialized(sizes));
 }
 
-Entry entry(const std::string &name) {
-  for (const Entry &e : workload_entries())
-    if (e.name == name) return e;
-  ADD_FAILURE() << "no workload " << name;
-  return {};
-}
-
 
 struct Proposed {
   rules::MatchPtr match;
@@ -164,7 +157,7 @@ TEST(GemmPolicy, Top20MatchTheInterpreterOnTheMatmulWorkloads) {
 }
 
 TEST(GemmPolicy, Top5MatchTheInterpreterOnConv2dAndTransposedLayouts) {
-  Entry conv = entry("conv2d_nhwc_f16");
+  Entry conv = find_entry("conv2d_nhwc_f16");
   SmallWorkload w = small_workload(conv);
   expect_top_match_interpreter(conv, w.func, rules::conv2d_rule(), 5, {w.dims});
   for (const char *layout : {"tn", "tt"}) {
@@ -182,7 +175,7 @@ TEST(GemmPolicy, Conv2dRanksImplicitGemmWithTheDirectForm) {
   // The corpus conv at full size (3 x 3, 64 -> 64 channels) on the H100:
   // both forms in the top 20, at least a quarter of each (the policy's
   // floor per form), each accepted by the rule (the contract test applies them).
-  Entry e = entry("conv2d_nhwc_f16");
+  Entry e = find_entry("conv2d_nhwc_f16");
   const ir::PrimFunc f = at_size(e, e.full);
   Proposed p = propose(f, rules::conv2d_rule(), Arch::by_name("h100"));
   size_t implicit = 0;
@@ -201,7 +194,7 @@ TEST(GemmPolicy, Conv2dRanksImplicitGemmWithTheDirectForm) {
 TEST(GemmPolicy, ImplicitGemmCandidatesMatchTheInterpreter) {
   // At the small size (M = 2 x 9 x 11, K = 3 x 3 x 6, N = 10: no tile
   // divides) the first three implicit_gemm candidates among the top 40.
-  Entry e = entry("conv2d_nhwc_f16");
+  Entry e = find_entry("conv2d_nhwc_f16");
   SmallWorkload w = small_workload(e);
   Proposed p = propose(w.func, rules::conv2d_rule(), test_arch(), {.topk = 40});
   size_t run = 0;
@@ -216,7 +209,7 @@ TEST(GemmPolicy, ImplicitGemmCandidatesMatchTheInterpreter) {
 }
 
 TEST(GemmPolicy, SymbolicMIsSizedForTheHintAndRunsForAnyM) {
-  Entry e = entry("bmm_symbolic_m_f16");
+  Entry e = find_entry("bmm_symbolic_m_f16");
   SmallWorkload w = small_workload(e);
   ASSERT_TRUE(w.dims.count("m"));
   // Scheduled once, run at m = 1, the small size and one past a power of two.

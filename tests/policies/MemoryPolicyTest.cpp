@@ -183,17 +183,10 @@ TEST_P(MemoryPolicyTest, SymbolicExtentsGetConfigsValidForAnyValue) {
 INSTANTIATE_TEST_SUITE_P(Corpus, MemoryPolicyTest, ::testing::ValuesIn(memory_entries()),
                          [](const auto &info) { return info.param.name; });
 
-Entry entry(const std::string &name) {
-  for (const Entry &e : workload_entries())
-    if (e.name == name) return e;
-  ADD_FAILURE() << "no workload " << name;
-  return {};
-}
-
 /// The best config of a large elementwise kernel gives every SM a block.
 TEST(MemoryPolicySanity, LargeElementwiseFillsEverySm) {
   for (const std::string name : {"copy_f16", "add_f16"}) {
-    Entry e = entry(name);
+    Entry e = find_entry(name);
     int64_t elements = 1;
     for (const auto &[var, value] : e.full) elements *= value;
     for (const Arch &arch : presets()) {
@@ -210,7 +203,7 @@ TEST(MemoryPolicySanity, LargeElementwiseFillsEverySm) {
 /// A 4096-wide softmax row is reduced by at least 128 threads, its rows in
 /// enough blocks to cover every SM.
 TEST(MemoryPolicySanity, WideSoftmaxRowGetsManyThreads) {
-  Entry e = entry("softmax_f16");
+  Entry e = find_entry("softmax_f16");
   ASSERT_EQ(e.full.at("cols"), 4096);
   for (const Arch &arch : presets()) {
     policies::Proposal p = propose_checked(e, full_func(e), arch);
@@ -225,7 +218,7 @@ TEST(MemoryPolicySanity, WideSoftmaxRowGetsManyThreads) {
 /// contiguous axis (inner: threads per row; outer: threads along the outputs).
 TEST(MemoryPolicySanity, ReductionsReadCoalescedAndFillTheGpu) {
   for (const std::string name : {"reduce_sum_f32", "reduce_max_f16", "reduce_sum_outer_f32"}) {
-    Entry e = entry(name);
+    Entry e = find_entry(name);
     for (const Arch &arch : presets()) {
       policies::Proposal p = propose_checked(e, full_func(e), arch);
       ASSERT_FALSE(p.candidates.empty());
@@ -244,7 +237,7 @@ TEST(MemoryPolicySanity, ReductionsReadCoalescedAndFillTheGpu) {
 /// Gemv: vector loads of whole k chunks (the staged path), a block per SM at least.
 TEST(MemoryPolicySanity, GemvStagesVectorLoadsAndFillsTheGpu) {
   for (const std::string name : {"gemv_f16", "gemv_int4"}) {
-    Entry e = entry(name);
+    Entry e = find_entry(name);
     for (const Arch &arch : presets()) {
       policies::Proposal p = propose_checked(e, full_func(e), arch);
       ASSERT_FALSE(p.candidates.empty());
@@ -264,7 +257,7 @@ TEST(MemoryPolicySanity, SymbolicReduceExtentStaysInOneThread) {
   };
   for (const Case &k :
        {Case{"reduce_sum_f32", "cols"}, Case{"reduce_sum_outer_f32", "rows"}, Case{"gemv_f16", "k"}}) {
-    Entry e = entry(k.workload);
+    Entry e = find_entry(k.workload);
     Sizes sizes = e.specialized(e.full);
     sizes.erase(k.reduce_var);
     ir::PrimFunc f = analysis::specialize(load_func(e), sizes);
@@ -305,7 +298,7 @@ TEST(MemoryPolicySanity, LongTailProgramsGetFallbackCandidates) {
 
 /// A large parallel program through the fallback fills every SM.
 TEST(MemoryPolicySanity, LargeProgramThroughTheFallbackFillsEverySm) {
-  Entry e = entry("add_f16");
+  Entry e = find_entry("add_f16");
   e.rule = "fallback";
   int64_t elements = e.full.at("rows") * e.full.at("cols");
   for (const Arch &arch : presets()) {

@@ -26,13 +26,6 @@ bool contains(const std::string &text, const std::string &part) {
   return text.find(part) != std::string::npos;
 }
 
-Entry entry(const std::string &name) {
-  for (const Entry &e : workload_entries())
-    if (e.name == name) return e;
-  ADD_FAILURE() << "no workload " << name;
-  return {};
-}
-
 /// Stride 2 x 2, dilation 2 x 3, a 3 x 2 window, no padding, float32.
 const char *kStrided = R"(
 @T.prim_func
@@ -122,7 +115,7 @@ void expect_configs_match(const Entry &e, const ir::PrimFunc &f, const runtime::
 }
 
 TEST(Conv2dRule, MatchesConvolutionsWithTheirGeometry) {
-  auto m = rule().match(small_workload(entry("conv2d_nhwc_f16")).func, test_arch());
+  auto m = rule().match(small_workload(find_entry("conv2d_nhwc_f16")).func, test_arch());
   ASSERT_TRUE(m) << m.reason();
   EXPECT_EQ((*m)->describe(),
             "block 'acc': conv2d 3x3 window, stride 1x1, dilation 1x1, output 9x11x10 from 6 "
@@ -140,7 +133,7 @@ TEST(Conv2dRule, DeclinesOthersWithTheReason) {
                               {"add_f16", "it has no reduction block"},
                               {"reduce_max_f16", "does not sum"},
                               {"layernorm_f16", "2 reduction blocks"}}) {
-    auto m = rule().match(small_workload(entry(name)).func, test_arch());
+    auto m = rule().match(small_workload(find_entry(name)).func, test_arch());
     ASSERT_FALSE(m) << name;
     EXPECT_TRUE(contains(m.reason(), reason)) << name << ": " << m.reason();
   }
@@ -174,7 +167,7 @@ def main(I: T.Buffer((2, 40, 40, 4), "float32"), W: T.Buffer((3, 3, 4, 6), "floa
 }
 
 TEST(Conv2dRule, DefaultAndOtherConfigsMatchTheInterpreter) {
-  Entry e = entry("conv2d_nhwc_f16");
+  Entry e = find_entry("conv2d_nhwc_f16");
   SmallWorkload w = small_workload(e);
   auto m = rule().match(w.func, test_arch());
   ASSERT_TRUE(m);
@@ -209,7 +202,7 @@ TEST(Conv2dRule, ImplicitGemmMatchesTheInterpreter) {
   // x 6 = 54, N = 10, so no tile divides), stride 2 with dilation 2 x 3,
   // stride 2 with dilation 2 and padding 1, a 5 x 5 window with padding 2 and
   // a bias + ReLU epilogue.
-  Entry corpus = entry("conv2d_nhwc_f16");
+  Entry corpus = find_entry("conv2d_nhwc_f16");
   SmallWorkload w = small_workload(corpus);
   auto m = rule().match(w.func, test_arch());
   ASSERT_TRUE(m);
@@ -253,7 +246,7 @@ TEST(Conv2dRule, FitLayoutKeepsImplicitGemmVectorsWithinATap) {
     fitted.push_back(c);
   }
   expect_configs_match(e, f, {}, fitted);
-  SmallWorkload w = small_workload(entry("conv2d_nhwc_f16"));
+  SmallWorkload w = small_workload(find_entry("conv2d_nhwc_f16"));
   auto mp = rule().match(w.func, test_arch());
   ASSERT_TRUE(mp);
   auto c = implicit_gemm(*rule().default_config(**mp, test_arch()), 32, 8, 12, 4, 2, 0, 0, 0, 0, 0, true);
@@ -263,7 +256,7 @@ TEST(Conv2dRule, FitLayoutKeepsImplicitGemmVectorsWithinATap) {
 }
 
 TEST(Conv2dRule, ImplicitGemmGathersAnIm2colTile) {
-  Entry e = entry("conv2d_nhwc_f16");
+  Entry e = find_entry("conv2d_nhwc_f16");
   SmallWorkload w = small_workload(e);
   auto m = rule().match(w.func, test_arch());
   ASSERT_TRUE(m);
@@ -329,7 +322,7 @@ TEST(Conv2dRule, ConfigJsonRoundTripsAndValidateNamesTheField) {
 }
 
 TEST(Conv2dRule, ApplyRejectsAnotherGeometry) {
-  SmallWorkload w = small_workload(entry("conv2d_nhwc_f16"));
+  SmallWorkload w = small_workload(find_entry("conv2d_nhwc_f16"));
   auto m = rule().match(w.func, test_arch());
   ASSERT_TRUE(m);
   auto c = dynamic_cast<const rules::Conv2dConfig &>(*rule().default_config(**m, test_arch()));
@@ -341,7 +334,7 @@ TEST(Conv2dRule, ApplyRejectsAnotherGeometry) {
     EXPECT_TRUE(contains(err.what(), "stride_h = 2 does not describe this workload (1)")) << err.what();
   }
   // The implicit GEMM fuses strides from the extents: symbolic ones are refused.
-  ir::PrimFunc symbolic = load_func(entry("conv2d_nhwc_f16"));
+  ir::PrimFunc symbolic = load_func(find_entry("conv2d_nhwc_f16"));
   auto ms = rule().match(symbolic, test_arch());
   ASSERT_TRUE(ms) << ms.reason();
   auto g = implicit_gemm(*rule().default_config(**ms, test_arch()), 64, 32, 16, 4, 4, 1, 4, 4, 0, 0, true);
@@ -355,7 +348,7 @@ TEST(Conv2dRule, ApplyRejectsAnotherGeometry) {
 
 /// The full-size conv: a halo tile per block, masks only where the padding is.
 TEST(Conv2dRule, FullSizeKernelStagesAHaloTile) {
-  Entry e = entry("conv2d_nhwc_f16");
+  Entry e = find_entry("conv2d_nhwc_f16");
   ir::PrimFunc f = analysis::specialize(load_func(e), e.specialized(e.full));
   auto m = rule().match(f, test_arch());
   ASSERT_TRUE(m);

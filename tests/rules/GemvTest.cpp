@@ -25,13 +25,6 @@ using rules::GemvConfig;
 
 const rules::Rule &gemv() { return rules::gemv_rule(); }
 
-Entry workload(const std::string &name) {
-  for (const Entry &e : workload_entries())
-    if (e.name == name) return e;
-  ADD_FAILURE() << "no workload " << name;
-  return {};
-}
-
 GemvConfig cfg(int64_t tx, int64_t ty, int64_t vector, int64_t step, bool unroll, bool x_shared) {
   GemvConfig c;
   c.threads_x = tx, c.threads_y = ty, c.vector = vector, c.reduce_step = step, c.unroll = unroll;
@@ -64,16 +57,16 @@ Entry custom(const std::string &name) {
 
 TEST(GemvRule, MatchesTheGemvWorkloads) {
   for (const char *name : {"gemv_f16", "gemv_int4"}) {
-    SmallWorkload w = small_workload(workload(name));
+    SmallWorkload w = small_workload(find_entry(name));
     auto m = gemv().match(w.func, test_arch());
     ASSERT_TRUE(m) << name << ": " << m.reason();
     EXPECT_NE((*m)->describe().find("inner-reduction gemv 'acc'"), std::string::npos) << (*m)->describe();
   }
-  auto m = gemv().match(small_workload(workload("gemv_int4")).func, test_arch());
+  auto m = gemv().match(small_workload(find_entry("gemv_int4")).func, test_arch());
   EXPECT_NE((*m)->describe().find("8 weights per Wq element"), std::string::npos) << (*m)->describe();
   EXPECT_NE((*m)->describe().find("1 prologue block(s) inlined"), std::string::npos) << (*m)->describe();
   // Symbolic sizes match too.
-  EXPECT_TRUE(gemv().match(load_func(workload("gemv_f16")), test_arch()));
+  EXPECT_TRUE(gemv().match(load_func(find_entry("gemv_f16")), test_arch()));
 }
 
 TEST(GemvRule, DeclinesOtherWorkloadsWithTheReason) {
@@ -88,7 +81,7 @@ TEST(GemvRule, DeclinesOtherWorkloadsWithTheReason) {
       {"prefix_sum", "statements outside blocks"},
   };
   for (const auto &[name, fragment] : why) {
-    auto m = gemv().match(small_workload(workload(name)).func, test_arch());
+    auto m = gemv().match(small_workload(find_entry(name)).func, test_arch());
     ASSERT_FALSE(m) << name;
     EXPECT_NE(m.reason().find(fragment), std::string::npos) << name << ": " << m.reason();
   }
@@ -105,7 +98,7 @@ TEST(GemvRule, DeclinesOtherWorkloadsWithTheReason) {
 
 TEST(GemvRule, DefaultAndOtherConfigsOnTheWorkloads) {
   for (const char *name : {"gemv_f16", "gemv_int4"}) {
-    Entry e = workload(name);
+    Entry e = find_entry(name);
     SmallWorkload w = small_workload(e);
     auto m = gemv().match(w.func, test_arch());
     ASSERT_TRUE(m) << m.reason();
@@ -121,14 +114,14 @@ TEST(GemvRule, DefaultAndOtherConfigsOnTheWorkloads) {
 
 TEST(GemvRule, StagedInnerReductionWhenTheChunksDivideK) {
   // k = 256 (f16) and 512 (int4): the rfactor path with vector loads.
-  Entry f16 = workload("gemv_f16");
+  Entry f16 = find_entry("gemv_f16");
   ir::PrimFunc f = analysis::specialize(load_func(f16), {{"m", 37}, {"k", 256}});
   std::string text = check(f16, f, cfg(8, 4, 8, 2, true, true));
   EXPECT_NE(text.find("acc_rf"), std::string::npos) << text;
   EXPECT_NE(text.find("T.vectorized(8)"), std::string::npos) << text;
   check(f16, f, cfg(16, 2, 4, 4, false, false));
   check(f16, f, cfg(32, 1, 8, 1, true, false));
-  Entry int4 = workload("gemv_int4");
+  Entry int4 = find_entry("gemv_int4");
   ir::PrimFunc g = analysis::specialize(load_func(int4), {{"m", 13}, {"k", 512}});
   text = check(int4, g, cfg(4, 4, 32, 2, true, true));
   // The packed words come in with 16-byte vector loads (4 words = 32 weights).
@@ -175,7 +168,7 @@ TEST(GemvRule, EpilogueWithBias) {
 }
 
 TEST(GemvRule, SymbolicSizes) {
-  Entry e = workload("gemv_f16");
+  Entry e = find_entry("gemv_f16");
   ir::PrimFunc f = load_func(e);
   auto m = gemv().match(f, test_arch());
   ASSERT_TRUE(m) << m.reason();
@@ -201,7 +194,7 @@ TEST(GemvRule, SymbolicSizes) {
 }
 
 TEST(GemvRule, SharedMemoryBeyondTheArchIsAConfigError) {
-  Entry e = workload("gemv_f16");
+  Entry e = find_entry("gemv_f16");
   ir::PrimFunc f = analysis::specialize(load_func(e), {{"m", 64}, {"k", 200000}});
   auto m = gemv().match(f, test_arch());
   ASSERT_TRUE(m) << m.reason();
@@ -262,7 +255,7 @@ TEST(GemvConfig, ValidateNamesTheField) {
             std::string::npos)
       << error(cfg(32, 4, 64, 4, true, false));
   // A config of another rule.
-  SmallWorkload w = small_workload(workload("gemv_f16"));
+  SmallWorkload w = small_workload(find_entry("gemv_f16"));
   auto m = gemv().match(w.func, test_arch());
   ASSERT_TRUE(m);
   EXPECT_THROW(gemv().apply(w.func, **m, rules::ElementwiseConfig()), rules::ConfigError);

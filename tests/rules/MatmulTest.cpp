@@ -23,13 +23,6 @@ const rules::Rule &rule() {
   return rules::matmul_rule();
 }
 
-Entry entry(const std::string &name) {
-  for (const Entry &e : workload_entries())
-    if (e.name == name) return e;
-  ADD_FAILURE() << "no workload " << name;
-  return {};
-}
-
 bool contains(const std::string &text, const std::string &part) {
   return text.find(part) != std::string::npos;
 }
@@ -63,7 +56,7 @@ TEST(MatmulRule, MatchesTheMatmulWorkloads) {
         contains((*m)->describe(), e.name.find("_nt_") != std::string::npos ? "nt matmul" : "nn matmul"))
         << (*m)->describe();
   }
-  auto bmm = rule().match(small_workload(entry("bmm_symbolic_m_f16")).func, test_arch());
+  auto bmm = rule().match(small_workload(find_entry("bmm_symbolic_m_f16")).func, test_arch());
   ASSERT_TRUE(bmm);
   EXPECT_EQ(
       (*bmm)->describe(),
@@ -77,7 +70,7 @@ TEST(MatmulRule, DeclinesOthersWithTheReason) {
                               {"gemv_f16", "a matrix-vector product: gemv"},
                               {"conv2d_nhwc_f16", "a convolution window?"},
                               {"prefix_sum", "statements outside blocks"}}) {
-    Entry e = entry(name);
+    Entry e = find_entry(name);
     auto m = rule().match(e.small.empty() ? load_func(e) : small_workload(e).func, test_arch());
     ASSERT_FALSE(m) << name;
     EXPECT_TRUE(contains(m.reason(), reason)) << name << ": " << m.reason();
@@ -154,7 +147,7 @@ TEST(MatmulRule, TransposedLayoutsMatchTheInterpreter) {
 }
 
 TEST(MatmulRule, SymbolicMIsScheduledOnceForEveryM) {
-  Entry e = entry("bmm_symbolic_m_f16");
+  Entry e = find_entry("bmm_symbolic_m_f16");
   SmallWorkload w = small_workload(e);
   ASSERT_TRUE(w.dims.count("m"));
   auto m = rule().match(w.func, test_arch());
@@ -228,7 +221,7 @@ TEST(MatmulRule, ValidateNamesTheField) {
 }
 
 TEST(MatmulRule, ApplyRejectsAConfigOfAnotherWorkload) {
-  SmallWorkload w = small_workload(entry("matmul_nt_f16"));
+  SmallWorkload w = small_workload(find_entry("matmul_nt_f16"));
   auto m = rule().match(w.func, test_arch());
   ASSERT_TRUE(m);
   rules::MatmulConfig f32;  // 4-byte operands: not this workload's
@@ -246,7 +239,7 @@ TEST(MatmulRule, ApplyRejectsAConfigOfAnotherWorkload) {
 
 TEST(MatmulRule, DefaultConfigFollowsArchFields) {
   ir::PrimFunc f =
-      analysis::specialize(load_func(entry("matmul_nn_f32")), {{"m", 2048}, {"n", 2048}, {"k", 2048}});
+      analysis::specialize(load_func(find_entry("matmul_nn_f32")), {{"m", 2048}, {"n", 2048}, {"k", 2048}});
   auto m = rule().match(f, test_arch());
   ASSERT_TRUE(m);
   auto base = dynamic_cast<const rules::MatmulConfig &>(*rule().default_config(**m, test_arch()));
@@ -274,7 +267,7 @@ TEST(MatmulRule, DefaultConfigFollowsArchFields) {
 /// no masks (everything divides), 16-byte stores of the result.
 TEST(MatmulRule, LargeMatmulIsATiledGemm) {
   ir::PrimFunc f =
-      analysis::specialize(load_func(entry("matmul_nn_f32")), {{"m", 2048}, {"n", 2048}, {"k", 2048}});
+      analysis::specialize(load_func(find_entry("matmul_nn_f32")), {{"m", 2048}, {"n", 2048}, {"k", 2048}});
   auto m = rule().match(f, test_arch());
   ASSERT_TRUE(m);
   schedule::Schedule sch = rule().apply(f, **m, *rule().default_config(**m, test_arch()));

@@ -19,13 +19,6 @@
 
 namespace tessera::test {
 
-inline const Entry &reduction_entry(const std::string &name) {
-  static const std::vector<Entry> entries = workload_entries();
-  for (const Entry &e : entries)
-    if (e.name == name) return e;
-  throw std::runtime_error("no workload " + name);
-}
-
 struct ReductionCase {
   std::string workload;
   const rules::Rule *rule;

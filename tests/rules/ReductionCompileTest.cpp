@@ -20,7 +20,7 @@ class ReductionCompileTest : public ::testing::TestWithParam<ReductionCase> {};
 
 TEST_P(ReductionCompileTest, CompilesForSm80AndSm90) {
   const ReductionCase &c = GetParam();
-  SmallWorkload w = small_workload(reduction_entry(c.workload));
+  SmallWorkload w = small_workload(find_entry(c.workload));
   ir::PrimFunc f = c.scheduled(w);
   try {
     auto fns = runtime::CudaFunction::build_for_archs(f, {"sm_80", "sm_90"});
@@ -45,7 +45,7 @@ TEST_P(ReductionCompileTest, MatchesTheInterpreterOnTheGpu) {
   if (runtime::driver_status() != runtime::DriverStatus::Ok)
     GTEST_SKIP() << "no CUDA device: " << runtime::driver_message();
   const ReductionCase &c = GetParam();
-  const Entry &e = reduction_entry(c.workload);
+  const Entry &e = find_entry(c.workload);
   SmallWorkload w = small_workload(e);
   runtime::CudaFunction fn = runtime::CudaFunction::build(c.scheduled(w));
   std::mt19937_64 rng(11);
@@ -71,10 +71,10 @@ INSTANTIATE_TEST_SUITE_P(Reductions, ReductionCompileTest, ::testing::ValuesIn(r
 TEST(ReductionRules, SymbolicSizesCompileForSm80AndSm90) {
   std::vector<std::pair<const rules::Rule *, ir::PrimFunc>> funcs;
   for (const char *w : {"reduce_sum_f32", "reduce_max_f16", "reduce_sum_outer_f32", "gemv_f16", "gemv_int4"})
-    funcs.emplace_back(&rules::reduction_rule(), load_func(reduction_entry(w)));
+    funcs.emplace_back(&rules::reduction_rule(), load_func(find_entry(w)));
   for (const char *w : {"softmax_f16", "rmsnorm_f16", "layernorm_f16"})
     funcs.emplace_back(&rules::general_reduction_rule(),
-                       analysis::specialize(load_func(reduction_entry(w)), {{"cols", 4096}}));
+                       analysis::specialize(load_func(find_entry(w)), {{"cols", 4096}}));
   for (const auto &[rule, f] : funcs) {
     auto m = rule->match(f, test_arch());
     ASSERT_TRUE(m) << m.reason();
@@ -94,7 +94,7 @@ TEST(ReductionRules, SymbolicSizesCompileForSm80AndSm90) {
 TEST(ReductionRules, DISABLED_PrintDefaultSchedules) {
   for (const char *name : {"reduce_sum_f32", "reduce_max_f16", "reduce_sum_outer_f32", "gemv_f16", "gemv_int4",
                            "softmax_f16", "rmsnorm_f16", "layernorm_f16"}) {
-    SmallWorkload w = small_workload(reduction_entry(name));
+    SmallWorkload w = small_workload(find_entry(name));
     rules::DefaultSchedule s = rules::apply_default_schedule(w.func, test_arch());
     std::cout << "=== " << name << " rule " << s.rule << " " << s.config.dump() << "\n" << script::print(s.func);
     try {

@@ -21,7 +21,7 @@ class ReductionSimtTest : public ::testing::TestWithParam<ReductionCase> {};
 
 TEST_P(ReductionSimtTest, EmulatedBlocksMatchTheInterpreter) {
   const ReductionCase &c = GetParam();
-  const Entry &e = reduction_entry(c.workload);
+  const Entry &e = find_entry(c.workload);
   SmallWorkload w = small_workload(e);
   ir::PrimFunc f = c.scheduled(w);
   std::mt19937_64 rng(11);

@@ -23,14 +23,7 @@ namespace {
 using rules::GeneralReductionConfig;
 using rules::ReductionConfig;
 
-const Entry &entry(const std::string &name) {
-  static const std::vector<Entry> entries = workload_entries();
-  for (const Entry &e : entries)
-    if (e.name == name) return e;
-  throw std::runtime_error("no workload " + name);
-}
-
-ir::PrimFunc small(const std::string &name) { return small_workload(entry(name)).func; }
+ir::PrimFunc small(const std::string &name) { return small_workload(find_entry(name)).func; }
 
 /// Runs both functions in the interpreter on the same random inputs and
 /// expects every written parameter to match (dtype tolerance).
@@ -280,8 +273,8 @@ TEST(ReductionRule, MatchesRowColumnAndGemvReductions) {
   auto gemv = r.match(small("gemv_int4"), test_arch());
   EXPECT_NE((*gemv)->describe().find("epilogue 'y', 1 block(s) inlined"), std::string::npos) << (*gemv)->describe();
   // Symbolic sizes: nothing is allocated, so nothing needs a constant shape.
-  EXPECT_TRUE(r.match(load_func(entry("reduce_sum_f32")), test_arch()));
-  EXPECT_TRUE(r.match(load_func(entry("reduce_sum_outer_f32")), test_arch()));
+  EXPECT_TRUE(r.match(load_func(find_entry("reduce_sum_f32")), test_arch()));
+  EXPECT_TRUE(r.match(load_func(find_entry("reduce_sum_outer_f32")), test_arch()));
 }
 
 TEST(ReductionRule, DeclinesWithTheReason) {
@@ -290,7 +283,7 @@ TEST(ReductionRule, DeclinesWithTheReason) {
   EXPECT_DECLINES(r, small("softmax_f16"), "it has 2 reduction blocks ('row_max', 'row_sum')");
   EXPECT_DECLINES(r, small("matmul_nn_f32"), "reused along the output axes 'v_i', 'v_j' (a matmul or convolution");
   EXPECT_DECLINES(r, small("conv2d_nhwc_f16"), "(a matmul or convolution, not a reduction)");
-  EXPECT_DECLINES(r, load_func(entry("prefix_sum")), "statements outside blocks");
+  EXPECT_DECLINES(r, load_func(find_entry("prefix_sum")), "statements outside blocks");
   EXPECT_DECLINES(r, parse(kL2Normalize), "epilogue 'B' has 2 axes but the reduction keeps 1: it broadcasts");
   EXPECT_DECLINES(r, parse(kDecay), "block 'B' (SR) is not a reduction with a recognised combiner");
   EXPECT_DECLINES(r, parse(kTwoOutputs), "epilogue 'C' reads 'B', an output parameter");
@@ -355,7 +348,7 @@ TEST(ReductionRule, SymbolicSizesStaySymbolic) {
   runtime::DimBindings dims{{"rows", 21}, {"cols", 45}, {"m", 13}, {"k", 70}};
   for (const char *name : {"reduce_sum_f32", "reduce_max_f16", "reduce_sum_outer_f32", "gemv_f16"}) {
     SCOPED_TRACE(name);
-    ir::PrimFunc f = load_func(entry(name));
+    ir::PrimFunc f = load_func(find_entry(name));
     auto m = r.match(f, test_arch());
     ASSERT_TRUE(m) << m.reason();
     auto def = r.default_config(**m, test_arch());
@@ -417,10 +410,10 @@ TEST(GeneralReductionRule, DeclinesWithTheReason) {
   EXPECT_DECLINES(g, small("matmul_nn_f32"), "the last block 'C' is a reduction");
   EXPECT_DECLINES(g, small("matmul_bias_relu_f32"), "block 'C' contracts operands that are reused along the output");
   EXPECT_DECLINES(g, parse(kScaleByTotal), "reads the reduced values at no axis: a reduction of the whole tensor");
-  EXPECT_DECLINES(g, load_func(entry("softmax_f16")), "reduction 'row_max' reduces a symbolic extent");
+  EXPECT_DECLINES(g, load_func(find_entry("softmax_f16")), "reduction 'row_max' reduces a symbolic extent");
   EXPECT_DECLINES(g, parse(kColumnSoftmax), "reduction 'mx' does not reduce along the contiguous axis of 'A'");
   EXPECT_DECLINES(g, parse(kTwoOutputs), "writes the output parameter 'B'");
-  EXPECT_DECLINES(g, load_func(entry("prefix_sum")), "statements outside blocks");
+  EXPECT_DECLINES(g, load_func(find_entry("prefix_sum")), "statements outside blocks");
 }
 
 TEST(GeneralReductionRule, OneThreadBlockPerRowWithTheRowValuesOnChip) {
@@ -460,11 +453,11 @@ TEST(GeneralReductionRule, WorkloadsGiveTheInterpretersAnswerAtManyConfigs) {
 TEST(GeneralReductionRule, SymbolicRowsAndOneReduction) {
   const rules::Rule &g = rules::general_reduction_rule();
   // Symbolic columns are declined (see the reason), not scheduled badly.
-  ir::PrimFunc f = analysis::specialize(load_func(entry("softmax_f16")), {{"rows", 9}});
+  ir::PrimFunc f = analysis::specialize(load_func(find_entry("softmax_f16")), {{"rows", 9}});
   EXPECT_DECLINES(g, f, "reduction 'row_max' reduces a symbolic extent, which compute_at would bound");
   // Symbolic rows are fine.
   for (const char *name : {"softmax_f16", "layernorm_f16"}) {
-    ir::PrimFunc rows = analysis::specialize(load_func(entry(name)), {{"cols", 70}});
+    ir::PrimFunc rows = analysis::specialize(load_func(find_entry(name)), {{"cols", 70}});
     auto m = g.match(rows, test_arch());
     ASSERT_TRUE(m) << m.reason();
     apply_checked(g, rows, *g.default_config(**m, test_arch()), {{"rows", 11}});
@@ -486,16 +479,16 @@ TEST(ReductionConfigs, DefaultsComeFromTheArchAndTheShape) {
   const rules::Rule &g = rules::general_reduction_rule();
   Arch a100 = Arch::by_name("a100");
   // Long rows: a block per row; short rows: a warp per row, several per block.
-  ir::PrimFunc big = analysis::specialize(load_func(entry("reduce_sum_f32")), {{"rows", 4096}, {"cols", 4096}});
+  ir::PrimFunc big = analysis::specialize(load_func(find_entry("reduce_sum_f32")), {{"rows", 4096}, {"cols", 4096}});
   auto m = r.match(big, a100);
   ASSERT_TRUE(m);
   EXPECT_EQ(r.default_config(**m, a100)->str(),
             R"({"rule":"reduction","threads_x":256,"threads_y":1,"unroll":4,"local_intermediates":true})");
-  ir::PrimFunc narrow = analysis::specialize(load_func(entry("reduce_sum_f32")), {{"rows", 4096}, {"cols", 64}});
+  ir::PrimFunc narrow = analysis::specialize(load_func(find_entry("reduce_sum_f32")), {{"rows", 4096}, {"cols", 64}});
   m = r.match(narrow, a100);
   EXPECT_EQ(r.default_config(**m, a100)->str(),
             R"({"rule":"reduction","threads_x":32,"threads_y":8,"unroll":2,"local_intermediates":true})");
-  ir::PrimFunc softmax = analysis::specialize(load_func(entry("softmax_f16")), {{"rows", 8192}, {"cols", 4096}});
+  ir::PrimFunc softmax = analysis::specialize(load_func(find_entry("softmax_f16")), {{"rows", 8192}, {"cols", 4096}});
   m = g.match(softmax, a100);
   ASSERT_TRUE(m);
   EXPECT_EQ(g.default_config(**m, a100)->str(),

@@ -23,16 +23,9 @@ namespace {
 
 using rules::ElementwiseConfig;
 
-const Entry &entry(const std::string &name) {
-  static const std::vector<Entry> entries = workload_entries();
-  for (const Entry &e : entries)
-    if (e.name == name) return e;
-  throw std::runtime_error("no workload " + name);
-}
-
 /// The transpose workload at `rows` x `cols`.
 ir::PrimFunc transpose_at(int64_t rows, int64_t cols) {
-  return analysis::specialize(load_func(entry("transpose_f32")), {{"rows", rows}, {"cols", cols}});
+  return analysis::specialize(load_func(find_entry("transpose_f32")), {{"rows", rows}, {"cols", cols}});
 }
 
 std::string config_error(const std::function<void()> &fn) {
@@ -114,7 +107,7 @@ def main(A: T.Buffer((64, 96), "float16"), B: T.Buffer((96, 64), "float16")):
 )";
 
 TEST(TransposeTile, WorkloadMatchesElementwiseWithTheTiledFormByDefault) {
-  SmallWorkload w = small_workload(entry("transpose_f32"));
+  SmallWorkload w = small_workload(find_entry("transpose_f32"));
   rules::DefaultSchedule s = rules::apply_default_schedule(w.func, test_arch());
   EXPECT_EQ(s.rule, "elementwise");
   ASSERT_EQ(s.config["rule"], "elementwise");
@@ -128,15 +121,15 @@ TEST(TransposeTile, WorkloadMatchesElementwiseWithTheTiledFormByDefault) {
   EXPECT_NE(text.find("A_shared"), std::string::npos) << text;
   EXPECT_NE(text.find("threadIdx.y"), std::string::npos) << text;
   EXPECT_NE(text.find("buffer_dim_align"), std::string::npos) << text;
-  expect_same_results(entry("transpose_f32"), w.func, s.func, w.dims);
+  expect_same_results(find_entry("transpose_f32"), w.func, s.func, w.dims);
 
   auto m = rules::elementwise_rule().match(w.func, test_arch());
   ASSERT_TRUE(m);
   EXPECT_NE((*m)->describe().find("transposed read of A"), std::string::npos) << (*m)->describe();
   std::optional<rules::ElementwiseTranspose> t = rules::elementwise_transpose(**m);
   ASSERT_TRUE(t.has_value());
-  EXPECT_EQ(t->extent_w, entry("transpose_f32").small.at("rows"));
-  EXPECT_EQ(t->extent_r, entry("transpose_f32").small.at("cols"));
+  EXPECT_EQ(t->extent_w, find_entry("transpose_f32").small.at("rows"));
+  EXPECT_EQ(t->extent_r, find_entry("transpose_f32").small.at("cols"));
   EXPECT_EQ(t->staged_inputs, 1);
 }
 
@@ -151,7 +144,7 @@ TEST(TransposeTile, TiledConfigsMatchTheInterpreterOnShapesThatDivideNothing) {
 }
 
 TEST(TransposeTile, SymbolicExtentsAreMasked) {
-  ir::PrimFunc f = load_func(entry("transpose_f32"));
+  ir::PrimFunc f = load_func(find_entry("transpose_f32"));
   auto m = rules::elementwise_rule().match(f, test_arch());
   ASSERT_TRUE(m) << m.reason();
   auto c = rules::elementwise_rule().default_config(**m, test_arch());
@@ -204,7 +197,7 @@ TEST(TransposeTile, EveryTransposedInputIsStaged) {
 
 TEST(TransposeTile, PlainWorkloadsKeepThePlainForm) {
   for (const char *name : {"copy_f16", "add_f16"}) {
-    SmallWorkload w = small_workload(entry(name));
+    SmallWorkload w = small_workload(find_entry(name));
     auto m = rules::elementwise_rule().match(w.func, test_arch());
     ASSERT_TRUE(m) << m.reason();
     EXPECT_FALSE(rules::elementwise_transpose(**m).has_value()) << name;

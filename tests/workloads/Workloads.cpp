@@ -102,6 +102,13 @@ void prepare_inputs(const Entry &e, std::vector<runtime::NDArray> &args, std::mt
   for (int64_t i = 0; i < wq.numel(); ++i) wq.set_int(i, static_cast<int64_t>(rng() & 0xffffffffu));
 }
 
+const Entry &find_entry(const std::string &name) {
+  static const std::vector<Entry> entries = load_manifest();
+  for (const Entry &e : entries)
+    if (e.name == name) return e;
+  throw std::runtime_error("no workload " + name);
+}
+
 ir::PrimFunc matmul_layout_program(const std::string &layout, int m, int n, int k) {
   auto s = [](int v) { return std::to_string(v); };
   bool ta = layout[0] == 't', tb = layout[1] == 't';

@@ -42,6 +42,10 @@ std::ostream &operator<<(std::ostream &os, const Entry &e);
 /// std::runtime_error naming the entry and the field.
 std::vector<Entry> load_manifest();
 
+/// The manifest entry named `name`; std::runtime_error("no workload NAME")
+/// when there is none (a test reports it as its failure).
+const Entry &find_entry(const std::string &name);
+
 /// Parses the entry's file.
 ir::PrimFunc load_func(const Entry &e);
 
