@@ -91,7 +91,8 @@ void schedule_and_build(Job &j, const ir::PrimFunc &func, const rules::Rule *rul
   auto t0 = Clock::now();
   try {
     j.report.func = rule ? rule->apply(func, *match, *j.config).func() : func;
-  } catch (const Error &e) {
+  } catch (const std::exception &e) {
+    // A tessera Error, or a bug in a rule: either way only this candidate fails.
     j.schedule_ms = ms_since(t0);
     j.report.status = CandidateStatus::ScheduleError;
     j.report.error = e.what();
@@ -101,7 +102,7 @@ void schedule_and_build(Job &j, const ir::PrimFunc &func, const rules::Rule *rul
   auto t1 = Clock::now();
   try {
     j.fn = runtime::CudaFunction::build(j.report.func, {.arch = sm_name(arch)});
-  } catch (const Error &e) {
+  } catch (const std::exception &e) {
     j.codegen_ms = ms_since(t1);
     j.report.status = CandidateStatus::BuildError;
     j.report.error = e.what();

@@ -150,7 +150,7 @@ MeasureStats measure_candidates(const ir::PrimFunc &func, const Arch &arch, cons
         r.time_us = fns[i]->time(inputs, quick).median_ms * 1e3;
         r.measured = true;
       }
-    } catch (const Error &e) {
+    } catch (const std::exception &e) {
       r.status = CandidateStatus::LaunchError;
       r.error = e.what();
     }
