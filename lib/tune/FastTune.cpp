@@ -322,11 +322,13 @@ TuneResult fast_tune(const ir::PrimFunc &func, const Arch &arch, const TuneOptio
   }
   if (result.why_unmeasured.empty()) {
     MeasureStats stats = measure_candidates(func, arch, options, reports, fns);
-    result.measured = true;
     result.device = stats.device;
     result.phases.reference_ms = stats.reference_ms;
     result.phases.measure_ms = stats.measure_ms;
-    if (!stats.error.empty()) throw TuneError(stats.error);
+    // Without a reference nothing can be verified: the candidates stay
+    // unmeasured and the policy's pick stands, with the reason.
+    result.measured = stats.error.empty();
+    result.why_unmeasured = stats.error;
   }
 
   // Pick: the fastest verified when measured, else the policy's best-ranked that built.

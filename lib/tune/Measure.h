@@ -21,7 +21,8 @@ struct MeasureStats {
   std::string device;    ///< the device's name
   double reference_ms = 0, measure_ms = 0;
   /// Set when nothing could be measured at all (the inputs or the reference
-  /// could not be made); the candidates are then untouched.
+  /// could not be made); the candidates are then untouched and fast_tune
+  /// reports the run as unmeasured with this reason.
   std::string error;
 };
 

@@ -18,15 +18,16 @@
 //      random and never zero; the reference output comes from the
 //      interpreter on the unscheduled function when it is small
 //      (`interpreter_limit` loop iterations), otherwise from the fallback
-//      rule's schedule of it (the unscheduled program as a naive GPU kernel,
-//      compiled in the same batch). Every candidate runs and is compared with
+//      rule's schedule of it (the unscheduled program as a naive GPU kernel;
+//      the interpreter again should that kernel fail). Every candidate runs and is compared with
 //      the reference (runtime::max_scaled_error against the output dtype's
 //      default_rtol), then timed (KernelTimer: warm-up, median, L2 flushed);
 //      the leaders within `retime_within` of the fastest are timed again,
 //      interleaved, with a longer budget, and the fastest median wins;
-//   5. without a device (or with measure = false) nothing is timed: the
-//      policy's best-ranked candidate that compiled wins, and
-//      `measured` says so.
+//   5. without a device (or with measure = false, or inputs too large at the
+//      symbolic hint, or no reference) nothing is timed: the policy's
+//      best-ranked candidate that compiled wins, and `measured` and
+//      `why_unmeasured` say so.
 // A candidate that fails anywhere (schedule, lowering, compile, launch, wrong
 // answer) is recorded with its status and message and skipped; fast_tune
 // throws a TuneError only when no candidate survives, listing each one's
