@@ -11,10 +11,12 @@
 #include <thread>
 
 #include "BenchEnvironment.h"
+#include "MarkdownCells.h"
 #include "WorkloadFacts.h"
 #include "WorkloadRunner.h"
 #include "tessera/analysis/Specialize.h"
 #include "tessera/runtime/CudaDriver.h"
+#include "tessera/runtime/KernelTimer.h"
 #include "tessera/script/Parser.h"
 #include "tessera/tune/FastTune.h"
 
@@ -104,13 +106,6 @@ json run_one(const json &w, const Arch &arch, const TuneSuiteOptions &o, bool me
   return row;
 }
 
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 double geomean(const std::vector<double> &v) {
   if (v.empty()) return 0;
   double s = 0;
@@ -128,7 +123,7 @@ json summarize(const json &rows) {
     if (r.value("default_us", json()).is_number() && r.value("top1_us", json()).is_number())
       top1_over_default.push_back(r.at("default_us").get<double>() / r.at("top1_us").get<double>());
   }
-  json s{{"median_tune_ms", median_of(tune)}, {"workloads_ok", tune.size()}};
+  json s{{"median_tune_ms", tune.empty() ? 0.0 : runtime::median(tune)}, {"workloads_ok", tune.size()}};
   if (!speedup.empty()) s["geomean_topk_over_default"] = geomean(speedup);
   if (!top1_over_default.empty()) s["geomean_top1_over_default"] = geomean(top1_over_default);
   return s;
@@ -198,15 +193,10 @@ json run_tune_suite(const TuneSuiteOptions &o) {
 namespace {
 
 std::string num(const json &row, const char *key, const char *format, double scale = 1) {
-  if (!row.contains(key) || !row.at(key).is_number()) return "–";
-  return fmt::format(fmt::runtime(format), row.at(key).get<double>() * scale);
+  return number_cell(row, key, format, scale);
 }
 
-std::string cell(std::string s) {
-  for (char &c : s)
-    if (c == '\n' || c == '|') c = ' ';
-  return s.size() > 120 ? s.substr(0, 117) + "..." : s;
-}
+std::string cell(const std::string &s) { return text_cell(s, 120); }
 
 }  // namespace
 

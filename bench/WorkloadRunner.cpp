@@ -1,6 +1,8 @@
 //===- bench/WorkloadRunner.cpp - The workload corpus at full size on a GPU -===//
 #include "WorkloadRunner.h"
 
+#include "MarkdownCells.h"
+
 #include <fmt/format.h>
 
 #include <chrono>
@@ -247,8 +249,7 @@ std::string rule_text(const json &w) {
 
 /// The value of `key` scaled and formatted; "–" when absent or zero (no flops).
 std::string number(const json &w, const char *key, const char *format, double scale = 1) {
-  if (!w.contains(key) || w.at(key).get<double>() == 0) return "–";
-  return fmt::format(fmt::runtime(format), w.at(key).get<double>() * scale);
+  return number_cell(w, key, format, scale, /*blank_zero=*/true);
 }
 
 std::string check_text(const json &w) {
@@ -260,11 +261,7 @@ std::string check_text(const json &w) {
 }
 
 /// Cells can hold compiler messages: keep the table a table.
-std::string cell(std::string s) {
-  for (char &c : s)
-    if (c == '\n' || c == '|') c = ' ';
-  return s.size() > 160 ? s.substr(0, 157) + "..." : s;
-}
+std::string cell(const std::string &s) { return text_cell(s, 160); }
 
 }  // namespace
 

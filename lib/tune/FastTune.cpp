@@ -46,10 +46,6 @@ double TuneResult::speedup_over_default() const {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
-
 /// Runs fn(0..n-1) on `threads` workers; the calling thread reports progress
 /// (done, n) as items finish. fn must not throw (it records its own errors).
 void parallel_for(size_t n, unsigned threads, const std::function<void(size_t)> &fn,

@@ -19,9 +19,6 @@ namespace tessera::tune {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
-
 constexpr int64_t kSaturated = std::numeric_limits<int64_t>::max();
 
 int64_t saturating_mul(int64_t a, int64_t b) {
@@ -45,11 +42,10 @@ struct IterationCounter : ir::IRVisitor {
 
 /// The parameters `func` writes (its outputs), by parameter index.
 std::vector<size_t> output_params(const ir::PrimFunc &func) {
+  std::vector<bool> written = ir::written_params(func);
   std::vector<size_t> out;
-  for (size_t i = 0; i < func.params().size(); ++i) {
-    ir::Buffer b = func.buffer_of(func.params()[i]);
-    if (b.defined() && ir::stores_to(func.body(), b)) out.push_back(i);
-  }
+  for (size_t i = 0; i < written.size(); ++i)
+    if (written[i]) out.push_back(i);
   return out;
 }
 

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,13 @@
 #include "tessera/tune/FastTune.h"
 
 namespace tessera::tune {
+
+using Clock = std::chrono::steady_clock;
+
+/// Milliseconds since `t` (the phase timings of fast_tune).
+inline double ms_since(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
 
 struct MeasureStats {
   std::string device;    ///< the device's name
