@@ -10,10 +10,9 @@
 #include <fstream>
 #include <ostream>
 #include <sstream>
-#include <unordered_set>
 
 #include "tessera/arch/Arch.h"
-#include "tessera/ir/Functor.h"
+#include "tessera/ir/AccessRegions.h"
 #include "tessera/arch/Arch.h"
 #include "tessera/rules/Rule.h"
 #include "tessera/runtime/CudaDriver.h"
@@ -26,19 +25,6 @@
 #include "tessera/codegen/CodegenCUDA.h"
 
 namespace tessera::cli {
-
-namespace {
-
-/// The buffers `f` stores into (its outputs).
-std::unordered_set<const void *> written_buffers(const ir::PrimFunc &f) {
-  std::unordered_set<const void *> out;
-  ir::pre_order_visit(f.body(), nullptr, [&](const ir::Stmt &s) {
-    if (const auto *st = s.as<ir::Store>()) out.insert(st->buffer.get());
-  });
-  return out;
-}
-
-}  // namespace
 
 int fmt_command(const FmtOptions &opts, std::ostream &out, std::ostream &err) {
   int status = 0;
@@ -69,11 +55,11 @@ int run_on_gpu(const RunOptions &opts, const ir::PrimFunc &f, const runtime::Dim
     ir::Buffer b = f.buffer_of(f.params()[i]);
     if (b.defined()) out << got[i].summary(b.name()) << "\n";
   }
-  std::unordered_set<const void *> outputs = written_buffers(f);
+  std::vector<bool> outputs = ir::written_params(f);
   int status = 0;
   for (size_t i = 0; i < f.params().size(); ++i) {
     ir::Buffer b = f.buffer_of(f.params()[i]);
-    if (!b.defined() || !outputs.count(b.get())) continue;
+    if (!outputs[i]) continue;
     double rel = runtime::max_rel_error(got[i], want[i]), scaled = runtime::max_scaled_error(got[i], want[i]);
     double rtol = runtime::default_rtol(b.dtype());
     bool ok = scaled <= rtol;
@@ -182,11 +168,11 @@ int schedule_command(const ScheduleCommandOptions &opts, std::ostream &out, std:
     std::vector<runtime::NDArray> got = runtime::make_random_args(scheduled, dims, opts.seed);
     runtime::interpret(f, want);
     runtime::interpret(scheduled, got);
-    std::unordered_set<const void *> outputs = written_buffers(f);
+    std::vector<bool> outputs = ir::written_params(f);
     int status = 0;
     for (size_t i = 0; i < f.params().size(); ++i) {
       ir::Buffer b = f.buffer_of(f.params()[i]);
-      if (!b.defined() || !outputs.count(b.get())) continue;
+      if (!outputs[i]) continue;
       double e = runtime::max_rel_error(got[i], want[i]);
       double rtol = runtime::default_rtol(b.dtype());
       bool ok = e <= rtol;

@@ -370,4 +370,13 @@ bool stores_to(const Stmt &s, const Buffer &b) {
   return found;
 }
 
+std::vector<bool> written_params(const PrimFunc &f) {
+  std::vector<bool> out(f.params().size(), false);
+  for (size_t i = 0; i < f.params().size(); ++i) {
+    Buffer b = f.buffer_of(f.params()[i]);
+    out[i] = b.defined() && stores_to(f.body(), b);
+  }
+  return out;
+}
+
 }  // namespace tessera::ir

@@ -44,15 +44,6 @@ std::string default_arch() {
   return "sm_90";
 }
 
-std::vector<bool> written_params(const ir::PrimFunc &f) {
-  std::vector<bool> out(f.params().size(), false);
-  for (size_t i = 0; i < f.params().size(); ++i) {
-    ir::Buffer b = f.buffer_of(f.params()[i]);
-    out[i] = b.defined() && ir::stores_to(f.body(), b);
-  }
-  return out;
-}
-
 /// "sm_90" / "sm_90a" -> {9, 0}; UserError otherwise.
 std::pair<int, int> parse_arch(const std::string &arch) {
   std::string digits;
@@ -269,7 +260,7 @@ std::vector<CudaFunction> CudaFunction::build_for_archs(const ir::PrimFunc &f, c
   for (const CompileOutcome &o : outcomes)
     if (!o.ok()) throw *o.error;
   std::vector<CudaFunction> out;
-  std::vector<bool> written = written_params(f);
+  std::vector<bool> written = ir::written_params(f);
   size_t job = 0;
   for (size_t a = 0; a < archs.size(); ++a) {
     auto s = std::make_shared<State>();

@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "tessera/ir/Func.h"
 #include "tessera/ir/Stmt.h"
 
 namespace tessera::ir {
@@ -35,13 +36,17 @@ struct AccessRegions {
 AccessRegions infer_access_regions(const std::optional<Stmt> &init, const Stmt &body,
                                    const std::vector<Buffer> &allocs);
 
+/// True when `s` stores into `b` anywhere (a Store of that buffer, by identity).
+bool stores_to(const Stmt &s, const Buffer &b);
+
+/// For each parameter of `f`, whether it is a buffer `f` stores into (an
+/// output, or a buffer updated in place).
+std::vector<bool> written_params(const PrimFunc &f);
+
 /// `end - min` for a half-open range, folded to a constant when the two differ
 /// by one and kept free of `+ 0` and `- 0` otherwise. Used for region slices
 /// (`A[k * 32:k * 32 + 32]` has extent 32) and loop extents (`range(1, n)`).
 ///   extent_between(k * 32, k * 32 + 32) == 32;  extent_between(0, n) is n
-/// True when `s` stores into `b` anywhere (a Store of that buffer, by identity).
-bool stores_to(const Stmt &s, const Buffer &b);
-
 Expr extent_between(const Expr &min, const Expr &end);
 
 }  // namespace tessera::ir
