@@ -7,6 +7,10 @@
 #   ./dev.sh test   run the test suite (ctest; GPU tests skip without a device)
 #   ./dev.sh build  only build
 #   ./dev.sh fuzz [SECONDS]  build the libFuzzer parser target with clang and run it
+#   ./dev.sh bundle          the relocatable GPU bundle: Release build into ./build-release,
+#                            assembled in ./build-bundle (tools/bundle/make-bundle.sh)
+#   ./dev.sh gpu             the bundle, then the exact device call that runs it on a GPU machine
+#   ./dev.sh gpu-import DIR  file what the device call brought back into bench/results/
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 
@@ -32,6 +36,29 @@ install_deps() {
 build() {
   cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
   cmake --build build -j "$JOBS"
+}
+
+# The device bundle: optimised, stripped, RUNPATH $ORIGIN/../lib (make-bundle.sh).
+bundle() {
+  cmake -S . -B build-release -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_EXE_LINKER_FLAGS=-s \
+    -DTESSERA_ENABLE_CUDA=ON >/dev/null
+  cmake --build build-release -j "$JOBS" --target tessera_bundle_programs
+  tools/bundle/make-bundle.sh build-release build-bundle
+}
+
+# What the device tool needs to run the bundle: shown by `./dev.sh gpu`.
+GPU_BUDGET=${GPU_BUDGET:-420}
+gpu_call() {
+  cat <<CALL
+
+The device call (the device tool's run verb):
+  command:   build-bundle/run-gpu.sh /tmp/tessera-gpu --budget $GPU_BUDGET --archive "\$OUT/tessera-gpu.tar.gz"
+  carry:     ["build-bundle"]
+  timeout_s: $((GPU_BUDGET + 60))
+Then, with the folder the files came back to:
+  ./dev.sh gpu-import FILES_AT_FOLDER
+(GPU_BUDGET=SECONDS ./dev.sh gpu sizes the run; the whole script must leave device time for a second call.)
+CALL
 }
 
 case "${1:-}" in
@@ -67,6 +94,19 @@ case "${1:-}" in
     install_deps
     build
     ;;
+  bundle)
+    install_deps
+    bundle
+    ;;
+  gpu)
+    install_deps
+    bundle
+    gpu_call
+    ;;
+  gpu-import)
+    [[ -n ${2:-} ]] || { echo "usage: ./dev.sh gpu-import DIR (the folder the device call's files came back to)" >&2; exit 2; }
+    python3 tools/bundle/import-results.py "$2" bench/results bench/README.md
+    ;;
   fuzz)
     install_deps clang
     CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DTESSERA_BUILD_FUZZERS=ON \
@@ -77,7 +117,7 @@ case "${1:-}" in
       build-fuzz/corpus tests/fuzz/seeds
     ;;
   *)
-    sed -n '2,8p' "$0"
+    sed -n '2,12p' "$0"
     exit 2
     ;;
 esac

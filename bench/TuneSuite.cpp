@@ -2,6 +2,7 @@
 #include "TuneSuite.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
@@ -18,6 +19,7 @@
 #include "tessera/runtime/CudaDriver.h"
 #include "tessera/runtime/KernelTimer.h"
 #include "tessera/script/Parser.h"
+#include "tessera/support/DataPaths.h"
 #include "tessera/tune/FastTune.h"
 
 namespace tessera::bench {
@@ -28,7 +30,7 @@ namespace {
 
 std::string source_path(const std::string &relative) {
   if (std::filesystem::path(relative).is_absolute() || std::filesystem::exists(relative)) return relative;
-  return std::string(TESSERA_SOURCE_DIR) + "/" + relative;
+  return (support::data_root() / relative).string();
 }
 
 json read_json(const std::string &path) {
@@ -133,7 +135,7 @@ json summarize(const json &rows) {
 
 std::string find_suite(const std::string &name_or_path) {
   if (name_or_path.ends_with(".json")) return name_or_path;
-  std::string dir = std::string(TESSERA_SOURCE_DIR) + "/bench/suites";
+  std::string dir = (support::data_root() / "bench" / "suites").string();
   std::string path = dir + "/" + name_or_path + ".json";
   if (std::filesystem::exists(path)) return path;
   std::set<std::string> names;
@@ -183,10 +185,26 @@ json run_tune_suite(const TuneSuiteOptions &o) {
       report["cublas"] = std::string("unavailable: ") + e.what();
     }
   }
-  json rows = json::array();
-  for (const json &w : selected) rows.push_back(run_one(w, arch, o, measure, blas, copy_gbps));
-  report["summary"] = summarize(rows);
-  report["workloads"] = std::move(rows);
+  auto start = std::chrono::steady_clock::now();
+  std::vector<double> done_s;
+  report["workloads"] = json::array();
+  for (const json &w : selected) {
+    double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    double expected = done_s.empty() ? 0 : runtime::median(done_s);
+    if (o.budget_s > 0 && elapsed + expected > o.budget_s) {
+      report["workloads"].push_back(
+          {{"workload", w.at("name")}, {"file", w.at("file")}, {"dims", w.value("dims", json::object())},
+           {"status", "skipped"},
+           {"error", fmt::format("budget: {:.0f} s of {:.0f} s used, a workload takes about {:.0f} s", elapsed,
+                                 o.budget_s, expected)}});
+    } else {
+      report["workloads"].push_back(run_one(w, arch, o, measure, blas, copy_gbps));
+      done_s.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() - elapsed);
+    }
+    report["summary"] = summarize(report["workloads"]);
+    if (o.progress) o.progress(report);
+  }
+  report["summary"] = summarize(report["workloads"]);
   return report;
 }
 
@@ -232,7 +250,7 @@ std::string tune_suite_markdown(const json &report) {
   for (const json &r : report.at("workloads")) {
     std::string name = r.at("workload");
     if (r.at("status") != "ok") {
-      out << "| " << name << " | error: " << cell(r.value("error", "")) << " |\n";
+      out << "| " << name << " | " << r.value("status", "error") << ": " << cell(r.value("error", "")) << " |\n";
       continue;
     }
     std::string cands = fmt::format("{}/{}", r.value("candidates_ok", 0), r.value("candidates", 0));

@@ -25,6 +25,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -46,6 +47,13 @@ struct TuneSuiteOptions {
   std::vector<std::string> only;
   unsigned threads = 0;
   std::string git = "unknown";
+  /// Wall-clock budget for the whole suite in seconds (0: none). A workload
+  /// is not started when the time left is less than the median tune time of
+  /// the workloads done so far; it gets "status": "skipped" with the reason.
+  double budget_s = 0;
+  /// Called with the report so far after every workload (for writing partial
+  /// results that survive a killed run); may be empty.
+  std::function<void(const nlohmann::json &report)> progress;
 };
 
 /// The suite file for a name or path; UserError listing the known suites.
@@ -53,7 +61,7 @@ std::string find_suite(const std::string &name_or_path);
 
 /// Runs the suite; see the file comment. A workload that fails (no candidate
 /// survives, a load error) gets "status": "error" with the message, and the
-/// others still run.
+/// others still run; one left out for the budget gets "status": "skipped".
 nlohmann::json run_tune_suite(const TuneSuiteOptions &options);
 
 /// The report as a Markdown document: the environment and one table row per workload.

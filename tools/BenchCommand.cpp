@@ -11,18 +11,25 @@ int bench_command(const BenchCommandOptions &opts, std::ostream &out, std::ostre
   return guarded(err, [&] {
     bench::TuneSuiteOptions o{.suite = opts.suite, .arch = opts.arch == "auto" ? "" : opts.arch, .topk = opts.topk,
                               .measure = !opts.no_measure, .only = opts.only, .threads = opts.threads,
-                              .git = opts.git.empty() ? "unknown" : opts.git};
+                              .git = opts.git.empty() ? "unknown" : opts.git, .budget_s = opts.budget_s};
     if (o.topk < 1) throw UserError("--topk must be at least 1, got " + std::to_string(o.topk));
+    auto prefix_of = [&](const nlohmann::json &report) {
+      return opts.out_dir + "/" + report.value("date", "today") + "-" + report.value("suite", "suite") +
+             (report.at("mode") == "measured" ? "" : "-compile-only");
+    };
+    o.progress = [&](const nlohmann::json &partial) { bench::write_tune_suite(partial, prefix_of(partial)); };
     nlohmann::json report = bench::run_tune_suite(o);
-    std::string prefix = opts.out_dir + "/" + report.value("date", "today") + "-" + report.value("suite", "suite") +
-                         (report.at("mode") == "measured" ? "" : "-compile-only");
-    std::vector<std::string> paths = bench::write_tune_suite(report, prefix);
+    std::vector<std::string> paths = bench::write_tune_suite(report, prefix_of(report));
     out << bench::tune_suite_markdown(report) << "\n";
     out << "wrote";
     for (const std::string &p : paths) out << " " << p;
     out << "\n";
-    int failed = 0;
-    for (const auto &w : report.at("workloads")) failed += w.at("status") != "ok";
+    int failed = 0, skipped = 0;
+    for (const auto &w : report.at("workloads")) {
+      skipped += w.at("status") == "skipped";
+      failed += w.at("status") == "error";
+    }
+    if (skipped) err << "note: " << skipped << " workload(s) skipped for the --budget (see the table)\n";
     if (failed) err << "error: " << failed << " workload(s) failed (see the table)\n";
     return failed ? 1 : 0;
   });

@@ -22,6 +22,7 @@
 #include "tessera/runtime/Interpreter.h"
 #include "tessera/script/Parser.h"
 #include "tessera/script/Printer.h"
+#include "tessera/support/DataPaths.h"
 #include "tessera/codegen/CodegenCUDA.h"
 
 namespace tessera::cli {
@@ -217,6 +218,8 @@ int devices_command(std::ostream &out, std::ostream &err) {
           << size(p.total_memory) << ", L2 " << size(p.l2_bytes) << ", smem/block "
           << size(p.smem_per_block) << " (opt-in " << size(p.smem_per_block_optin) << ")\n";
     }
+    // Where presets, workloads and suites are read from (support/DataPaths.h).
+    out << "data: " << support::data_root().string() << " (" << support::data_root_origin() << ")\n";
     return 0;
   });
 }
@@ -346,6 +349,31 @@ void print_arch_text(const Arch &a, std::ostream &out) {
   if (!d.rescaled.empty()) row("rescaled from the preset", join_strings(d.rescaled));
 }
 
+/// Every leaf field of the two descriptions that differs (the detection's own
+/// record and the free-text sources excepted), as `/json/path: preset -> device`.
+void print_arch_diff(const Arch &preset, const Arch &device, std::ostream &out) {
+  ArchJson want = preset.to_json().flatten(), got = device.to_json().flatten();
+  auto skipped = [](const std::string &path) {
+    return path.starts_with("/detected") || path.starts_with("/sources") || path == "/name" ||
+           path == "/description" || path.starts_with("/aliases");
+  };
+  int differ = 0;
+  for (auto it = got.begin(); it != got.end(); ++it) {
+    if (skipped(it.key())) continue;
+    std::string before = want.contains(it.key()) ? want[it.key()].dump() : "(absent)";
+    if (before == it.value().dump()) continue;
+    out << fmt::format("{}: {} -> {}\n", it.key(), before, it.value().dump());
+    ++differ;
+  }
+  for (auto it = want.begin(); it != want.end(); ++it)
+    if (!skipped(it.key()) && !got.contains(it.key())) {
+      out << fmt::format("{}: {} -> (absent)\n", it.key(), it.value().dump());
+      ++differ;
+    }
+  out << fmt::format("{} field(s) of {} differ from the preset {} ({})\n", differ, device.detected->device_name,
+                     preset.name, preset.description);
+}
+
 void print_arch_list(const std::vector<Arch> &presets, std::ostream &out) {
   for (const Arch &a : presets) {
     std::string aliases = a.aliases.empty() ? "" : "  (" + join_strings(a.aliases) + ")";
@@ -371,7 +399,12 @@ int arch_command(const ArchCommandOptions &opts, std::ostream &out, std::ostream
       out << list.dump(2) << "\n";
       return 0;
     }
+    if (opts.diff && !opts.detect) throw UserError("--diff compares the live device with its preset: add --detect");
     Arch a = opts.detect ? Arch::detect(opts.device) : Arch::by_name(opts.name);
+    if (opts.diff) {
+      print_arch_diff(Arch::by_name(a.detected->base_preset), a, out);
+      return 0;
+    }
     if (opts.json) out << a.to_json().dump(2) << "\n";
     else print_arch_text(a, out);
     return 0;

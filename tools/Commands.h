@@ -102,7 +102,8 @@ int schedule_command(const ScheduleCommandOptions &opts, std::ostream &out, std:
 ///   CUDA driver 13.0, 1 device
 ///   NVRTC 13.0: sm_75 sm_80 ... sm_121
 ///   0: NVIDIA H100 80GB HBM3, sm_90, 132 SMs, 79.2 GiB, L2 50 MiB, smem/block 48 KiB (opt-in 227 KiB)
-/// Without a usable driver the first line is "no CUDA device: <status message>".
+///   data: /opt/tessera/data (bundle)
+/// (the last line: where presets, workloads and suites are read from). Without a usable driver the first line is "no CUDA device: <status message>".
 /// Always returns 0: having no GPU is not an error.
 int devices_command(std::ostream &out, std::ostream &err);
 
@@ -145,6 +146,9 @@ struct ArchCommandOptions {
   bool list = false;
   /// JSON (Arch::to_json) instead of text; with --list, an array of them.
   bool json = false;
+  /// With --detect: print only the fields where the live device differs from
+  /// the preset it was matched to, one `PATH: preset -> device` line each.
+  bool diff = false;
 };
 
 /// Prints one GPU description: human-readable by default, e.g.
@@ -198,11 +202,16 @@ struct BenchCommandOptions {
   std::string git;
   unsigned threads = 0;
   bool no_measure = false;
+  /// Seconds for the whole suite (0: none); workloads that would not fit are
+  /// skipped and listed as such.
+  double budget_s = 0;
 };
 
 /// fast_tune over every workload of a suite (bench/TuneSuite.h): prints the
 /// Markdown table and writes OUT/DATE-SUITE.{json,md,svg} ("-compile-only"
-/// appended when nothing was measured). Exit 1 when a workload failed.
+/// appended when nothing was measured), rewritten after every workload so a
+/// killed run leaves what it measured. Exit 1 when a workload failed (not
+/// when one was skipped for the budget).
 int bench_command(const BenchCommandOptions &opts, std::ostream &out, std::ostream &err);
 
 /// Parses "n=64" into (name, value); throws UserError on bad syntax.

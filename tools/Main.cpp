@@ -72,6 +72,7 @@ int main(int argc, char **argv) {
   arch_cmd->add_option("--device", arch.device, "With --detect: the device ordinal")->capture_default_str();
   arch_cmd->add_flag("--list", arch.list, "List the known GPUs");
   arch_cmd->add_flag("--json", arch.json, "Print JSON instead of text");
+  arch_cmd->add_flag("--diff", arch.diff, "With --detect: only the fields that differ from the matched preset");
 
   TuneCommandOptions tune;
   CLI::App *tune_cmd = app.add_subcommand(
@@ -103,6 +104,8 @@ int main(int argc, char **argv) {
   bench_cmd->add_option("--git", bench.git, "Git hash recorded in the results");
   bench_cmd->add_option("--threads", bench.threads, "Compile workers (default: all cores)");
   bench_cmd->add_flag("--no-measure", bench.no_measure, "Stop at the cubin even with a device");
+  bench_cmd->add_option("--budget", bench.budget_s, "Seconds for the whole suite; workloads that would not fit are skipped")
+      ->check(CLI::NonNegativeNumber);
 
   try {
     app.parse(argc, argv);

@@ -1,5 +1,6 @@
 //===- lib/arch/Arch.cpp - Helpers, loading and lookup of presets ----------===//
 #include "tessera/arch/Arch.h"
+#include "tessera/support/DataPaths.h"
 
 #include <algorithm>
 #include <charconv>
@@ -113,7 +114,7 @@ std::vector<std::string> Arch::search_path() {
     for (std::string dir; std::getline(list, dir, ':');)
       if (!dir.empty()) dirs.push_back(dir);
   }
-  dirs.push_back(TESSERA_ARCH_DIR);
+  dirs.push_back((support::data_root() / "arch").string());
   return dirs;
 }
 

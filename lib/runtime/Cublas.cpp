@@ -11,6 +11,7 @@
 #include <dlfcn.h>
 
 #include <climits>
+#include <cstdlib>
 #include <initializer_list>
 #include <vector>
 
@@ -29,14 +30,21 @@ struct Loaded {
 };
 
 /// The names tried, in order: the sonames a driver-matched installation
-/// registers with the loader, then (when tessera was built with the toolkit)
-/// the same files in that toolkit's library directory.
+/// registers with the loader (or that LD_LIBRARY_PATH reaches), then the same
+/// files in $CUDA_HOME/lib64, in the toolkit tessera was built with and in
+/// /usr/local/cuda/lib64 (a relocated binary runs where the toolkit may sit
+/// elsewhere than where it was built).
 std::vector<std::string> candidate_names() {
   const std::vector<std::string> sonames = {"libcublas.so.13", "libcublas.so.12", "libcublas.so"};
-  std::vector<std::string> out = sonames;
+  std::vector<std::string> dirs;
+  if (const char *home = std::getenv("CUDA_HOME"); home && *home) dirs.push_back(std::string(home) + "/lib64");
 #ifdef TESSERA_CUDA_LIBRARY_DIR
-  for (const std::string &s : sonames) out.push_back(std::string(TESSERA_CUDA_LIBRARY_DIR) + "/" + s);
+  dirs.push_back(TESSERA_CUDA_LIBRARY_DIR);
 #endif
+  dirs.push_back("/usr/local/cuda/lib64");
+  std::vector<std::string> out = sonames;
+  for (const std::string &d : dirs)
+    for (const std::string &s : sonames) out.push_back(d + "/" + s);
   return out;
 }
 

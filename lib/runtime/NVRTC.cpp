@@ -89,19 +89,45 @@ std::string dump_failure(const std::string &source, const std::string &log,
 
 #ifdef TESSERA_HAVE_NVRTC
 
-/// The -I for cuda_fp16.h & co.; NVRTC 13 ships no built-in copy (TOOLCHAIN.md
-/// 2). CMake passes CUDAToolkit_INCLUDE_DIRS, a ';'-separated list.
-std::vector<std::string> include_options() {
+/// Splits a list of directories at `sep`, dropping empty entries.
+std::vector<std::string> split_dirs(const std::string &dirs, char sep) {
   std::vector<std::string> out;
-  std::string dirs = TESSERA_CUDA_INCLUDE_DIR;
   size_t start = 0;
   while (start <= dirs.size()) {
-    size_t end = dirs.find(';', start);
+    size_t end = dirs.find(sep, start);
     if (end == std::string::npos) end = dirs.size();
-    if (end > start) out.push_back("-I" + dirs.substr(start, end - start));
+    if (end > start) out.push_back(dirs.substr(start, end - start));
     start = end + 1;
   }
   return out;
+}
+
+/// The -I for cuda_fp16.h & co.; NVRTC 13 ships no built-in copy (TOOLCHAIN.md
+/// 2). The first of these that holds cuda_fp16.h: $TESSERA_CUDA_INCLUDE
+/// (':'-separated), the toolkit tessera was built with (CUDAToolkit_INCLUDE_DIRS,
+/// ';'-separated), $CUDA_HOME/include, $CUDA_PATH/include, /usr/local/cuda's.
+/// A relocated binary thus finds the headers of the machine it runs on. With
+/// none found, the build tree's directories are passed anyway and NVRTC's
+/// "cannot open source file" names the missing header.
+std::vector<std::string> include_options() {
+  static const std::vector<std::string> options = [] {
+    std::vector<std::string> candidates;
+    if (const char *env = std::getenv("TESSERA_CUDA_INCLUDE"))
+      for (const std::string &d : split_dirs(env, ':')) candidates.push_back(d);
+    std::vector<std::string> built = split_dirs(TESSERA_CUDA_INCLUDE_DIR, ';');
+    candidates.insert(candidates.end(), built.begin(), built.end());
+    for (const char *var : {"CUDA_HOME", "CUDA_PATH"})
+      if (const char *env = std::getenv(var); env && *env) candidates.push_back(std::string(env) + "/include");
+    candidates.push_back("/usr/local/cuda/include");
+    candidates.push_back("/usr/local/cuda/targets/x86_64-linux/include");
+    std::error_code ec;
+    for (const std::string &d : candidates)
+      if (fs::exists(fs::path(d) / "cuda_fp16.h", ec)) return std::vector<std::string>{"-I" + d};
+    std::vector<std::string> out;
+    for (const std::string &d : built) out.push_back("-I" + d);
+    return out;
+  }();
+  return options;
 }
 
 /// Checks "sm_XX[a|f]" against NVRTC's list before compiling, so a typo or an

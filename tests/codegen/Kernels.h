@@ -16,11 +16,12 @@
 
 #include "tessera/ir/Func.h"
 #include "tessera/script/Parser.h"
+#include "tessera/support/DataPaths.h"
 
 namespace tessera::test {
 
 inline const std::filesystem::path &codegen_test_dir() {
-  static const std::filesystem::path dir = std::filesystem::path(TESSERA_TEST_DATA_DIR) / "codegen";
+  static const std::filesystem::path dir = tessera::support::data_root() / "tests" / "codegen";
   return dir;
 }
 

@@ -8,19 +8,20 @@
 #include <stdexcept>
 
 #include "tessera/script/Parser.h"
+#include "tessera/support/DataPaths.h"
 
 namespace tessera::test {
 
 using nlohmann::json;
 
 const std::string &workload_dir() {
-  static const std::string dir = std::string(TESSERA_SOURCE_DIR) + "/workloads";
+  static const std::string dir = (support::data_root() / "workloads").string();
   return dir;
 }
 
 std::string Entry::path() const {
   const std::string shared = "shared:";
-  if (file.starts_with(shared)) return std::string(TESSERA_SHARED_DIR) + "/" + file.substr(shared.size());
+  if (file.starts_with(shared)) return (support::shared_root() / file.substr(shared.size())).string();
   return workload_dir() + "/" + file;
 }
 

@@ -1,0 +1,39 @@
+//===- tessera/support/DataPaths.h - Where tessera finds its data files -----===//
+//
+// The programs read data that is not compiled in: GPU descriptions (arch/),
+// the workload corpus (workloads/), benchmark suites (bench/suites/), test
+// kernels and goldens (tests/), and the long-tail examples of the shared folder.
+// In a source checkout they sit in the tree the program was built from; in a
+// relocated bundle (`./dev.sh bundle`, DEVELOPING.md) they travel beside the
+// binaries. One rule decides, the same for every program:
+//
+//   1. $TESSERA_HOME, when set: the data root (it must hold arch/);
+//   2. else <directory of the running program>/../data, when it holds arch/
+//      (a bundle: bin/<program> and data/ side by side);
+//   3. else the source tree the program was built from.
+//
+// The shared folder (the source tree's ../shared) is <data root>/shared in
+// cases 1 and 2.
+//
+//   std::ifstream in(support::data_root() / "bench" / "suites" / "smoke.json");
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+namespace tessera::support {
+
+/// The directory that holds arch/, workloads/, bench/suites/ and tests/.
+/// Computed once per process; throws UserError when $TESSERA_HOME is set but
+/// has no arch/ folder (a typo must not silently fall back to the source tree).
+const std::filesystem::path &data_root();
+
+/// The shared folder: examples/longtail/ and the reference documents.
+const std::filesystem::path &shared_root();
+
+/// Where data_root() came from: "TESSERA_HOME", "bundle" or "source tree".
+std::string data_root_origin();
+
+}  // namespace tessera::support

@@ -1,0 +1,52 @@
+//===- lib/support/DataPaths.cpp - Where tessera finds its data files ------===//
+#include "tessera/support/DataPaths.h"
+
+#include <cstdlib>
+#include <system_error>
+
+#include "tessera/support/Error.h"
+
+namespace tessera::support {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Roots {
+  fs::path data, shared;
+  std::string origin;
+};
+
+bool has_arch(const fs::path &dir) {
+  std::error_code ec;
+  return fs::is_directory(dir / "arch", ec);
+}
+
+Roots find_roots() {
+  if (const char *home = std::getenv("TESSERA_HOME"); home && *home) {
+    fs::path root(home);
+    if (!has_arch(root))
+      throw UserError("TESSERA_HOME='" + root.string() + "' has no arch/ folder (unset it to use the source tree)");
+    return {root, root / "shared", "TESSERA_HOME"};
+  }
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    fs::path data = exe.parent_path().parent_path() / "data";
+    if (has_arch(data)) return {data, data / "shared", "bundle"};
+  }
+  return {fs::path(TESSERA_SOURCE_DIR), fs::path(TESSERA_SHARED_DIR), "source tree"};
+}
+
+const Roots &roots() {
+  static const Roots r = find_roots();
+  return r;
+}
+
+}  // namespace
+
+const fs::path &data_root() { return roots().data; }
+const fs::path &shared_root() { return roots().shared; }
+std::string data_root_origin() { return roots().origin; }
+
+}  // namespace tessera::support

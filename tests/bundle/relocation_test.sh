@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The device bundle works away from the source tree (issue 11):
+#   relocation_test.sh BUILD_DIR
+# assembles a bundle from BUILD_DIR's programs with tools/bundle/make-bundle.sh, then checks
+#   1. every NEEDED library of every binary is one a bare CUDA machine has, or travels in lib/;
+#   2. the bundle is at most 48 MiB;
+#   3. a copy in an empty folder, run from another empty folder with a bare environment,
+#      runs run-gpu.sh end to end without a GPU in under 3 minutes: exit status 0, every step
+#      ok or skipped with a reason, the data read from the copy (not the source tree), the
+#      summary printed last and the archive written.
+set -euo pipefail
+build=$(cd "$1" && pwd)
+src=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+"$src/tools/bundle/make-bundle.sh" "$build" "$tmp/made"
+
+allowed='^(libc\.so\.6|libm\.so\.6|libdl\.so\.2|libpthread\.so\.0|librt\.so\.1|ld-linux-x86-64\.so\.2|libstdc\+\+\.so\.6|libgcc_s\.so\.1|libnvrtc\.so\.13)$'
+n=0
+for f in "$tmp"/made/bin/* "$tmp"/made/lib/*; do
+  [[ -f $f ]] || continue
+  n=$((n + 1))
+  for so in $(readelf -d "$f" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
+    [[ $so =~ $allowed || -f $tmp/made/lib/$so ]] || fail "$(basename "$f") needs $so, which neither the GPU machine nor lib/ provides"
+    [[ $so == libcuda.so* || $so == libcublas* ]] && fail "$(basename "$f") links $so (it must be dlopen'ed)"
+  done
+done
+((n >= 10)) || fail "only $n files in the bundle (tessera, two benchmarks, the gpu tests expected)"
+for p in tessera tessera_bench_workloads tessera_bench_kernels; do
+  [[ -x $tmp/made/bin/$p ]] || fail "bin/$p missing"
+done
+size_kib=$(du -sk "$tmp/made" | cut -f1)
+((size_kib <= 48 * 1024)) || fail "bundle is $((size_kib / 1024)) MiB, over 48 MiB"
+echo "bundle: $n files, $((size_kib / 1024)) MiB"
+
+# Relocate: a fresh folder, nothing else beside it; run from an empty folder.
+mkdir -p "$tmp/far/away" "$tmp/cwd"
+cp -a "$tmp/made" "$tmp/far/away/bundle"
+rm -rf "$tmp/made"
+cd "$tmp/cwd"
+t0=$SECONDS
+set +e
+env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$tmp/cwd" CUDA_VISIBLE_DEVICES="${CUDA_VISIBLE_DEVICES-}" \
+  timeout 200 "$tmp/far/away/bundle/run-gpu.sh" "$tmp/result" --budget 170 --archive "$tmp/result.tar.gz" \
+  >"$tmp/run.log" 2>&1
+rc=$?
+set -e
+secs=$((SECONDS - t0))
+cat "$tmp/run.log"
+((rc == 0)) || fail "run-gpu.sh exited $rc"
+((secs < 180)) || fail "run-gpu.sh took $secs s (3 minutes at most)"
+[[ -f $tmp/result.tar.gz ]] || fail "no archive"
+tar tzf "$tmp/result.tar.gz" | grep -q 'result/summary.md' || fail "the archive lacks summary.md"
+tail -n 3 "$tmp/run.log" | grep -q 'step(s) failed or timed out' || fail "the summary is not printed last"
+grep -q "^data: $tmp/far/away/bundle/data (bundle)" "$tmp/result/logs/devices.log" ||
+  fail "the programs did not read the bundle's data: $(grep '^data:' "$tmp/result/logs/devices.log")"
+# Every step is ok or skipped, and a skip says why.
+rows=$(grep -c '^| [a-z]' "$tmp/result/summary.md")
+((rows >= 20)) || fail "only $rows steps in the summary"
+bad=$(grep '^| [a-z]' "$tmp/result/summary.md" | grep -v '^| step' | awk -F'|' '$3 !~ /^ (ok|skip) $/' || true)
+[[ -z $bad ]] || fail "steps not ok or skipped: $bad"
+nowhy=$(grep '^| [a-z]' "$tmp/result/summary.md" | awk -F'|' '$3 ~ /skip/ && $5 ~ /^ *$/' || true)
+[[ -z $nowhy ]] || fail "skipped without a reason: $nowhy"
+echo "relocated run: $secs s, $rows steps, exit 0"

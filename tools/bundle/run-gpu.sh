@@ -1,0 +1,271 @@
+#!/usr/bin/env bash
+# run-gpu.sh OUTDIR [--budget SECONDS] [--archive FILE.tar.gz]
+#
+# Everything tessera can measure on a GPU machine, in one call, from a device
+# bundle (./dev.sh bundle) copied to any path: no source tree, nothing to
+# install. Each step is time-boxed and logs in full to OUTDIR/logs/; a summary
+# table is printed last (and kept as OUTDIR/summary.md):
+#   a. tessera devices; tessera arch --detect (and every field that differs
+#      from its preset); the device-to-device copy bandwidth;
+#   b. every gpu-labelled test binary (gtest XML in OUTDIR/tests/);
+#   c. tessera_bench_workloads (every workload at full size, default config,
+#      against cuBLAS and the copy bandwidth) and tessera_bench_kernels;
+#   d. tessera bench --suite seed004 and --suite llm_decode (JSON, Markdown,
+#      SVG) in whatever time the budget leaves after keeping 130 s for e
+#      (skipped workloads are listed as such);
+#   e. compute-sanitizer: memcheck on one small tune per rule, racecheck on a
+#      cross-thread reduction and on the fallback.
+# --budget (default 480 s) bounds the whole run; --archive packs OUTDIR into
+# one tarball (the form a device call brings back). Without a GPU every step
+# says why it measured nothing and the exit status is 0; with one, it is 1
+# when a step failed or ran out of time.
+#
+# Found on the machine, never carried: libnvrtc.so.13 and the CUDA headers
+# (cuda_fp16.h) NVRTC needs, and libcublas; looked for in $CUDA_HOME,
+# /usr/local/cuda, the loader's cache and the nvidia-* Python wheels.
+set -uo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+out="" budget=480 archive=""
+while (($#)); do
+  case $1 in
+    --budget) budget=${2:?--budget needs seconds}; shift 2 ;;
+    --archive) archive=${2:?--archive needs a file}; shift 2 ;;
+    -h | --help) sed -n '2,26p' "$0"; exit 0 ;;
+    -*) echo "run-gpu.sh: unknown option $1" >&2; exit 2 ;;
+    *) out=$1; shift ;;
+  esac
+done
+[[ -n $out ]] || { echo "usage: run-gpu.sh OUTDIR [--budget SECONDS] [--archive FILE]" >&2; exit 2; }
+[[ $budget =~ ^[0-9]+$ ]] || { echo "run-gpu.sh: --budget must be whole seconds, got '$budget'" >&2; exit 2; }
+mkdir -p "$out/logs" "$out/tests" "$out/bench" || exit 2
+out=$(cd "$out" && pwd)
+start=$SECONDS
+bin=$here/bin
+git_hash=$(sed -n 's/^git //p' "$here/BUNDLE.txt" 2>/dev/null)
+git_hash=${git_hash:-unknown}
+
+export TESSERA_HOME=$here/data
+export TESSERA_DB=$out/tuning.jsonl
+export TESSERA_DUMP_DIR=$out/dumps
+
+# --- bookkeeping ------------------------------------------------------------
+declare -a S_NAME S_STATUS S_SECS S_NOTE
+failures=0
+left() { echo $((budget - (SECONDS - start))); }
+record() {  # NAME STATUS SECONDS NOTE
+  S_NAME+=("$1") S_STATUS+=("$2") S_SECS+=("$3") S_NOTE+=("$4")
+  [[ $2 == FAIL* || $2 == timeout ]] && failures=$((failures + 1))
+  printf '[%4ds] %-34s %-9s %s\n' $((SECONDS - start)) "$1" "$2" "$4"
+}
+skip() { record "$1" skip 0 "$2"; }
+# step NAME CAP_SECONDS RESERVE_SECONDS CMD...: runs CMD with a timeout of
+# min(CAP, time left - RESERVE), output to logs/NAME.log; sets $rc and $log.
+step() {
+  local name=$1 cap=$2 reserve=$3
+  shift 3
+  log=$out/logs/${name//[^A-Za-z0-9_.-]/_}.log
+  local t=$(($(left) - reserve))
+  ((t > cap)) && t=$cap
+  if ((t < 5)); then
+    rc=-1
+    echo "not run: budget spent" >"$log"
+    record "$name" skip 0 "budget spent ($(left) s left)"
+    return
+  fi
+  local t0=$SECONDS
+  { echo "\$ $*"; echo "# timeout ${t}s"; } >"$log"
+  timeout -k 5 "$t" "$@" >>"$log" 2>&1
+  rc=$?
+  step_secs=$((SECONDS - t0))
+  step_status=ok
+  if ((rc == 124 || rc == 137)); then step_status=timeout
+  elif ((rc != 0)); then step_status="FAIL($rc)"
+  fi
+}
+finish() {  # NAME NOTE: records the last step()
+  record "$1" "$step_status" "$step_secs" "$2"
+}
+first_line() { grep -m1 -E "$1" "$log" | cut -c1-150; }
+output_line() { sed -n "$((2 + $1))p" "$log" | cut -c1-150; }  # line N of the step's output
+
+# --- the machine: toolkit pieces tessera needs from it -----------------------
+# find_file NAME DIR...: the first DIR holding NAME; else a bounded search of
+# the usual prefixes (the nvidia-* wheels install under site-packages/nvidia/).
+find_file() {
+  local name=$1 d
+  shift
+  for d in "$@"; do [[ -n $d && -e $d/$name ]] && { echo "$d"; return 0; }; done
+  local hit
+  hit=$(timeout 20 find /usr/local /usr/lib /opt /usr/local/lib -maxdepth 9 -name "$name" -print -quit 2>/dev/null)
+  [[ -n $hit ]] && { dirname "$hit"; return 0; }
+  return 1
+}
+cuda_roots=("${CUDA_HOME:-}" "${CUDA_PATH:-}" /usr/local/cuda /usr/local/cuda-13.0)
+lib_dirs=() inc_dirs=()
+for r in "${cuda_roots[@]}"; do
+  [[ -n $r ]] || continue
+  lib_dirs+=("$r/lib64" "$r/targets/x86_64-linux/lib")
+  inc_dirs+=("$r/include" "$r/targets/x86_64-linux/include")
+done
+{
+  echo "date $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "host $(uname -srm)"
+  cat "$here/BUNDLE.txt" 2>/dev/null
+} >"$out/environment.txt"
+
+missing=()
+if ldconfig -p 2>/dev/null | grep -q 'libnvrtc\.so\.13 '; then
+  nvrtc_dir="(loader cache)"
+elif nvrtc_dir=$(find_file libnvrtc.so.13 "${lib_dirs[@]}"); then
+  export LD_LIBRARY_PATH=$nvrtc_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+else
+  nvrtc_dir="" missing+=("libnvrtc.so.13 (looked in ${lib_dirs[*]}, the loader cache, /usr/local /usr/lib /opt)")
+fi
+if inc=$(find_file cuda_fp16.h "${inc_dirs[@]}"); then
+  export TESSERA_CUDA_INCLUDE=$inc
+else
+  inc="" missing+=("cuda_fp16.h, the CUDA headers NVRTC includes (looked in ${inc_dirs[*]}, /usr/local /usr/lib /opt)")
+fi
+if ldconfig -p 2>/dev/null | grep -q 'libcublas\.so\.13 '; then
+  blas_dir="(loader cache)"
+elif blas_dir=$(find_file libcublas.so.13 "${lib_dirs[@]}"); then
+  export LD_LIBRARY_PATH=$blas_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+else
+  blas_dir="not found: the cuBLAS columns stay empty"
+fi
+sanitizer=$(command -v compute-sanitizer || true)
+for r in "${cuda_roots[@]}"; do
+  [[ -z $sanitizer && -n $r && -x $r/bin/compute-sanitizer ]] && sanitizer=$r/bin/compute-sanitizer
+done
+{
+  echo "libnvrtc.so.13: ${nvrtc_dir:-MISSING}"
+  echo "cuda headers: ${inc:-MISSING}"
+  echo "libcublas.so.13: $blas_dir"
+  echo "compute-sanitizer: ${sanitizer:-not found}"
+  echo "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"
+  command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv 2>&1
+  command -v nvcc >/dev/null && nvcc --version 2>&1 | tail -2
+} >>"$out/environment.txt"
+sed -n '/^libnvrtc/,$p' "$out/environment.txt"
+
+# The programs must start: a library the loader cannot find stops everything.
+unresolved=$(ldd "$bin"/* 2>/dev/null | grep 'not found' | sort -u | tr -s ' \t' ' ')
+if [[ -n $unresolved ]]; then
+  missing+=("shared libraries:$unresolved")
+fi
+if ((${#missing[@]})); then
+  for m in "${missing[@]}"; do record preflight "FAIL" 0 "missing $m"; done
+fi
+
+# --- a. the device ------------------------------------------------------------
+gpu=0
+step devices 30 0 "$bin/tessera" devices
+if ((rc == 0)) && grep -q '^CUDA driver' "$log"; then
+  gpu=1
+  finish devices "$(grep -m1 -E '^ *(\[0\]|0:|device 0)' "$log" || sed -n 2p "$log" | cut -c1-150)"
+else
+  finish devices "$(output_line 1)"
+fi
+why_none=$(output_line 1 | sed 's/^no CUDA device: //; s/ (.*//')
+why_none="no device: ${why_none:-tessera devices failed}"
+
+if ((gpu)); then
+  step arch-detect 30 0 "$bin/tessera" arch --detect
+  finish arch-detect "$(first_line '^ *device ')"
+  step arch-diff 30 0 "$bin/tessera" arch --detect --diff
+  finish arch-diff "$(tail -1 "$log" | cut -c1-150)"
+  step copy-bandwidth 60 0 "$bin/tessera_bench_kernels" --copy-only --json "$out/bench/copy.json" --git "$git_hash"
+  finish copy-bandwidth "$(first_line 'copy bandwidth' | sed 's/(cuMemcpyDtoD, //')"
+else
+  skip arch-detect "$why_none"
+  skip copy-bandwidth "$why_none"
+fi
+
+# --- b. the gpu tests -----------------------------------------------------------
+gtest_note() {
+  local passed failed skipped
+  passed=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -1)
+  failed=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -1)
+  skipped=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$log" | tail -1)
+  local note="${passed:-0} passed, ${failed:-0} failed, ${skipped:-0} skipped"
+  ((${skipped:-0} > 0 && gpu == 0)) && note+=" ($why_none)"
+  local first
+  first=$(grep -m1 -E '^\[  FAILED  \] [A-Za-z]' "$log" | cut -c14-120)
+  [[ -n $first ]] && note+="; first: $first"
+  echo "$note"
+}
+for t in "$bin"/*_test; do
+  [[ -x $t ]] || continue
+  name=$(basename "$t")
+  step "test:$name" 180 150 "$t" --gtest_color=no "--gtest_output=xml:$out/tests/$name.xml"
+  finish "test:$name" "$(gtest_note)"
+done
+
+# --- c. the benchmark programs ----------------------------------------------------
+step bench-workloads 150 100 "$bin/tessera_bench_workloads" --json "$out/bench/workloads.json" --git "$git_hash"
+finish bench-workloads "$( ((gpu)) && first_line 'geomean|fraction|workloads' || output_line 1)"
+step bench-kernels 90 90 "$bin/tessera_bench_kernels" --json "$out/bench/kernels.json" --git "$git_hash"
+finish bench-kernels "$( ((gpu)) && echo "$(grep -c '^| [a-z]' "$log") kernel rows" || output_line 1 | tr '\n' ' ')"
+
+# --- d. the tune suites, in what is left ------------------------------------------------
+if ((gpu)); then
+  for suite in seed004 llm_decode; do
+    # seed004 gets 60% of what is left, llm_decode the rest; the sanitizer
+    # runs (e) keep 120 s and the summary 10 s.
+    share=$(($(left) - 130))
+    [[ $suite == seed004 ]] && share=$((share * 6 / 10))
+    if ((share < 20)); then
+      skip "bench:$suite" "budget spent ($(left) s left)"
+      continue
+    fi
+    step "bench:$suite" $((share + 30)) 0 "$bin/tessera" bench --suite "$suite" --out "$out/bench" \
+      --git "$git_hash" --budget "$share"
+    finish "bench:$suite" "$(first_line '^- median tune time' | cut -c3-150) $(first_line 'skipped for the --budget' | sed 's/^note: //')"
+  done
+else
+  skip bench:seed004 "$why_none (the compile path alone: tessera bench --no-measure)"
+  skip bench:llm_decode "$why_none"
+fi
+
+# --- e. compute-sanitizer -----------------------------------------------------------
+W=$TESSERA_HOME/workloads
+sanitize() {  # TOOL NAME ARGS...: one tessera command under compute-sanitizer
+  local tool=$1 name=$2
+  shift 2
+  if ((!gpu)); then skip "$tool:$name" "$why_none"; return; fi
+  if [[ -z $sanitizer ]]; then skip "$tool:$name" "compute-sanitizer not found"; return; fi
+  step "$tool:$name" 45 10 "$sanitizer" --tool "$tool" --error-exitcode 3 --print-limit 20 "$bin/tessera" "$@"
+  finish "$tool:$name" "$(grep -m1 -E 'ERROR SUMMARY|RACECHECK SUMMARY|error' "$log" | cut -c1-150)"
+}
+tune_small() { echo tune "$@" --topk 1 --db none --arch auto; }
+sanitize memcheck elementwise $(tune_small "$W/add_f16.py" --dim rows=37 --dim cols=130)
+sanitize memcheck transpose $(tune_small "$W/transpose_f32.py" --dim rows=45 --dim cols=67)
+sanitize memcheck reduction $(tune_small "$W/reduce_sum_f32.py" --dim rows=37 --dim cols=130)
+sanitize memcheck general_reduction $(tune_small "$W/softmax_f16.py" --dim rows=37 --dim cols=130)
+sanitize memcheck matmul $(tune_small "$W/matmul_nn_f16.py" --dim m=67 --dim n=45 --dim k=40)
+sanitize memcheck conv2d $(tune_small "$W/conv2d_nhwc_f16.py" --dim n=2 --dim h=9 --dim w=11 --dim ci=6 --dim co=10)
+sanitize memcheck gemv $(tune_small "$W/gemv_int4.py" --dim m=37 --dim k=300)
+sanitize memcheck fallback $(tune_small "$TESSERA_HOME/shared/examples/longtail/prefix_sum.py")
+sanitize racecheck cross_thread_reduction run "$TESSERA_HOME/tests/codegen/kernels/row_reduce_cross_thread.py" --device cuda
+sanitize racecheck fallback $(tune_small "$TESSERA_HOME/shared/examples/longtail/if_nest.py" --rule fallback)
+
+# --- summary --------------------------------------------------------------------------
+{
+  echo "# run-gpu.sh: $(grep -m1 '^date' "$out/environment.txt" | cut -d' ' -f2), git $git_hash, $((SECONDS - start)) s of $budget s"
+  echo
+  echo "| step | status | s | note |"
+  echo "|---|---|---:|---|"
+  for i in "${!S_NAME[@]}"; do
+    printf '| %s | %s | %s | %s |\n' "${S_NAME[$i]}" "${S_STATUS[$i]}" "${S_SECS[$i]}" "${S_NOTE[$i]//|//}"
+  done
+  echo
+  echo "$failures step(s) failed or timed out; logs in $out/logs"
+} >"$out/summary.md"
+if [[ -n $archive ]]; then
+  mkdir -p "$(dirname "$archive")"
+  tar czf "$archive" -C "$(dirname "$out")" "$(basename "$out")" && echo "archive: $archive ($(du -k "$archive" | cut -f1) KiB)"
+fi
+echo
+cat "$out/summary.md"
+((failures == 0))
