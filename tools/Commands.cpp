@@ -253,12 +253,16 @@ int compile_command(const CompileCommandOptions &opts, std::ostream &out, std::o
           out << fmt::format(", {} registers, {} bytes shared (static {}, dynamic {}), {} bytes spilled",
                              res->registers, res->shared_bytes + dyn, res->shared_bytes, dyn,
                              res->spill_stores + res->spill_loads);
+        } else {
+          out << " (the NVRTC log has no ptxas resource lines for it" << (r.log.empty() ? ": the log is empty" : "")
+              << ")";
         }
         out << "\n";
         if (opts.output_dir.empty()) continue;
         std::filesystem::create_directories(opts.output_dir);
         std::filesystem::path dir(opts.output_dir);
         std::ofstream(dir / (k.name + ".cu")) << k.source;
+        std::ofstream(dir / (k.name + "." + fn.arch() + ".log")) << r.log;
         std::ofstream bin(dir / (k.name + "." + fn.arch() + ".cubin"), std::ios::binary);
         bin.write(reinterpret_cast<const char *>(r.cubin.data()), static_cast<std::streamsize>(r.cubin.size()));
         if (!bin) throw UserError("cannot write to '" + opts.output_dir + "'");

@@ -52,9 +52,10 @@ cat "$tmp/run.log"
 ((rc == 0)) || fail "run-gpu.sh exited $rc"
 ((secs < 180)) || fail "run-gpu.sh took $secs s (3 minutes at most)"
 [[ -f $tmp/result.tar.gz ]] || fail "no archive"
-tar tzf "$tmp/result.tar.gz" | grep -q 'result/summary.md' || fail "the archive lacks summary.md"
+tar tzf "$tmp/result.tar.gz" >"$tmp/archive.txt"
+grep -q 'result/summary.md' "$tmp/archive.txt" || fail "the archive lacks summary.md"
 tail -n 3 "$tmp/run.log" | grep -q 'step(s) failed or timed out' || fail "the summary is not printed last"
-grep -q "^data: $tmp/far/away/bundle/data (bundle)" "$tmp/result/logs/devices.log" ||
+grep -q "^data: $tmp/far/away/bundle/data (" "$tmp/result/logs/devices.log" ||
   fail "the programs did not read the bundle's data: $(grep '^data:' "$tmp/result/logs/devices.log")"
 # Every step is ok or skipped, and a skip says why.
 rows=$(grep -c '^| [a-z]' "$tmp/result/summary.md")
@@ -63,4 +64,11 @@ bad=$(grep '^| [a-z]' "$tmp/result/summary.md" | grep -v '^| step' | awk -F'|' '
 [[ -z $bad ]] || fail "steps not ok or skipped: $bad"
 nowhy=$(grep '^| [a-z]' "$tmp/result/summary.md" | awk -F'|' '$3 ~ /skip/ && $5 ~ /^ *$/' || true)
 [[ -z $nowhy ]] || fail "skipped without a reason: $nowhy"
+# Without run-gpu.sh (no TESSERA_HOME), a program finds data/ beside its bin/.
+env -i PATH=/usr/bin:/bin "$tmp/far/away/bundle/bin/tessera" devices >"$tmp/devices.txt" 2>&1 ||
+  fail "tessera devices failed: $(cat "$tmp/devices.txt")"
+grep -q "^data: $tmp/far/away/bundle/data (bundle)" "$tmp/devices.txt" ||
+  fail "tessera did not find the data beside it: $(grep '^data:' "$tmp/devices.txt")"
+env -i PATH=/usr/bin:/bin "$tmp/far/away/bundle/bin/tessera" arch h100 | grep -q 'fingerprint h100_sxm/sm_90/132sm' ||
+  fail "tessera arch h100 did not read the bundle's presets"
 echo "relocated run: $secs s, $rows steps, exit 0"

@@ -80,7 +80,7 @@ size_kib=$(du -sk "$bundle" | cut -f1)
 {
   echo "git $git_hash"
   echo "built $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -m) $(. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME")"
-  echo "nvrtc_build $(ls "$(dirname "$(readlink -f "$(ldd "$bundle/bin/tessera" | awk '$1=="libnvrtc.so.13"{print $3}')")")" 2>/dev/null | sed -n 's/^libnvrtc\.so\.\([0-9.]*\)$/\1/p' | sort -V | tail -1)"
+  echo "nvrtc_build $("$bundle/bin/tessera" devices 2>/dev/null | sed -n 's/^NVRTC \([0-9.]*\):.*/\1/p')"
   echo "size_kib $size_kib"
   for f in "$bundle"/bin/* "$bundle"/lib/*; do
     [[ -f $f ]] && echo "file $(basename "$f") $(du -k "$f" | cut -f1) KiB NEEDED $(needed "$f" | tr '\n' ' ')"
