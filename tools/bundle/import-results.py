@@ -64,6 +64,17 @@ def environment(run):
     return env
 
 
+def spaced(lines):
+    """`lines` with a blank line wherever a table starts or ends, so Markdown
+    renders each table as one (a table must not touch a paragraph)."""
+    out = []
+    for line in lines:
+        if out and out[-1] != "" and line.startswith("|") != out[-1].startswith("|"):
+            out.append("")
+        out.append(line)
+    return out
+
+
 def slug(text):
     s = re.sub(r"[^a-z0-9]+", "-", text.lower().replace("nvidia", "")).strip("-")
     return s or "no-device"
@@ -129,7 +140,7 @@ def main():
     for md in sorted(os.listdir(bench)) if os.path.isdir(bench) else []:
         if md.endswith(".md"):
             section += ["", f"#### tessera bench: {md[:-3]}", ""] + markdown_tables(os.path.join(bench, md))
-    section += ["", END]
+    section = spaced(section) + ["", END]
 
     text = open(readme, encoding="utf-8").read() if os.path.isfile(readme) else ""
     if BEGIN in text and END in text:
