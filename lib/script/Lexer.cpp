@@ -53,6 +53,10 @@ class Lexer {
       if (c == '\n' || c == '\r') {
         Pos p = pos();
         newline();
+        // Inside brackets a line break is whitespace (implicit joining): the
+        // next line continues the logical line, whatever its indentation, and
+        // so does the text after the closing bracket.
+        if (!brackets_.empty()) at_line_start_ = false;
         if (brackets_.empty() && line_open_) {
           emit(TokKind::Newline, p, "");
           line_open_ = false;

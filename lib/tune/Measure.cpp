@@ -135,6 +135,14 @@ MeasureStats measure_candidates(const ir::PrimFunc &func, const Arch &arch, cons
     std::vector<runtime::NDArray> got = inputs;
     try {
       fns[i]->run(got);
+      // ptxas's report can be missing (seen under compute-sanitizer on an
+      // H100: every candidate at 0 registers); the loaded kernel's own
+      // attributes are the driver's word.
+      if (r.registers == 0) {
+        runtime::KernelAttributes a = fns[i]->attributes();
+        r.registers = a.registers;
+        if (r.shared_bytes == 0) r.shared_bytes = a.static_shared_bytes;
+      }
       r.max_error = 0;
       for (size_t o : outputs) r.max_error = std::max(r.max_error, runtime::max_scaled_error(got[o], want[o]));
       double rtol = 0;

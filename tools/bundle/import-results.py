@@ -6,7 +6,8 @@
 DIR is the folder the device call's files came back to: it holds the archive
 that run-gpu.sh --archive wrote (tessera-gpu.tar.gz), or is an unpacked
 run-gpu.sh OUTDIR itself. The run lands in RESULTS_DIR/DATE-DEVICE/ (summary,
-environment, benchmark JSON/Markdown/SVG, gtest XML, logs) with RUN.json
+environment, benchmark JSON/Markdown/SVG, gtest XML, logs; not the generated
+kernels, which the git hash reproduces) with RUN.json
 naming the device, driver, toolkit and git hash, and the section between the
 gpu-results markers of README (bench/README.md) is rewritten from it.
 """
@@ -108,7 +109,9 @@ def main():
         while os.path.exists(dest):
             dest = os.path.join(results, f"{name}-{n}")
             n += 1
-        shutil.copytree(run, dest)
+        # Generated kernels (CUDA C, cubins, scheduled TVMScript) are reproducible
+        # from the git hash; the numbers and logs are what a run alone can tell.
+        shutil.copytree(run, dest, ignore=shutil.ignore_patterns("*.cu", "*.cubin", "*.scheduled.py"))
     meta = {
         "date": env.get("date", ""),
         "device": device,
