@@ -5,12 +5,10 @@
 //   1. specialise the sizes (the variables the manifest keeps symbolic stay
 //      symbolic), rules::apply_default_schedule for the Arch, and build it
 //      with runtime::CudaFunction (lower, CUDA C, NVRTC cubin);
-//   2. run it on random inputs and check every output against a reference
-//      computed independently on the same inputs: cuBLAS when the workload
-//      is exactly one GEMM (WorkloadFacts::gemm_exact), else the interpreter
-//      when it is small (at most kInterpreterIterations block iterations),
-//      else the kernel of the fallback rule alone (one output per thread, the
-//      simplest correct schedule);
+//   2. run it on random inputs and check every output against the float64
+//      reference of the unscheduled function with its rounding-error bounds
+//      (tune/Reference.h: the interpreter when small, else the fallback
+//      rule's float64 kernel on the device; runtime/Verify.h decides);
 //   3. time it (KernelTimer: warm-up, median, L2 flushed when the buffers fit),
 //      and time cuBLAS on its GEMM equivalent (if any) the same way;
 //   4. derive the achieved bandwidth (unique input and output bytes over the
@@ -40,11 +38,6 @@
 #include "tessera/runtime/KernelTimer.h"
 
 namespace tessera::bench {
-
-/// Workloads with at most this many block iterations are checked with the
-/// interpreter (about a second at its speed on scheduled code), when cuBLAS
-/// cannot be the reference.
-inline constexpr int64_t kInterpreterIterations = int64_t(1) << 20;
 
 struct SuiteOptions {
   /// Schedule and compile only; no device is used.

@@ -86,4 +86,16 @@ Arch resolve_arch(const std::string &name, std::ostream &out) {
   return Arch::by_name("h100");
 }
 
+int report_checks(const std::vector<runtime::OutputCheck> &checks, const std::string &prefix, const std::string &what,
+                  std::ostream &out, std::ostream &err) {
+  int status = 0;
+  for (const runtime::OutputCheck &c : checks) {
+    out << prefix << c.str() << "\n";
+    if (c.ok) continue;
+    err << "error: " << what << ": " << c.str() << "\n";
+    status = 1;
+  }
+  return status;
+}
+
 }  // namespace tessera::cli

@@ -14,6 +14,7 @@
 #include "tessera/arch/Arch.h"
 #include "tessera/ir/Func.h"
 #include "tessera/runtime/Interpreter.h"
+#include "tessera/runtime/Verify.h"
 #include "tessera/script/Parser.h"
 
 namespace tessera::cli {
@@ -41,6 +42,12 @@ struct LoadedFunc {
   runtime::DimBindings dims;
 };
 LoadedFunc load_func(const std::string &file, const std::string &func, const std::vector<std::string> &dim_texts);
+
+/// Prints one `PREFIX<check>` line per output (runtime::OutputCheck::str)
+/// on `out` and, for each wrong one, "error: WHAT: <check>" on `err`; returns
+/// the exit status (1 when an output is wrong).
+int report_checks(const std::vector<runtime::OutputCheck> &checks, const std::string &prefix, const std::string &what,
+                  std::ostream &out, std::ostream &err);
 
 /// The Arch of a command's --arch: a preset name, a .json file, or "auto"
 /// (the live device; without one h100, saying so on `out` as a comment line).

@@ -55,9 +55,11 @@ struct RunOptions {
 /// Runs a function on random inputs and prints, for every buffer parameter in
 /// order, `NAME DTYPE[SHAPE] l2=... max=... mean=...`. With device "cuda" the
 /// lines describe the GPU's result; then, for every buffer the function
-/// writes, the GPU result is compared with the interpreter's on the same inputs:
-///   # check: B max_rel_error=2.4e-07 max_scaled_error=6e-08 (rtol 1e-05): ok
-/// (runtime::matches_reference decides; exit 1 on a mismatch), and with
+/// writes, the GPU result is checked against the function's float64 reference
+/// on the same inputs (runtime/Verify.h; exit 1 when an element is outside
+/// what rounding explains):
+///   # check: B: ok, worst B[3]: |0.25 - 0.25| = 1e-08 <= 1.2e-07 (8% of the bound)
+/// and with
 /// `time`:
 ///   # time: main_kernel median 0.0123 ms (min 0.0119, max 0.0161, 812 runs, L2 flushed)
 /// Without a usable CUDA driver, device "cuda" is a user error (exit 1).
@@ -77,7 +79,7 @@ struct ScheduleCommandOptions {
   std::string config;
   /// Rules: also say why every earlier rule declined.
   bool verbose = false;
-  /// Also run the original and the scheduled function on the same random inputs.
+  /// Also check the scheduled function against the original's float64 reference.
   bool verify = false;
   std::vector<std::string> dims;
   uint64_t seed = 0;
@@ -89,11 +91,12 @@ struct ScheduleCommandOptions {
 ///   # rule: elementwise
 ///   # config: {"rule":"elementwise","threads":256,...}
 /// (and with `verbose`, `# declined: <rule>: <reason>` for each earlier rule).
-/// With `verify`, both functions run through the interpreter on the same
-/// random inputs and a comment line per output buffer follows:
-///   # verify: C max_rel_error=0 (rtol 1e-05): ok
-/// Returns 1 when an output differs beyond runtime::default_rtol of its dtype
-/// ("mismatch"), when the trace fails (the ScheduleError is printed with the
+/// With `verify`, the scheduled function runs through the interpreter and is
+/// checked against the original's float64 reference on the same random
+/// inputs (runtime/Verify.h), a comment line per output buffer:
+///   # verify: C: ok, worst C[0, 3]: |1.5 - 1.5| = 2e-07 <= 4e-06 (5% of the bound)
+/// Returns 1 when an element is outside what rounding explains
+/// ("WRONG"), when the trace fails (the ScheduleError is printed with the
 /// function and the offending loops/blocks marked), when the named rule does
 /// not match (with its reason) or the config is invalid (the field named).
 int schedule_command(const ScheduleCommandOptions &opts, std::ostream &out, std::ostream &err);

@@ -214,41 +214,4 @@ bool allclose(const NDArray &a, const NDArray &b, double rtol, double atol) {
   return true;
 }
 
-namespace {
-double max_finite_abs(const NDArray &b) {
-  double m = 0;
-  for (int64_t i = 0; i < b.numel(); ++i)
-    if (double v = std::fabs(b.get(i)); std::isfinite(v)) m = std::max(m, v);
-  return m;
-}
-}  // namespace
-
-double max_scaled_error(const NDArray &a, const NDArray &b) {
-  check_same_shape(a, b, "max_scaled_error");
-  double scale = max_finite_abs(b), worst = 0;
-  for (int64_t i = 0; i < a.numel(); ++i) {
-    double x = a.get(i), y = b.get(i);
-    if ((std::isnan(x) && std::isnan(y)) || x == y) continue;
-    double err = std::fabs(x - y) / std::max(std::fabs(y) + scale, std::numeric_limits<double>::min());
-    if (std::isnan(err)) err = std::numeric_limits<double>::infinity();
-    worst = std::max(worst, err);
-  }
-  return worst;
-}
-
-bool matches_reference(const NDArray &a, const NDArray &b, double rtol) {
-  if (a.shape() != b.shape()) return false;
-  return max_scaled_error(a, b) <= rtol;
-}
-
-double default_rtol(DataType t) {
-  if (t.is_bfloat16()) return 3e-2;
-  if (t.is_float()) {
-    if (t.bits() == 16) return 1e-2;
-    if (t.bits() == 32) return 1e-5;
-    return 1e-12;
-  }
-  return 0.0;
-}
-
 }  // namespace tessera::runtime

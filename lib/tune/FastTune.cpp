@@ -374,7 +374,7 @@ nlohmann::ordered_json to_json(const TuneResult &r) {
     J config = c.config.empty() ? J() : J::parse(c.config);
     J j{{"origin", c.origin},        {"config", config},         {"status", to_string(c.status)},
         {"error", c.error},          {"measured", c.measured},   {"time_us", c.time_us},
-        {"max_error", c.max_error},  {"policy_score_us", c.policy_score}, {"policy_why", c.policy_why},
+        {"error_ratio", c.error_ratio},  {"policy_score_us", c.policy_score}, {"policy_why", c.policy_why},
         {"registers", c.registers},  {"spill_bytes", c.spill_bytes},      {"shared_bytes", c.shared_bytes},
         {"compile_ms", c.compile_ms}};
     cands.push_back(std::move(j));

@@ -4,16 +4,15 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <fmt/format.h>
 #include <limits>
 
 #include "tessera/analysis/Specialize.h"
-#include "tessera/ir/AccessRegions.h"
 #include "tessera/ir/Functor.h"
-#include "tessera/rules/Rule.h"
 #include "tessera/runtime/CudaDriver.h"
 #include "tessera/runtime/Interpreter.h"
 #include "tessera/runtime/KernelTimer.h"
+#include "tessera/runtime/Verify.h"
+#include "tessera/tune/Reference.h"
 
 namespace tessera::tune {
 
@@ -39,40 +38,6 @@ struct IterationCounter : ir::IRVisitor {
   }
   void visit_(const ir::Store *op) override { total = std::min(kSaturated - trip, total) + trip; }
 };
-
-/// The parameters `func` writes (its outputs), by parameter index.
-std::vector<size_t> output_params(const ir::PrimFunc &func) {
-  std::vector<bool> written = ir::written_params(func);
-  std::vector<size_t> out;
-  for (size_t i = 0; i < written.size(); ++i)
-    if (written[i]) out.push_back(i);
-  return out;
-}
-
-/// The reference outputs: the interpreter when the program is small, else the
-/// fallback rule's kernel on the device (and the interpreter when that fails).
-std::vector<runtime::NDArray> reference_outputs(const ir::PrimFunc &func, const Arch &arch,
-                                                const TuneOptions &options, const runtime::DimBindings &dims,
-                                                const std::vector<runtime::NDArray> &inputs) {
-  std::vector<runtime::NDArray> args = inputs;
-  if (loop_iterations(func, dims) > options.interpreter_limit) {
-    try {
-      const rules::Rule &fallback = *rules::find_rule("fallback");
-      auto m = fallback.match(func, arch);
-      if (m) {
-        ir::PrimFunc naive = fallback.apply(func, **m, *fallback.default_config(**m, arch)).func();
-        runtime::CudaFunction fn = runtime::CudaFunction::build(
-            naive, {.arch = "sm_" + std::to_string(arch.compute_capability.sm_version())});
-        fn.run(args);
-        return args;
-      }
-    } catch (const Error &) {
-      args = inputs;  // the interpreter below is slow but always right
-    }
-  }
-  runtime::interpret(func, args);
-  return args;
-}
 
 }  // namespace
 
@@ -114,16 +79,16 @@ MeasureStats measure_candidates(const ir::PrimFunc &func, const Arch &arch, cons
   stats.device = runtime::query_device(0).name;
   auto t0 = Clock::now();
   runtime::DimBindings dims = complete_dims(func, options.dims, options.symbolic_hint);
-  std::vector<runtime::NDArray> inputs, want;
+  std::vector<runtime::NDArray> inputs;
+  runtime::Reference want;
   try {
     inputs = runtime::make_random_args(func, dims, options.seed);
-    want = reference_outputs(func, arch, options, dims, inputs);
+    want = reference_for(func, inputs, dims, arch, {.interpreter_limit = options.interpreter_limit}).ref;
   } catch (const Error &e) {
     stats.error = std::string("cannot make the reference output: ") + e.what();
     return stats;
   }
   stats.reference_ms = ms_since(t0);
-  std::vector<size_t> outputs = output_params(func);
 
   auto t1 = Clock::now();
   runtime::TimingOptions quick{.warmup_ms = options.warmup_ms, .measure_ms = options.measure_budget_ms};
@@ -143,13 +108,15 @@ MeasureStats measure_candidates(const ir::PrimFunc &func, const Arch &arch, cons
         r.registers = a.registers;
         if (r.shared_bytes == 0) r.shared_bytes = a.static_shared_bytes;
       }
-      r.max_error = 0;
-      for (size_t o : outputs) r.max_error = std::max(r.max_error, runtime::max_scaled_error(got[o], want[o]));
-      double rtol = 0;
-      for (size_t o : outputs) rtol = std::max(rtol, runtime::default_rtol(want[o].dtype()));
-      if (!(r.max_error <= rtol)) {
+      r.error_ratio = 0;
+      std::string wrong;
+      for (const runtime::OutputCheck &c : runtime::check_outputs(func, got, want)) {
+        r.error_ratio = std::max(r.error_ratio, c.ratio);
+        if (!c.ok) wrong += (wrong.empty() ? "" : "; ") + c.str();
+      }
+      if (!wrong.empty()) {
         r.status = CandidateStatus::WrongAnswer;
-        r.error = fmt::format("max scaled error {:.3g} > tolerance {:.3g}", r.max_error, rtol);
+        r.error = wrong;
       } else {
         r.time_us = fns[i]->time(inputs, quick).median_ms * 1e3;
         r.measured = true;

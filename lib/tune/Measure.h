@@ -1,9 +1,8 @@
 //===- lib/tune/Measure.h - Verifying and timing candidates on the device --===//
 //
 // Step 4 of fast_tune (tune/FastTune.h): one set of random inputs, the
-// reference output (interpreter when small, else the fallback rule's naive
-// kernel on the device, else the interpreter anyway), then every built
-// candidate run, compared and timed, and the leaders re-timed interleaved.
+// float64 reference with its error bounds (tune/Reference.h), then every
+// built candidate run, checked and timed, and the leaders re-timed interleaved.
 // Private to lib/tune.
 //
 //===----------------------------------------------------------------------===//
@@ -34,7 +33,7 @@ struct MeasureStats {
   std::string error;
 };
 
-/// Fills status, measured, time_us and max_error of every report whose
+/// Fills status, measured, time_us and error_ratio of every report whose
 /// function is built (fns[i] non-null; the others keep their failure).
 MeasureStats measure_candidates(const ir::PrimFunc &func, const Arch &arch, const TuneOptions &options,
                                 const std::vector<CandidateReport *> &reports,

@@ -73,7 +73,7 @@ TEST(WorkloadSuite, MeasuredTableShowsRatesChecksAndFailures) {
        {"gflops", 54975.0}, {"cublas_ms", 0.25}, {"fraction_of_cublas", 0.1}, {"cublas_gemm", "gemm"},
        {"cublas_exact", true}},
       {{"workload", "add_f16"}, {"expected_rule", "elementwise"}, {"rule", "elementwise"}, {"sizes", "cols=4096 rows=4096"},
-       {"status", "mismatch"}, {"reference", "fallback kernel"}, {"max_scaled_error", 0.5}, {"median_ms", 0.03},
+       {"status", "mismatch"}, {"reference", "device (fallback rule, float64)"}, {"error_ratio", 3.25}, {"median_ms", 0.03},
        {"gbps", 2237.0}, {"fraction_of_copy", 0.7457}},
       {{"workload", "transpose_f32"}, {"expected_rule", "transpose"}, {"rule", "elementwise"}, {"sizes", "cols=4096 rows=4096"},
        {"status", "error"}, {"error", "cuLaunchKernel: CUDA_ERROR_INVALID_VALUE\nsecond line | pipe"}}};
@@ -81,7 +81,7 @@ TEST(WorkloadSuite, MeasuredTableShowsRatesChecksAndFailures) {
   EXPECT_TRUE(contains(table, "**3000 GB/s**")) << table;
   EXPECT_TRUE(contains(table, "| matmul_nt_f16 | matmul | k=4096 m=4096 n=4096 | ok (cuBLAS) | 2500.0 | 40 | 1% | 54975 | 250.0 | 10% |"))
       << table;
-  EXPECT_TRUE(contains(table, "| add_f16 | elementwise | cols=4096 rows=4096 | MISMATCH 5.00e-01 (fallback kernel) | 30.0 | 2237 | 75% | – | – | – |"))
+  EXPECT_TRUE(contains(table, "| add_f16 | elementwise | cols=4096 rows=4096 | MISMATCH 3.25x the bound (device (fallback rule, float64)) | 30.0 | 2237 | 75% | – | – | – |"))
       << table;
   EXPECT_TRUE(contains(table, "| transpose_f32 | elementwise (expected transpose) |")) << table;
   EXPECT_TRUE(contains(table, "error: cuLaunchKernel: CUDA_ERROR_INVALID_VALUE second line   pipe")) << table;

@@ -160,10 +160,10 @@ TEST(LegalizeVectorize, CooperativeFetchMovesFloat4FromGlobalToShared) {
   EXPECT_EQ(names(moves(f)), "A->A_sharedx4 B->B_sharedx4 C_local->Cx4 ");
   EXPECT_EQ(f.allocs.size(), 3u) << "direct moves need no registers";
   std::string cuda = codegen::codegen_cuda(f);
-  EXPECT_TRUE(contains(cuda, "*(float4*)(A_shared + tx * 4) = *(const float4*)(A + (by * 32768 + tx / 4 * 512 + "
+  EXPECT_TRUE(contains(cuda, "*(float4*)(A_shared + tx * 4) = *(const float4*)(A + (by * 16384 + tx / 4 * 256 + "
                              "k_0 * 16 + tx % 4 * 4));"))
       << cuda;
-  EXPECT_TRUE(contains(cuda, "*(float4*)(C + (by * 32768 + tx / 16 * 2048 + i * 512 + bx * 64 + tx % 16 * 4)) = "
+  EXPECT_TRUE(contains(cuda, "*(float4*)(C + (by * 16384 + tx / 16 * 1024 + i * 256 + bx * 64 + tx % 16 * 4)) = "
                              "*(const float4*)(C_local + i * 4);"))
       << cuda;
 }

@@ -50,7 +50,7 @@ void expect_emulation_matches(const Entry &e, const ir::PrimFunc &f, const GemvC
   std::vector<runtime::NDArray> expected = runtime::make_random_args(f, {}, 9);
   prepare_inputs(e, expected, rng);
   std::vector<runtime::NDArray> actual = expected;
-  runtime::interpret(f, expected);
+  runtime::Reference reference = runtime::compute_reference(f, expected);
   std::vector<runtime::NDArray *> args;
   for (runtime::NDArray &a : actual) args.push_back(&a);
   try {
@@ -58,13 +58,8 @@ void expect_emulation_matches(const Entry &e, const ir::PrimFunc &f, const GemvC
   } catch (const simt::EmulationError &err) {
     FAIL() << err.what() << "\n" << codegen::codegen_cuda(kernel);
   }
-  for (size_t i = 0; i < f.params().size(); ++i) {
-    ir::Buffer b = f.buffer_of(f.params()[i]);
-    if (!b.defined() || !writes(f, b)) continue;
-    EXPECT_TRUE(runtime::matches_reference(actual[i], expected[i], runtime::default_rtol(b.dtype())))
-        << b.name() << ": max_scaled_error " << runtime::max_scaled_error(actual[i], expected[i]) << "\n"
-        << codegen::codegen_cuda(kernel);
-  }
+  for (const runtime::OutputCheck &c : runtime::check_outputs(f, actual, reference))
+    EXPECT_TRUE(c.ok) << c.str() << "\n" << codegen::codegen_cuda(kernel);
 }
 
 TEST(GemvSimt, WorkloadsAtTheirSmallSizes) {

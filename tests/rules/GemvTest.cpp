@@ -11,6 +11,7 @@
 #include "GemvPrograms.h"
 #include "RuleTestUtil.h"
 #include "tessera/analysis/BlockInfo.h"
+#include "tessera/ir/Functor.h"
 #include "tessera/ir/StructuralEqual.h"
 #include "tessera/rules/Elementwise.h"
 #include "tessera/rules/Gemv.h"
@@ -259,6 +260,70 @@ TEST(GemvConfig, ValidateNamesTheField) {
   auto m = gemv().match(w.func, test_arch());
   ASSERT_TRUE(m);
   EXPECT_THROW(gemv().apply(w.func, **m, rules::ElementwiseConfig()), rules::ConfigError);
+}
+
+}  // namespace
+}  // namespace tessera::test
+
+namespace tessera::test {
+namespace {
+
+/// Drops the last iteration of the first serial loop with a constant extent
+/// above 1 that encloses a reduction block: in a gemv schedule, one K tile.
+class SkipLastTile : public ir::IRMutator {
+ public:
+  bool done = false;
+  using ir::IRMutator::mutate;
+  ir::Stmt visit_(const ir::For *op, const ir::Stmt &self) override {
+    auto extent = ir::as_const_int(op->extent);
+    if (!done && op->for_kind == ir::ForKind::Serial && extent && *extent > 1 && encloses_reduction(op->body)) {
+      done = true;
+      return ir::For::make(op->loop_var, op->min, ir::make_int(op->extent.dtype(), *extent - 1), op->for_kind, op->body,
+                           op->thread_tag, op->annotations);
+    }
+    return ir::IRMutator::visit_(op, self);
+  }
+
+ private:
+  static bool encloses_reduction(const ir::Stmt &s) {
+    struct Finder : ir::IRVisitor {
+      bool found = false;
+      void visit_(const ir::Block *b) override {
+        for (const ir::IterVar &iv : b->iter_vars) found |= iv.kind == ir::IterKind::Reduce;
+        ir::IRVisitor::visit_(b);
+      }
+    } f;
+    f.visit(s);
+    return f.found;
+  }
+};
+
+/// Issue 12's acceptance case: a float16 gemv accumulating in float16 over
+/// K = 4096 (tests/corpus/gemv_fp16_acc16.py) passes with the gemv rule's
+/// schedule, which sums in another order, and fails when one K tile of the
+/// schedule is skipped.
+TEST(GemvRule, Float16AccumulationPassesAndASkippedTileFails) {
+  ir::PrimFunc f = script::parse_file(std::string(TESSERA_TEST_DATA_DIR) + "/corpus/gemv_fp16_acc16.py").funcs.at(0);
+  auto m = gemv().match(f, test_arch());
+  ASSERT_TRUE(m) << m.reason();
+  ir::PrimFunc scheduled = gemv().apply(f, **m, *gemv().default_config(**m, test_arch())).func();
+  std::vector<runtime::NDArray> args = runtime::make_random_args(f, {}, 3);
+  runtime::Reference ref = runtime::compute_reference(f, args);
+
+  std::vector<runtime::NDArray> got = args;
+  runtime::interpret(scheduled, got);
+  std::vector<runtime::OutputCheck> ok = runtime::check_outputs(f, got, ref);
+  ASSERT_EQ(ok.size(), 1u);
+  EXPECT_TRUE(ok[0].ok) << ok[0].str();
+
+  SkipLastTile bug;
+  ir::PrimFunc broken = scheduled.with_body(bug.mutate(scheduled.body()));
+  ASSERT_TRUE(bug.done) << "no serial K-tile loop in\n" << script::print(scheduled);
+  got = args;
+  runtime::interpret(broken, got);
+  std::vector<runtime::OutputCheck> wrong = runtime::check_outputs(f, got, ref);
+  EXPECT_FALSE(wrong[0].ok) << wrong[0].str();
+  EXPECT_GT(wrong[0].failures, 16) << wrong[0].str();  // of 256 rows
 }
 
 }  // namespace

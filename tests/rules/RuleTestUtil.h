@@ -10,6 +10,7 @@
 #include "tessera/arch/Arch.h"
 #include "tessera/ir/AccessRegions.h"
 #include "tessera/runtime/Interpreter.h"
+#include "tessera/runtime/Verify.h"
 #include "tessera/rules/Rule.h"
 
 namespace tessera::test {
@@ -45,30 +46,24 @@ inline SmallWorkload small_workload(const Entry &e) {
 
 inline bool writes(const ir::PrimFunc &f, const ir::Buffer &b) { return ir::stores_to(f.body(), b); }
 
-/// Expects every buffer `f` writes to match between `got` and the reference
-/// `want` at its dtype's tolerance; `what` names the case in failures.
+/// Expects every buffer `f` writes to be within the bounds of f's float64
+/// reference `want` (runtime/Verify.h); `what` names the case in failures.
 inline void expect_outputs_match(const std::string &what, const ir::PrimFunc &f,
-                                 const std::vector<runtime::NDArray> &got, const std::vector<runtime::NDArray> &want) {
-  for (size_t i = 0; i < f.params().size(); ++i) {
-    ir::Buffer b = f.buffer_of(f.params()[i]);
-    if (!b.defined() || !writes(f, b)) continue;
-    double rtol = runtime::default_rtol(b.dtype());
-    EXPECT_TRUE(runtime::matches_reference(got[i], want[i], rtol))
-        << what << ": output " << b.name() << " max_scaled_error " << runtime::max_scaled_error(got[i], want[i]);
-  }
+                                 const std::vector<runtime::NDArray> &got, const runtime::Reference &want) {
+  for (const runtime::OutputCheck &c : runtime::check_outputs(f, got, want)) EXPECT_TRUE(c.ok) << what << ": " << c.str();
 }
 
-/// Runs `scheduled` and `original` in the interpreter on the same random
-/// inputs and expects every output to match (dtype tolerance).
+/// Runs `scheduled` in the interpreter on random inputs and expects every
+/// output within the bounds of `original`'s float64 reference.
 inline void expect_same_results(const Entry &e, const ir::PrimFunc &original, const ir::PrimFunc &scheduled,
                                 const runtime::DimBindings &dims) {
   std::mt19937_64 rng(11);
   std::vector<runtime::NDArray> want = runtime::make_random_args(original, dims, 5);
   prepare_inputs(e, want, rng);
   std::vector<runtime::NDArray> got = want;
-  runtime::interpret(original, want);
+  runtime::Reference ref = runtime::compute_reference(original, want);
   runtime::interpret(scheduled, got);
-  expect_outputs_match(e.name, original, got, want);
+  expect_outputs_match(e.name, original, got, ref);
 }
 
 }  // namespace tessera::test

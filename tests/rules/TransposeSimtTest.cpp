@@ -44,7 +44,7 @@ void expect_emulation_matches(const std::string &what, const ir::PrimFunc &f, in
   lower::LoweredFunc kernel = lower::lower(rule.apply(f, **m, config).func());
   std::vector<runtime::NDArray> expected = runtime::make_random_args(f, {}, 9);
   std::vector<runtime::NDArray> actual = expected;
-  runtime::interpret(f, expected);
+  runtime::Reference reference = runtime::compute_reference(f, expected);
   std::vector<runtime::NDArray *> args;
   for (runtime::NDArray &a : actual) args.push_back(&a);
   try {
@@ -52,7 +52,7 @@ void expect_emulation_matches(const std::string &what, const ir::PrimFunc &f, in
   } catch (const simt::EmulationError &err) {
     FAIL() << err.what() << "\n" << codegen::codegen_cuda(kernel);
   }
-  expect_outputs_match(what, f, actual, expected);
+  expect_outputs_match(what, f, actual, reference);
 }
 
 TEST(TransposeSimt, TailTilesWithoutRacesOrMissingBarriers) {

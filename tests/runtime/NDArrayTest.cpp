@@ -95,11 +95,6 @@ TEST(NDArray, CompareHelpers) {
   EXPECT_TRUE(allclose(a, b, 2e-3, 0));  // NaN equals NaN
   EXPECT_THROW(max_rel_error(a, NDArray(DataType::float32(), {4})), UserError);
   EXPECT_FALSE(allclose(a, NDArray(DataType::float32(), {4}), 1, 1));
-  EXPECT_EQ(default_rtol(DataType::float16()), 1e-2);
-  EXPECT_EQ(default_rtol(DataType::bfloat16()), 3e-2);
-  EXPECT_EQ(default_rtol(DataType::float32()), 1e-5);
-  EXPECT_EQ(default_rtol(DataType::float64()), 1e-12);
-  EXPECT_EQ(default_rtol(DataType::int32()), 0.0);
 }
 
 }  // namespace

@@ -83,20 +83,11 @@ class NDArray {
 /// float16 result against a float32 reference). Different shapes are a UserError.
 double max_rel_error(const NDArray &a, const NDArray &b);
 /// Element-wise |a - b| <= atol + rtol * |b| (NaN equals NaN, equal infinities
-/// are close). False when the shapes differ.
+/// are close). False when the shapes differ. For transformations that keep
+/// the order of every operation (the result must be equal, or nearly).
 bool allclose(const NDArray &a, const NDArray &b, double rtol, double atol);
-/// The error measure for results computed in another order than the
-/// reference (a GPU kernel, a reduction split across threads): the largest
-///   |a_i - b_i| / (|b_i| + max_j |b_j|)
-/// (max_j over finite b_j), so an element is judged against its own magnitude
-/// and the output's: a sum that cancels to nearly zero is not held to a
-/// relative error its inputs' rounding cannot meet. NaN/infinity rules as in
-/// max_rel_error. Different shapes are a UserError.
-double max_scaled_error(const NDArray &a, const NDArray &b);
-/// max_scaled_error(a, b) <= rtol, false when the shapes differ.
-bool matches_reference(const NDArray &a, const NDArray &b, double rtol);
-/// Default tolerances per dtype for comparing a transformed program with a
-/// reference: float16 1e-2, bfloat16 3e-2, float32 1e-5, float64 1e-12, integers exact.
-double default_rtol(ir::DataType t);
+// Whether a result computed in another order (a schedule, a GPU kernel) is
+// right is runtime/Verify.h's question: check_outputs against the original's
+// float64 reference and its rounding-error bounds.
 
 }  // namespace tessera::runtime

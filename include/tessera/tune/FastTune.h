@@ -15,13 +15,13 @@
 //   3. every candidate scheduled, lowered and printed, then compiled with NVRTC,
 //      all on a pool of `threads` workers (all cores by default);
 //   4. on a device (when `measure` and the driver is usable): the inputs are
-//      random and never zero; the reference output comes from the
-//      interpreter on the unscheduled function when it is small
-//      (`interpreter_limit` loop iterations), otherwise from the fallback
-//      rule's schedule of it (the unscheduled program as a naive GPU kernel;
-//      the interpreter again should that kernel fail). Every candidate runs and is compared with
-//      the reference (runtime::max_scaled_error against the output dtype's
-//      default_rtol), then timed (KernelTimer: warm-up, median, L2 flushed);
+//      random and never zero; the reference is the unscheduled function in
+//      float64 with its rounding-error bounds (runtime/Verify.h), computed by
+//      the interpreter when the function is small (`interpreter_limit` loop
+//      iterations), otherwise on the device through the fallback rule
+//      (tune/Reference.h). Every candidate runs and is checked against it
+//      (runtime::check_outputs: each element within what rounding explains),
+//      then timed (KernelTimer: warm-up, median, L2 flushed);
 //      the leaders within `retime_within` of the fastest are timed again,
 //      interleaved, with a longer budget, and the fastest median wins;
 //   5. without a device (or with measure = false, or inputs too large at the
@@ -98,7 +98,9 @@ struct CandidateReport {
   std::string error;       ///< the failure, one paragraph; "" when Ok
   bool measured = false;
   double time_us = 0;      ///< median; measured only
-  double max_error = 0;    ///< max_scaled_error against the reference; measured only
+  /// The worst output element's |got - ref| / bound (runtime/Verify.h; at
+  /// most 1 when verified); measured candidates only.
+  double error_ratio = 0;
   int registers = 0, spill_bytes = 0;  ///< of the costliest kernel (ptxas)
   int64_t shared_bytes = 0;
   double compile_ms = 0;   ///< NVRTC, all kernels

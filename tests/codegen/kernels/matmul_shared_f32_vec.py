@@ -3,10 +3,10 @@
 # and B per k step (one float4 load from global memory, one float4 store to
 # shared memory) and writes each row of its 4x4 register tile as one float4.
 @T.prim_func
-def main(A: T.Buffer((512, 512), "float32"), B: T.Buffer((512, 512), "float32"), C: T.Buffer((512, 512), "float32")):
+def main(A: T.Buffer((256, 256), "float32"), B: T.Buffer((256, 256), "float32"), C: T.Buffer((256, 256), "float32")):
     T.func_attr({"tir.noalias": True})
-    for by in T.thread_binding(8, thread="blockIdx.y"):
-        for bx in T.thread_binding(8, thread="blockIdx.x"):
+    for by in T.thread_binding(4, thread="blockIdx.y"):
+        for bx in T.thread_binding(4, thread="blockIdx.x"):
             for tx in T.thread_binding(256, thread="threadIdx.x"):
                 with T.block("tile"):
                     vby, vbx, vtx = T.axis.remap("SSS", [by, bx, tx])
@@ -17,18 +17,18 @@ def main(A: T.Buffer((512, 512), "float32"), B: T.Buffer((512, 512), "float32"),
                         with T.block("C_init"):
                             vi, vj = T.axis.remap("SS", [i, j])
                             C_local[vi, vj] = T.float32(0)
-                    for k_0 in range(32):
+                    for k_0 in range(16):
                         for f_1 in T.thread_binding(256, thread="threadIdx.x"):
                             for f_2 in T.vectorized(4):
                                 with T.block("A_shared"):
-                                    vk_0 = T.axis.spatial(32, k_0)
+                                    vk_0 = T.axis.spatial(16, k_0)
                                     v0 = T.axis.spatial(64, (f_1 * 4 + f_2) // 16)
                                     v1 = T.axis.spatial(16, (f_1 * 4 + f_2) % 16)
                                     A_shared[v0, v1] = A[vby * 64 + v0, vk_0 * 16 + v1]
                         for f_1 in T.thread_binding(256, thread="threadIdx.x"):
                             for f_2 in T.vectorized(4):
                                 with T.block("B_shared"):
-                                    vk_0 = T.axis.spatial(32, k_0)
+                                    vk_0 = T.axis.spatial(16, k_0)
                                     v0 = T.axis.spatial(16, (f_1 * 4 + f_2) // 64)
                                     v1 = T.axis.spatial(64, (f_1 * 4 + f_2) % 64)
                                     B_shared[v0, v1] = B[vk_0 * 16 + v0, vbx * 64 + v1]

@@ -1,0 +1,46 @@
+//===- tessera/tune/Reference.h - The reference result of a workload --------===//
+//
+// The float64 reference and error bounds (runtime/Verify.h) of a function on
+// given inputs, at any size: the interpreter runs the reference program when
+// the function is small; a large one's reference program is scheduled by the
+// fallback rule (one output element per thread, float64 arithmetic) and run
+// on the device, and the interpreter is the last resort when that fails.
+// fast_tune, the benchmarks and the GPU tests judge every candidate against it.
+//
+//   runtime::Reference ref = tune::reference_for(f, inputs, dims, arch);
+//   std::vector<runtime::OutputCheck> c = runtime::check_outputs(f, got, ref);
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tessera/arch/Arch.h"
+#include "tessera/runtime/Interpreter.h"
+#include "tessera/runtime/Verify.h"
+
+namespace tessera::tune {
+
+struct ReferenceOptions {
+  /// Above this many loop iterations (of the original program, with `dims`
+  /// bound) the reference runs on the device when there is one.
+  int64_t interpreter_limit = int64_t(1) << 22;
+  /// Never use the device (the interpreter at any size).
+  bool interpreter_only = false;
+};
+
+struct ComputedReference {
+  runtime::Reference ref;
+  /// "interpreter" or "device (fallback rule, float64)".
+  std::string how;
+};
+
+/// The reference of `f` on `inputs` (f's arguments; not modified). UserError
+/// when neither the device nor the interpreter can compute it.
+ComputedReference reference_for(const ir::PrimFunc &f, const std::vector<runtime::NDArray> &inputs,
+                                const runtime::DimBindings &dims, const Arch &arch,
+                                const ReferenceOptions &options = {});
+
+}  // namespace tessera::tune

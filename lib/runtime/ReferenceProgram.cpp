@@ -1,0 +1,343 @@
+//===- ReferenceProgram.cpp - The float64 reference and its error model ----===//
+//
+// make_reference_program (Verify.h): a mutator that widens every
+// floating-point buffer, variable and operation to float64 (W), and, next to
+// each floating-point store, stores the variance of the rounding error that
+// evaluating the original expression in its own dtypes would carry (V). Every
+// floating-point buffer B gets a float64 companion B_variance of the same
+// shape; a load of B[i] reads the value from the widened B and the variance
+// from B_variance[i]. Integer computation is left as it is.
+//
+//===----------------------------------------------------------------------===//
+#include <cmath>
+#include <optional>
+#include <unordered_map>
+
+#include "tessera/ir/Functor.h"
+#include "tessera/ir/Op.h"
+#include "tessera/runtime/Verify.h"
+#include "tessera/support/Error.h"
+
+namespace tessera::runtime {
+
+namespace {
+
+using namespace ir;
+
+const DataType kF64 = DataType::float64();
+
+/// Unit roundoff: half the distance from 1 to the next number.
+double unit_roundoff(DataType t) {
+  if (t.is_bfloat16()) return std::ldexp(1.0, -8);
+  switch (t.bits()) {
+    case 16: return std::ldexp(1.0, -11);
+    case 32: return std::ldexp(1.0, -24);
+    default: return std::ldexp(1.0, -53);
+  }
+}
+
+/// The smallest positive normal number: below it rounding is absolute, not relative.
+double min_normal(DataType t) {
+  if (t.is_bfloat16()) return std::ldexp(1.0, -126);
+  switch (t.bits()) {
+    case 16: return std::ldexp(1.0, -14);
+    case 32: return std::ldexp(1.0, -126);
+    default: return std::ldexp(1.0, -1022);
+  }
+}
+
+Expr f64(double v) { return FloatImm::make(kF64, v); }
+Expr square(const Expr &e) { return e * e; }
+Expr absolute(const Expr &e) { return Call::make(kF64, Intrinsic::Abs, {e}); }
+Expr math(Intrinsic op, const Expr &e) { return Call::make(kF64, op, {e}); }
+
+/// The variance that one rounding of `value` (float64) to dtype t adds, with
+/// the operation's error taken as c units of roundoff.
+Expr rounding(DataType t, const Expr &value, double c) {
+  double u = c * unit_roundoff(t);
+  return square(f64(u) * max(absolute(value), f64(min_normal(t))));
+}
+
+/// A float variable's two float64 stand-ins in the reference program.
+struct WideVar {
+  Var value;
+  Expr variance;  // a variable bound next to `value`, or 0 for parameters
+};
+
+class ReferenceBuilder : public IRMutator {
+ public:
+  /// The widened counterpart of a floating-point buffer (made on first use).
+  Buffer wide(const Buffer &b) {
+    auto it = wide_.find(b);
+    if (it != wide_.end()) return it->second;
+    Buffer w = Buffer::make(b.name(), kF64, b.shape(), b.scope(), b->strides);
+    wide_.emplace(b, w);
+    return w;
+  }
+  /// Its variance companion.
+  Buffer variance_of(const Buffer &b) {
+    auto it = variance_.find(b);
+    if (it != variance_.end()) return it->second;
+    Buffer v = Buffer::make(b.name() + "_variance", kF64, b.shape(), b.scope(), b->strides);
+    variance_.emplace(b, v);
+    return v;
+  }
+  void bind_param(const Var &v) {
+    if (v.dtype().is_float()) vars_[v.get()] = {Var(v.name(), kF64), f64(0)};
+  }
+  Var wide_param(const Var &v) const {
+    auto it = vars_.find(v.get());
+    return it == vars_.end() ? v : it->second.value;
+  }
+
+  Buffer mutate_buffer(const Buffer &b) override {
+    check_scalar(b->dtype, "buffer " + b.name());
+    return b.dtype().is_float() ? wide(b) : b;
+  }
+
+  // ---- W: the widened value ------------------------------------------------
+  Expr visit_(const FloatImm *op, const Expr &self) override {
+    check_scalar(op->dtype, "a constant");
+    return f64(op->value);  // already rounded to its dtype
+  }
+  Expr visit_(const VarNode *op, const Expr &self) override {
+    auto it = vars_.find(op);
+    return it == vars_.end() ? self : it->second.value;
+  }
+  Expr visit_(const Cast *op, const Expr &self) override {
+    check_scalar(op->dtype, "a cast");
+    Expr a = mutate(op->value);
+    DataType to = op->dtype;
+    if (!to.is_float()) return Cast::make(to, a);  // float -> int truncates the widened value
+    if (to.bits() == 64) return Cast::make(kF64, a);
+    // A cast to a narrower float keeps its rounding: through `to`, back to float64.
+    return Cast::make(kF64, Cast::make(to, a));
+  }
+  Expr visit_(const Call *op, const Expr &self) override {
+    check_scalar(op->dtype, std::string("a call to ") + intrinsic_name(op->op));
+    switch (op->op) {
+      case Intrinsic::ShflXor:
+      case Intrinsic::SyncThreads:
+        throw UserError(std::string("the reference of a program cannot be computed through T.") +
+                        intrinsic_name(op->op) + ": give the unscheduled program");
+      case Intrinsic::MaxValue:
+      case Intrinsic::MinValue:
+        return op->dtype.is_float() ? Cast::make(kF64, self) : self;
+      case Intrinsic::Reinterpret: {
+        // The bits of the value in its own dtype.
+        Expr a = op->args[0];
+        Expr arg = a.dtype().is_float() ? Cast::make(a.dtype(), mutate(a)) : mutate(a);
+        Expr r = Call::make(op->dtype, Intrinsic::Reinterpret, {arg});
+        return op->dtype.is_float() ? Cast::make(kF64, r) : r;
+      }
+      default: break;
+    }
+    std::vector<Expr> args;
+    for (const Expr &a : op->args) args.push_back(mutate(a));
+    return Call::make(op->dtype.is_float() ? kF64 : op->dtype, op->op, std::move(args));
+  }
+  Expr visit_(const Let *op, const Expr &self) override {
+    if (!op->var.dtype().is_float()) return IRMutator::visit_(op, self);
+    Var w(op->var.name(), kF64);
+    Expr value = mutate(op->value);
+    Scoped bind(vars_, op->var.get(), {w, Expr()});
+    return Let::make(w, value, mutate(op->body));
+  }
+
+  // ---- V: the variance of the rounding error ---------------------------------
+  Expr variance(const Expr &e) {
+    DataType t = e.dtype();
+    if (!t.is_float()) return f64(0);
+    if (e.as<FloatImm>()) return f64(0);
+    if (const auto *v = e.as<VarNode>()) {
+      auto it = vars_.find(v);
+      if (it == vars_.end() || !it->second.variance.defined())
+        throw InternalError("reference: no variance for variable " + v->name);
+      return it->second.variance;
+    }
+    if (const auto *l = e.as<Load>()) {
+      std::vector<Expr> idx;
+      for (const Expr &i : l->indices) idx.push_back(mutate(i));
+      return Load::make(variance_of(l->buffer), std::move(idx));
+    }
+    if (const auto *c = e.as<Cast>()) {
+      DataType from = c->value.dtype();
+      if (!from.is_float()) return f64(0);  // an integer converts exactly, or rounds as the reference does
+      Expr va = variance(c->value);
+      // The reference rounds as the cast does; only an input that carries an
+      // error can round to a neighbour.
+      if (unit_roundoff(t) > unit_roundoff(from))
+        va = Select::make(eq(va, f64(0)), f64(0), va + rounding(t, mutate(e), 1));
+      return va;
+    }
+    if (const auto *s = e.as<Select>())
+      return Select::make(mutate(s->cond), variance(s->true_value), variance(s->false_value));
+    if (const auto *u = e.as<Unary>()) return variance(u->a);  // negation
+    if (const auto *l = e.as<Let>()) {
+      Var w(l->var.name(), kF64), ev(l->var.name() + "_variance", kF64);
+      Expr value = mutate(l->value), var = variance(l->value);
+      Scoped bind(vars_, l->var.get(), {w, ev});
+      return Let::make(w, value, Let::make(ev, var, variance(l->body)));
+    }
+    if (const auto *b = e.as<Binary>()) return binary_variance(*b, e);
+    if (const auto *c = e.as<Call>()) return call_variance(*c, e);
+    throw InternalError("reference: no error model for " + std::string(node_kind_name(e->kind)));
+  }
+
+  // ---- statements --------------------------------------------------------------
+  Stmt visit_(const Store *op, const Stmt &self) override {
+    std::vector<Expr> idx;
+    for (const Expr &i : op->indices) idx.push_back(mutate(i));
+    if (!op->buffer.dtype().is_float()) return Store::make(op->buffer, mutate(op->value), idx);
+    Var w("ref_value", kF64), v("ref_variance", kF64);
+    Stmt stores = Seq::make({Store::make(wide(op->buffer), w, idx), Store::make(variance_of(op->buffer), v, idx)});
+    return LetStmt::make(w, mutate(op->value), LetStmt::make(v, variance(op->value), stores));
+  }
+  Stmt visit_(const LetStmt *op, const Stmt &self) override {
+    if (!op->var.dtype().is_float()) return IRMutator::visit_(op, self);
+    Var w(op->var.name(), kF64), ev(op->var.name() + "_variance", kF64);
+    Expr value = mutate(op->value), var = variance(op->value);
+    Scoped bind(vars_, op->var.get(), {w, ev});
+    return LetStmt::make(w, value, LetStmt::make(ev, var, mutate(op->body)));
+  }
+  Stmt visit_(const Block *op, const Stmt &self) override {
+    Stmt s = IRMutator::visit_(op, self);
+    const auto *b = s.as<Block>();
+    // Every region and allocation of a float buffer gets its variance companion.
+    auto companions = [&](const std::vector<BufferRegion> &original, std::vector<BufferRegion> out) {
+      for (const BufferRegion &r : original) {
+        if (!r.buffer.dtype().is_float()) continue;
+        BufferRegion c = mutate_region(r);
+        c.buffer = variance_of(r.buffer);
+        out.push_back(c);
+      }
+      return out;
+    };
+    std::vector<Buffer> allocs = b->allocs;
+    for (const Buffer &a : op->allocs)
+      if (a.dtype().is_float()) allocs.push_back(variance_of(a));
+    return Block::make(b->name, b->iter_vars, b->bindings, b->predicate, companions(op->reads, b->reads),
+                       companions(op->writes, b->writes), allocs, b->init, b->body, b->annotations);
+  }
+
+ private:
+  /// Binds a variable for the extent of a C++ scope.
+  struct Scoped {
+    Scoped(std::unordered_map<const VarNode *, WideVar> &m, const VarNode *k, WideVar v) : m_(m), k_(k) {
+      auto it = m_.find(k);
+      if (it != m_.end()) saved_ = it->second;
+      m_[k] = std::move(v);
+    }
+    ~Scoped() {
+      if (saved_) m_[k_] = *saved_;
+      else m_.erase(k_);
+    }
+    std::unordered_map<const VarNode *, WideVar> &m_;
+    const VarNode *k_;
+    std::optional<WideVar> saved_;
+  };
+
+  void check_scalar(DataType t, const std::string &what) const {
+    if (t.lanes() != 1)
+      throw UserError("the reference of a program cannot be computed through " + what + " of vector type " + t.str() +
+                      ": give the unscheduled program");
+  }
+
+  Expr binary_variance(const Binary &b, const Expr &e) {
+    DataType t = e.dtype();
+    Expr va = variance(b.a), vb = variance(b.b);
+    Expr wa = mutate(b.a), wb = mutate(b.b), w = mutate(e);
+    switch (b.op) {
+      case BinaryOp::Add:
+      case BinaryOp::Sub: return va + vb + rounding(t, w, 1);
+      case BinaryOp::Mul: return square(wb) * va + square(wa) * vb + rounding(t, w, 1);
+      case BinaryOp::Div: return (va + square(w) * vb) / square(wb) + rounding(t, w, 1);
+      case BinaryOp::Min:
+      case BinaryOp::Max: return max(va, vb);  // the chosen operand's error
+      case BinaryOp::Mod:
+      case BinaryOp::FloorMod: return va + vb + rounding(t, w, 1);
+      default: return f64(0);  // FloorDiv and the rest give whole numbers
+    }
+  }
+
+  Expr call_variance(const Call &c, const Expr &e) {
+    DataType t = e.dtype();
+    auto arg = [&](size_t i) { return mutate(c.args[i]); };
+    auto va = [&](size_t i) { return variance(c.args[i]); };
+    Expr w = mutate(e);
+    const double ln2 = std::log(2.0), ln10 = std::log(10.0);
+    switch (c.op) {
+      case Intrinsic::Exp: return square(w) * va(0) + rounding(t, w, 4);
+      case Intrinsic::Exp2: return square(w * f64(ln2)) * va(0) + rounding(t, w, 4);
+      case Intrinsic::Exp10: return square(w * f64(ln10)) * va(0) + rounding(t, w, 4);
+      case Intrinsic::Log: return va(0) / square(arg(0)) + rounding(t, w, 4);
+      case Intrinsic::Log2: return va(0) / square(arg(0) * f64(ln2)) + rounding(t, w, 4);
+      case Intrinsic::Log10: return va(0) / square(arg(0) * f64(ln10)) + rounding(t, w, 4);
+      case Intrinsic::Log1p: return va(0) / square(f64(1) + arg(0)) + rounding(t, w, 4);
+      case Intrinsic::Sqrt:
+        return va(0) / (f64(4) * max(absolute(arg(0)), f64(1e-300))) + rounding(t, w, 1);
+      case Intrinsic::Rsqrt: return square(f64(0.5) * w * w * w) * va(0) + rounding(t, w, 4);
+      case Intrinsic::Sigmoid: return square(w * (f64(1) - w)) * va(0) + rounding(t, w, 8);
+      case Intrinsic::Tanh: return square(f64(1) - w * w) * va(0) + rounding(t, w, 4);
+      case Intrinsic::Sin: return square(math(Intrinsic::Cos, arg(0))) * va(0) + rounding(t, w, 4);
+      case Intrinsic::Cos: return square(math(Intrinsic::Sin, arg(0))) * va(0) + rounding(t, w, 4);
+      case Intrinsic::Erf: {
+        Expr d = f64(2 / std::sqrt(M_PI)) * math(Intrinsic::Exp, -(arg(0) * arg(0)));
+        return square(d) * va(0) + rounding(t, w, 4);
+      }
+      case Intrinsic::Pow: {
+        Expr a = arg(0), b = arg(1);
+        Expr da = b * Call::make(kF64, Intrinsic::Pow, {a, b - f64(1)});
+        Expr vb = va(1);
+        // d/db a^b = a^b ln a, undefined for a <= 0: only counted when b carries an error.
+        Expr db = Select::make(eq(vb, f64(0)), f64(0), square(w * math(Intrinsic::Log, absolute(a))) * vb);
+        return square(da) * va(0) + db + rounding(t, w, 8);
+      }
+      case Intrinsic::Abs: return va(0);
+      case Intrinsic::IfThenElse:
+        return Call::make(kF64, Intrinsic::IfThenElse, {mutate(c.args[0]), va(1), va(2)});
+      default: return f64(0);  // floor, ceil, round, trunc, max_value, reinterpret: exact
+    }
+  }
+
+  std::unordered_map<Buffer, Buffer, BufferHash, BufferEq> wide_, variance_;
+  std::unordered_map<const VarNode *, WideVar> vars_;
+};
+
+}  // namespace
+
+ReferenceProgram make_reference_program(const PrimFunc &f) {
+  ReferenceBuilder b;
+  for (const Var &p : f.params())
+    if (!f.buffer_of(p).defined()) b.bind_param(p);
+  std::vector<Var> params;
+  std::vector<std::pair<Var, Buffer>> buffer_map;
+  for (const Var &p : f.params()) {
+    Buffer buf = f.buffer_of(p);
+    if (!buf.defined()) {
+      params.push_back(b.wide_param(p));
+      continue;
+    }
+    Buffer w = b.mutate_buffer(buf);
+    Var h = w.same_as(buf) ? p : Var(p.name(), p.dtype());
+    params.push_back(h);
+    buffer_map.push_back({h, w});
+  }
+  Stmt body = b.mutate(f.body());
+  ReferenceProgram out;
+  for (const Var &p : f.params()) {
+    Buffer buf = f.buffer_of(p);
+    if (!buf.defined() || !buf.dtype().is_float()) {
+      out.variance_param.push_back(-1);
+      continue;
+    }
+    Var h(p.name() + "_variance", p.dtype());
+    out.variance_param.push_back(int(params.size()));
+    params.push_back(h);
+    buffer_map.push_back({h, b.variance_of(buf)});
+  }
+  out.func = PrimFunc::make(f.name() + "_reference", params, buffer_map, body, f.attrs());
+  return out;
+}
+
+}  // namespace tessera::runtime

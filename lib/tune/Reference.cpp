@@ -1,0 +1,37 @@
+//===- lib/tune/Reference.cpp - The reference result of a workload ---------===//
+#include "tessera/tune/Reference.h"
+
+#include "Measure.h"
+#include "tessera/rules/Rule.h"
+#include "tessera/runtime/CudaDriver.h"
+#include "tessera/runtime/CudaFunction.h"
+
+namespace tessera::tune {
+
+ComputedReference reference_for(const ir::PrimFunc &f, const std::vector<runtime::NDArray> &inputs,
+                                const runtime::DimBindings &dims, const Arch &arch, const ReferenceOptions &options) {
+  runtime::ReferenceProgram program = runtime::make_reference_program(f);
+  bool device = !options.interpreter_only && runtime::driver_status() == runtime::DriverStatus::Ok &&
+                loop_iterations(f, dims) > options.interpreter_limit;
+  if (device) {
+    try {
+      const rules::Rule &fallback = *rules::find_rule("fallback");
+      auto m = fallback.match(program.func, arch);
+      if (m) {
+        ir::PrimFunc naive = fallback.apply(program.func, **m, *fallback.default_config(**m, arch)).func();
+        runtime::CudaFunction fn = runtime::CudaFunction::build(
+            naive, {.arch = "sm_" + std::to_string(arch.compute_capability.sm_version())});
+        std::vector<runtime::NDArray> args = runtime::reference_args(program, f, inputs);
+        fn.run(args);
+        return {runtime::collect_reference(program, f, std::move(args)), "device (fallback rule, float64)"};
+      }
+    } catch (const Error &) {
+      // The interpreter below is slow but always right.
+    }
+  }
+  std::vector<runtime::NDArray> args = runtime::reference_args(program, f, inputs);
+  runtime::interpret(program.func, args);
+  return {runtime::collect_reference(program, f, std::move(args)), "interpreter"};
+}
+
+}  // namespace tessera::tune

@@ -1,0 +1,228 @@
+//===- tests/runtime/VerifyTest.cpp - The float64 reference and its bound ---===//
+//
+// Verify.h's promise: a reordered reduction passes in float16, bfloat16 and
+// float32, while a planted bug (a dropped term, a skipped tile, an
+// off-by-one index) fails, at several sizes. The "reordered" programs are
+// written out by hand the way GPU schedules sum: strided per-lane partial
+// sums, then a pairwise tree.
+//
+//===----------------------------------------------------------------------===//
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include "tessera/ir/AccessRegions.h"
+#include "tessera/runtime/Interpreter.h"
+#include "tessera/runtime/Verify.h"
+#include "tessera/script/Parser.h"
+
+using namespace tessera;
+using runtime::NDArray;
+
+namespace {
+
+/// y[i] = sum_k W[i, k] * x[k], accumulated in `acc` in the serial order.
+std::string serial_gemv(int m, int k, const std::string &dtype, const std::string &acc) {
+  return fmt::format(R"(
+@T.prim_func
+def main(W: T.Buffer(({0}, {1}), "{2}"), x: T.Buffer(({1},), "{2}"), y: T.Buffer(({0},), "{2}")):
+    s = T.alloc_buffer(({0},), "{3}")
+    for i, k in T.grid({0}, {1}):
+        with T.block("s"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                s[vi] = T.{3}(0)
+            s[vi] = s[vi] + T.Cast("{3}", W[vi, vk]) * T.Cast("{3}", x[vk])
+    for i in range({0}):
+        with T.block("y"):
+            vi = T.axis.remap("S", [i])
+            y[vi] = T.Cast("{2}", s[vi])
+)",
+                     m, k, dtype, acc);
+}
+
+enum class Bug { None, SkipLane, DropLastTerm, OffByOne };
+
+/// The same product summed as a GPU would: 128 lanes each sum every 128th
+/// term, then the lanes are combined pairwise. `bug` plants a mistake.
+std::string tree_gemv(int m, int k, const std::string &dtype, const std::string &acc, Bug bug) {
+  std::string lane_guard = bug == Bug::SkipLane ? "if t != 5:" : "if t >= 0:";
+  std::string col = bug == Bug::OffByOne ? "T.min(j * 128 + t + 1, {1} - 1)" : "j * 128 + t";
+  std::string steps = bug == Bug::DropLastTerm ? "{1} // 128 - 1" : "{1} // 128";
+  std::string text = R"(
+@T.prim_func
+def main(W: T.Buffer(({0}, {1}), "{2}"), x: T.Buffer(({1},), "{2}"), y: T.Buffer(({0},), "{2}")):
+    p = T.alloc_buffer(({0}, 128), "{3}")
+    for i, t in T.grid({0}, 128):
+        p[i, t] = T.{3}(0)
+        for j in range()" + steps + R"():
+            )" + lane_guard + R"(
+                p[i, t] = p[i, t] + T.Cast("{3}", W[i, )" + col + R"(]) * T.Cast("{3}", x[)" + col + R"(])
+    for i, level, t in T.grid({0}, 7, 64):
+        if t < (64 >> level):
+            p[i, t] = p[i, t] + p[i, t + (64 >> level)]
+    for i in range({0}):
+        y[i] = T.Cast("{2}", p[i, 0])
+)";
+  return fmt::vformat(text, fmt::make_format_args(m, k, dtype, acc));
+}
+
+/// Runs `candidate` on the inputs of `original` and checks it against
+/// original's float64 reference.
+runtime::OutputCheck check(const std::string &original, const std::string &candidate, uint64_t seed = 1) {
+  ir::PrimFunc f = script::parse_func(original, "original.py");
+  ir::PrimFunc g = script::parse_func(candidate, "candidate.py");
+  std::vector<NDArray> args = runtime::make_random_args(f, {}, seed);
+  runtime::Reference ref = runtime::compute_reference(f, args);
+  runtime::interpret(g, args);
+  std::vector<runtime::OutputCheck> checks = runtime::check_outputs(f, args, ref);
+  EXPECT_EQ(checks.size(), 1u);
+  return checks.at(0);
+}
+
+struct Case {
+  std::string dtype, acc;
+  int m, k;
+};
+
+class ReorderedSum : public ::testing::TestWithParam<Case> {};
+
+TEST_P(ReorderedSum, PassesAndPlantedBugsFail) {
+  const Case &c = GetParam();
+  std::string original = serial_gemv(c.m, c.k, c.dtype, c.acc);
+  // The original in its own precision and the reordered sum both pass.
+  runtime::OutputCheck self = check(original, original);
+  EXPECT_TRUE(self.ok) << self.str();
+  runtime::OutputCheck tree = check(original, tree_gemv(c.m, c.k, c.dtype, c.acc, Bug::None));
+  EXPECT_TRUE(tree.ok) << tree.str();
+  // Each planted bug fails.
+  for (Bug bug : {Bug::SkipLane, Bug::DropLastTerm, Bug::OffByOne}) {
+    runtime::OutputCheck b = check(original, tree_gemv(c.m, c.k, c.dtype, c.acc, bug));
+    EXPECT_FALSE(b.ok) << "bug " << int(bug) << " passed: " << b.str();
+    EXPECT_GT(b.failures, 0);
+    EXPECT_GT(b.ratio, 1);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Verify, ReorderedSum,
+                         ::testing::Values(Case{"float16", "float16", 512, 4096}, Case{"float16", "float32", 64, 4096},
+                                           Case{"bfloat16", "float32", 64, 1024}, Case{"float32", "float32", 64, 4096},
+                                           Case{"float32", "float32", 16, 256}, Case{"float16", "float16", 64, 512}),
+                         [](const auto &info) {
+                           return info.param.dtype + "_acc_" + info.param.acc + "_" + std::to_string(info.param.k);
+                         });
+
+/// The bound of a float16 sum over 4096 terms is far below the error of a
+/// skipped 128-term tile and above what reordering does: the numbers the
+/// header quotes.
+TEST(Verify, Float16GemvBoundIsBetweenReorderingAndATile) {
+  std::string original = serial_gemv(512, 4096, "float16", "float16");
+  runtime::OutputCheck tree = check(original, tree_gemv(512, 4096, "float16", "float16", Bug::None));
+  EXPECT_TRUE(tree.ok) << tree.str();
+  EXPECT_GT(tree.bound, 0.5) << tree.str();
+  EXPECT_LT(tree.bound, 8) << tree.str();
+}
+
+TEST(Verify, ExplicitCastsKeepTheirRounding) {
+  // y = float32(float16(x)) * 3: the reference rounds through float16 too, so
+  // the float16 rounding is part of the value, not of the error.
+  std::string f = R"(
+@T.prim_func
+def main(x: T.Buffer((1000,), "float32"), y: T.Buffer((1000,), "float32")):
+    for i in range(1000):
+        with T.block("y"):
+            vi = T.axis.remap("S", [i])
+            y[vi] = T.Cast("float32", T.Cast("float16", x[vi])) * T.float32(3)
+)";
+  runtime::OutputCheck c = check(f, f);
+  EXPECT_TRUE(c.ok) << c.str();
+  // Without the float16 step the result is off by up to a float16 rounding,
+  // far more than one float32 multiplication explains: wrong.
+  std::string g = R"(
+@T.prim_func
+def main(x: T.Buffer((1000,), "float32"), y: T.Buffer((1000,), "float32")):
+    for i in range(1000):
+        with T.block("y"):
+            vi = T.axis.remap("S", [i])
+            y[vi] = x[vi] * T.float32(3)
+)";
+  EXPECT_FALSE(check(f, g).ok);
+}
+
+TEST(Verify, TranscendentalsAndDivisionPassInTheirOwnPrecision) {
+  std::string f = R"(
+@T.prim_func
+def main(x: T.Buffer((64, 256), "float16"), y: T.Buffer((64, 256), "float16")):
+    m = T.alloc_buffer((64,), "float32")
+    s = T.alloc_buffer((64,), "float32")
+    for i, k in T.grid(64, 256):
+        with T.block("max"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                m[vi] = T.float32(-3.4e38)
+            m[vi] = T.max(m[vi], T.Cast("float32", x[vi, vk]))
+    for i, k in T.grid(64, 256):
+        with T.block("sum"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                s[vi] = T.float32(0)
+            s[vi] = s[vi] + T.exp(T.Cast("float32", x[vi, vk]) - m[vi])
+    for i, k in T.grid(64, 256):
+        with T.block("y"):
+            vi, vk = T.axis.remap("SS", [i, k])
+            y[vi, vk] = T.Cast("float16", T.exp(T.Cast("float32", x[vi, vk]) - m[vi]) / s[vi] + T.sqrt(T.Cast("float32", x[vi, vk]) * T.Cast("float32", x[vi, vk])))
+)";
+  runtime::OutputCheck c = check(f, f);
+  EXPECT_TRUE(c.ok) << c.str();
+  EXPECT_GT(c.bound, 0);
+}
+
+TEST(Verify, NonFiniteAndIntegerOutputsMustMatchExactly) {
+  NDArray ref(ir::DataType::float64(), {3}), var(ir::DataType::float64(), {3});
+  NDArray got(ir::DataType::float32(), {3});
+  ref.set(0, INFINITY);
+  ref.set(1, NAN);
+  ref.set(2, 1.0);
+  got.set(0, INFINITY);
+  got.set(1, NAN);
+  got.set(2, 1.0);
+  EXPECT_TRUE(runtime::check_output("y", got, ref, var).ok);
+  got.set(0, -INFINITY);
+  runtime::OutputCheck c = runtime::check_output("y", got, ref, var);
+  EXPECT_FALSE(c.ok);
+  EXPECT_EQ(c.worst_index, std::vector<int64_t>{0});
+  got.set(0, INFINITY);
+  got.set(2, NAN);  // NaN where the reference is finite
+  EXPECT_FALSE(runtime::check_output("y", got, ref, var).ok);
+
+  NDArray ints(ir::DataType::int32(), {2, 2}), want(ir::DataType::int32(), {2, 2});
+  want.set_int(3, 7);
+  c = runtime::check_output("n", ints, want, NDArray());
+  EXPECT_FALSE(c.ok);
+  EXPECT_EQ(c.failures, 1);
+  EXPECT_EQ(c.worst_index, (std::vector<int64_t>{1, 1}));
+  EXPECT_NE(c.str().find("n[1, 1]"), std::string::npos) << c.str();
+}
+
+TEST(Verify, ShapeMismatchIsAUserError) {
+  NDArray a(ir::DataType::float32(), {3}), b(ir::DataType::float64(), {4});
+  EXPECT_THROW(runtime::check_output("y", a, b, NDArray()), UserError);
+}
+
+TEST(Verify, LargeOutputsAreCheckedInParallelWithTheSameVerdict) {
+  // 2^21 elements take the threaded path; plant one bad element near the end.
+  int64_t n = int64_t(1) << 21;
+  NDArray ref(ir::DataType::float64(), {n}), var(ir::DataType::float64(), {n}), got(ir::DataType::float32(), {n});
+  for (int64_t i = 0; i < n; ++i) {
+    ref.set(i, double(i % 97) / 7);
+    got.set(i, double(i % 97) / 7);
+  }
+  EXPECT_TRUE(runtime::check_output("y", got, ref, var).ok);
+  got.set(n - 3, 1e3);
+  runtime::OutputCheck c = runtime::check_output("y", got, ref, var);
+  EXPECT_FALSE(c.ok);
+  EXPECT_EQ(c.failures, 1);
+  EXPECT_EQ(c.worst_index, std::vector<int64_t>{n - 3});
+}
+
+}  // namespace
