@@ -116,10 +116,17 @@ class FallbackRule final : public Rule {
     for (size_t i = 0; i < chain.size() && i < loops.size(); ++i) {
       TESSERA_ICHECK(loops[i].var.same_as(chain[i]->loop_var)) << "get_loops disagrees with the loop nest";
       if (!analysis::why_not_parallel(sch.get(loops[i])).empty()) break;
+      // A loop a CPU schedule made parallel, unrolled or vectorized cannot be
+      // fused or split again (the primitives keep kinds); it stays inside.
+      if (chain[i]->for_kind != ForKind::Serial) break;
       prefix.push_back(loops[i]);
       from_zero = from_zero && is_const_int(chain[i]->min, 0);
     }
     if (prefix.empty()) return false;
+    // Loop annotations (unroll pragmas, pipeline stages) are hints for loops
+    // that fuse and split replace; the naive kernel does without them.
+    for (size_t i = 0; i < prefix.size(); ++i)
+      for (const auto &[key, value] : chain[i]->annotations) sch.unannotate(prefix[i], key);
     if (!from_zero) {
       // split and fuse need loops from 0; bind the outermost as it is.
       auto extent = as_const_int(chain[0]->extent);

@@ -3,10 +3,13 @@
 // make_reference_program (Verify.h): a mutator that widens every
 // floating-point buffer, variable and operation to float64 (W), and, next to
 // each floating-point store, stores the variance of the rounding error that
-// evaluating the original expression in its own dtypes would carry (V). Every
-// floating-point buffer B gets a float64 companion B_variance of the same
-// shape; a load of B[i] reads the value from the widened B and the variance
-// from B_variance[i]. Integer computation is left as it is.
+// evaluating the original expression in its own dtypes would carry (V) and
+// the sum of the squares of the terms the value adds up (Q: for a sum, the
+// squared magnitude a typical partial sum of those terms reaches in any
+// order; for anything else the value squared). Every floating-point buffer B
+// gets float64 companions B_variance and B_squares of the same shape; a load
+// of B[i] reads the value from the widened B and V and Q from the companions.
+// Integer computation is left as it is.
 //
 //===----------------------------------------------------------------------===//
 #include <cmath>
@@ -58,10 +61,11 @@ Expr rounding(DataType t, const Expr &value, double c) {
   return square(f64(u) * max(absolute(value), f64(min_normal(t))));
 }
 
-/// A float variable's two float64 stand-ins in the reference program.
+/// A float variable's float64 stand-ins in the reference program.
 struct WideVar {
   Var value;
   Expr variance;  // a variable bound next to `value`, or 0 for parameters
+  Expr squares;   // likewise, or value^2 for parameters
 };
 
 class ReferenceBuilder : public IRMutator {
@@ -74,16 +78,13 @@ class ReferenceBuilder : public IRMutator {
     wide_.emplace(b, w);
     return w;
   }
-  /// Its variance companion.
-  Buffer variance_of(const Buffer &b) {
-    auto it = variance_.find(b);
-    if (it != variance_.end()) return it->second;
-    Buffer v = Buffer::make(b.name() + "_variance", kF64, b.shape(), b.scope(), b->strides);
-    variance_.emplace(b, v);
-    return v;
-  }
+  /// Its companions: the variance and the sum of squared terms of each element.
+  Buffer variance_of(const Buffer &b) { return companion(variance_, b, "_variance"); }
+  Buffer squares_of(const Buffer &b) { return companion(squares_, b, "_squares"); }
   void bind_param(const Var &v) {
-    if (v.dtype().is_float()) vars_[v.get()] = {Var(v.name(), kF64), f64(0)};
+    if (!v.dtype().is_float()) return;
+    Var w(v.name(), kF64);
+    vars_[v.get()] = {w, f64(0), square(w)};
   }
   Var wide_param(const Var &v) const {
     auto it = vars_.find(v.get());
@@ -140,7 +141,7 @@ class ReferenceBuilder : public IRMutator {
     if (!op->var.dtype().is_float()) return IRMutator::visit_(op, self);
     Var w(op->var.name(), kF64);
     Expr value = mutate(op->value);
-    Scoped bind(vars_, op->var.get(), {w, Expr()});
+    Scoped bind(vars_, op->var.get(), {w, Expr(), Expr()});
     return Let::make(w, value, mutate(op->body));
   }
 
@@ -173,15 +174,34 @@ class ReferenceBuilder : public IRMutator {
     if (const auto *s = e.as<Select>())
       return Select::make(mutate(s->cond), variance(s->true_value), variance(s->false_value));
     if (const auto *u = e.as<Unary>()) return variance(u->a);  // negation
-    if (const auto *l = e.as<Let>()) {
-      Var w(l->var.name(), kF64), ev(l->var.name() + "_variance", kF64);
-      Expr value = mutate(l->value), var = variance(l->value);
-      Scoped bind(vars_, l->var.get(), {w, ev});
-      return Let::make(w, value, Let::make(ev, var, variance(l->body)));
-    }
+    if (const auto *l = e.as<Let>())
+      return with_let(*l, [&] { return variance(l->body); });
     if (const auto *b = e.as<Binary>()) return binary_variance(*b, e);
     if (const auto *c = e.as<Call>()) return call_variance(*c, e);
     throw InternalError("reference: no error model for " + std::string(node_kind_name(e->kind)));
+  }
+
+  // ---- Q: the sum of the squares of the terms a value adds up ---------------------
+  Expr squares(const Expr &e) {
+    if (const auto *v = e.as<VarNode>()) {
+      auto it = vars_.find(v);
+      if (it != vars_.end() && it->second.squares.defined()) return it->second.squares;
+    }
+    if (const auto *l = e.as<Load>(); l && l->buffer.dtype().is_float()) {
+      std::vector<Expr> idx;
+      for (const Expr &i : l->indices) idx.push_back(mutate(i));
+      return Load::make(squares_of(l->buffer), std::move(idx));
+    }
+    if (const auto *b = e.as<Binary>(); b && (b->op == BinaryOp::Add || b->op == BinaryOp::Sub))
+      return squares(b->a) + squares(b->b);
+    if (const auto *u = e.as<Unary>(); u && u->op == UnaryOp::Neg) return squares(u->a);
+    if (const auto *c = e.as<Cast>(); c && c->value.dtype().is_float()) return squares(c->value);
+    if (const auto *s = e.as<Select>())
+      return Select::make(mutate(s->cond), squares(s->true_value), squares(s->false_value));
+    if (const auto *c = e.as<Call>(); c && c->op == Intrinsic::IfThenElse)
+      return Call::make(kF64, Intrinsic::IfThenElse, {mutate(c->args[0]), squares(c->args[1]), squares(c->args[2])});
+    if (const auto *l = e.as<Let>()) return with_let(*l, [&] { return squares(l->body); });
+    return square(mutate(e));  // a term of its own
   }
 
   // ---- statements --------------------------------------------------------------
@@ -189,16 +209,18 @@ class ReferenceBuilder : public IRMutator {
     std::vector<Expr> idx;
     for (const Expr &i : op->indices) idx.push_back(mutate(i));
     if (!op->buffer.dtype().is_float()) return Store::make(op->buffer, mutate(op->value), idx);
-    Var w("ref_value", kF64), v("ref_variance", kF64);
-    Stmt stores = Seq::make({Store::make(wide(op->buffer), w, idx), Store::make(variance_of(op->buffer), v, idx)});
-    return LetStmt::make(w, mutate(op->value), LetStmt::make(v, variance(op->value), stores));
+    Var w("ref_value", kF64), v("ref_variance", kF64), q("ref_squares", kF64);
+    Stmt stores = Seq::make({Store::make(wide(op->buffer), w, idx), Store::make(variance_of(op->buffer), v, idx),
+                             Store::make(squares_of(op->buffer), q, idx)});
+    return LetStmt::make(w, mutate(op->value),
+                         LetStmt::make(v, variance(op->value), LetStmt::make(q, squares(op->value), stores)));
   }
   Stmt visit_(const LetStmt *op, const Stmt &self) override {
     if (!op->var.dtype().is_float()) return IRMutator::visit_(op, self);
-    Var w(op->var.name(), kF64), ev(op->var.name() + "_variance", kF64);
-    Expr value = mutate(op->value), var = variance(op->value);
-    Scoped bind(vars_, op->var.get(), {w, ev});
-    return LetStmt::make(w, value, LetStmt::make(ev, var, mutate(op->body)));
+    Var w(op->var.name(), kF64), ev(op->var.name() + "_variance", kF64), eq(op->var.name() + "_squares", kF64);
+    Expr value = mutate(op->value), var = variance(op->value), sq = squares(op->value);
+    Scoped bind(vars_, op->var.get(), {w, ev, eq});
+    return LetStmt::make(w, value, LetStmt::make(ev, var, LetStmt::make(eq, sq, mutate(op->body))));
   }
   Stmt visit_(const Block *op, const Stmt &self) override {
     Stmt s = IRMutator::visit_(op, self);
@@ -210,12 +232,17 @@ class ReferenceBuilder : public IRMutator {
         BufferRegion c = mutate_region(r);
         c.buffer = variance_of(r.buffer);
         out.push_back(c);
+        c.buffer = squares_of(r.buffer);
+        out.push_back(c);
       }
       return out;
     };
     std::vector<Buffer> allocs = b->allocs;
     for (const Buffer &a : op->allocs)
-      if (a.dtype().is_float()) allocs.push_back(variance_of(a));
+      if (a.dtype().is_float()) {
+        allocs.push_back(variance_of(a));
+        allocs.push_back(squares_of(a));
+      }
     return Block::make(b->name, b->iter_vars, b->bindings, b->predicate, companions(op->reads, b->reads),
                        companions(op->writes, b->writes), allocs, b->init, b->body, b->annotations);
   }
@@ -237,6 +264,29 @@ class ReferenceBuilder : public IRMutator {
     std::optional<WideVar> saved_;
   };
 
+  Buffer companion(std::unordered_map<Buffer, Buffer, BufferHash, BufferEq> &m, const Buffer &b,
+                   const std::string &suffix) {
+    auto it = m.find(b);
+    if (it != m.end()) return it->second;
+    Buffer c = Buffer::make(b.name() + suffix, kF64, b.shape(), b.scope(), b->strides);
+    m.emplace(b, c);
+    return c;
+  }
+
+  /// `body()` (a variance or squares expression) inside the float64 bindings
+  /// of the Let's variable: value, variance and squares.
+  template <typename Body>
+  Expr with_let(const Let &l, Body body) {
+    if (!l.var.dtype().is_float()) {
+      Expr value = mutate(l.value);
+      return Let::make(l.var, value, body());
+    }
+    Var w(l.var.name(), kF64), ev(l.var.name() + "_variance", kF64), eq(l.var.name() + "_squares", kF64);
+    Expr value = mutate(l.value), var = variance(l.value), sq = squares(l.value);
+    Scoped bind(vars_, l.var.get(), {w, ev, eq});
+    return Let::make(w, value, Let::make(ev, var, Let::make(eq, sq, body())));
+  }
+
   void check_scalar(DataType t, const std::string &what) const {
     if (t.lanes() != 1)
       throw UserError("the reference of a program cannot be computed through " + what + " of vector type " + t.str() +
@@ -248,8 +298,15 @@ class ReferenceBuilder : public IRMutator {
     Expr va = variance(b.a), vb = variance(b.b);
     Expr wa = mutate(b.a), wb = mutate(b.b), w = mutate(e);
     switch (b.op) {
+      // A sum's rounding is counted at the larger of its operands' magnitudes
+      // and the root of the sum of squares of the terms they hold: the size
+      // a partial sum of those terms typically reaches in ANY order (every
+      // GPU reduction sums in another order than the program's).
       case BinaryOp::Add:
-      case BinaryOp::Sub: return va + vb + rounding(t, w, 1);
+      case BinaryOp::Sub: {
+        Expr scale = max(max(absolute(wa), absolute(wb)), math(Intrinsic::Sqrt, squares(b.a) + squares(b.b)));
+        return va + vb + rounding(t, scale, 1);
+      }
       case BinaryOp::Mul: return square(wb) * va + square(wa) * vb + rounding(t, w, 1);
       case BinaryOp::Div: return (va + square(w) * vb) / square(wb) + rounding(t, w, 1);
       case BinaryOp::Min:
@@ -300,7 +357,7 @@ class ReferenceBuilder : public IRMutator {
     }
   }
 
-  std::unordered_map<Buffer, Buffer, BufferHash, BufferEq> wide_, variance_;
+  std::unordered_map<Buffer, Buffer, BufferHash, BufferEq> wide_, variance_, squares_;
   std::unordered_map<const VarNode *, WideVar> vars_;
 };
 
@@ -329,12 +386,16 @@ ReferenceProgram make_reference_program(const PrimFunc &f) {
     Buffer buf = f.buffer_of(p);
     if (!buf.defined() || !buf.dtype().is_float()) {
       out.variance_param.push_back(-1);
+      out.squares_param.push_back(-1);
       continue;
     }
-    Var h(p.name() + "_variance", p.dtype());
+    Var hv(p.name() + "_variance", p.dtype()), hq(p.name() + "_squares", p.dtype());
     out.variance_param.push_back(int(params.size()));
-    params.push_back(h);
-    buffer_map.push_back({h, b.variance_of(buf)});
+    params.push_back(hv);
+    buffer_map.push_back({hv, b.variance_of(buf)});
+    out.squares_param.push_back(int(params.size()));
+    params.push_back(hq);
+    buffer_map.push_back({hq, b.squares_of(buf)});
   }
   out.func = PrimFunc::make(f.name() + "_reference", params, buffer_map, body, f.attrs());
   return out;

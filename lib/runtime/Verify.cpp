@@ -123,8 +123,16 @@ std::vector<NDArray> reference_args(const ReferenceProgram &p, const ir::PrimFun
     for (int64_t k = 0; k < a.numel(); ++k) d[k] = read(k);
     out[i] = std::move(w);
   }
-  for (size_t i = 0; i < args.size(); ++i)
+  for (size_t i = 0; i < args.size(); ++i) {
     if (int v = p.variance_param[i]; v >= 0) out[size_t(v)] = NDArray(ir::DataType::float64(), args[i].shape());
+    if (int q = p.squares_param[i]; q >= 0) {
+      NDArray sq(ir::DataType::float64(), args[i].shape());
+      const double *w = out[i].data_as<double>();
+      double *d = sq.data_as<double>();
+      for (int64_t k = 0; k < sq.numel(); ++k) d[k] = w[k] * w[k];
+      out[size_t(q)] = std::move(sq);
+    }
+  }
   return out;
 }
 

@@ -41,13 +41,16 @@ def main(W: T.Buffer(({0}, {1}), "{2}"), x: T.Buffer(({1},), "{2}"), y: T.Buffer
                      m, k, dtype, acc);
 }
 
-enum class Bug { None, SkipLane, DropLastTerm, OffByOne };
+enum class Bug { None, SkipLane, DropLastTerm, OffByOne, DropOneTerm };
 
 /// The same product summed as a GPU would: 128 lanes each sum every 128th
 /// term, then the lanes are combined pairwise. `bug` plants a mistake.
 std::string tree_gemv(int m, int k, const std::string &dtype, const std::string &acc, Bug bug) {
-  std::string lane_guard = bug == Bug::SkipLane ? "if t != 5:" : "if t >= 0:";
-  std::string col = bug == Bug::OffByOne ? "T.min(j * 128 + t + 1, {1} - 1)" : "j * 128 + t";
+  std::string lane_guard = bug == Bug::SkipLane       ? "if t != 5:"
+                           : bug == Bug::DropOneTerm ? "if t != 5 or j != 0:"
+                                                     : "if t >= 0:";
+  std::string col = "j * 128 + t";
+  std::string x_col = bug == Bug::OffByOne ? "T.min(j * 128 + t + 1, {1} - 1)" : col;
   std::string steps = bug == Bug::DropLastTerm ? "{1} // 128 - 1" : "{1} // 128";
   std::string text = R"(
 @T.prim_func
@@ -57,7 +60,7 @@ def main(W: T.Buffer(({0}, {1}), "{2}"), x: T.Buffer(({1},), "{2}"), y: T.Buffer
         p[i, t] = T.{3}(0)
         for j in range()" + steps + R"():
             )" + lane_guard + R"(
-                p[i, t] = p[i, t] + T.Cast("{3}", W[i, )" + col + R"(]) * T.Cast("{3}", x[)" + col + R"(])
+                p[i, t] = p[i, t] + T.Cast("{3}", W[i, )" + col + R"(]) * T.Cast("{3}", x[)" + x_col + R"(])
     for i, level, t in T.grid({0}, 7, 64):
         if t < (64 >> level):
             p[i, t] = p[i, t] + p[i, t + (64 >> level)]
@@ -95,8 +98,13 @@ TEST_P(ReorderedSum, PassesAndPlantedBugsFail) {
   EXPECT_TRUE(self.ok) << self.str();
   runtime::OutputCheck tree = check(original, tree_gemv(c.m, c.k, c.dtype, c.acc, Bug::None));
   EXPECT_TRUE(tree.ok) << tree.str();
-  // Each planted bug fails.
-  for (Bug bug : {Bug::SkipLane, Bug::DropLastTerm, Bug::OffByOne}) {
+  // Each planted bug fails: a skipped lane (K/128 terms), each lane's last
+  // term, x read one element off; and a single dropped term where the sum is
+  // accumulated in float32 (in float16 over thousands of terms, rounding
+  // alone moves a correct sum by about one term).
+  std::vector<Bug> bugs = {Bug::SkipLane, Bug::DropLastTerm, Bug::OffByOne};
+  if (c.acc == "float32") bugs.push_back(Bug::DropOneTerm);
+  for (Bug bug : bugs) {
     runtime::OutputCheck b = check(original, tree_gemv(c.m, c.k, c.dtype, c.acc, bug));
     EXPECT_FALSE(b.ok) << "bug " << int(bug) << " passed: " << b.str();
     EXPECT_GT(b.failures, 0);
@@ -112,15 +120,17 @@ INSTANTIATE_TEST_SUITE_P(Verify, ReorderedSum,
                            return info.param.dtype + "_acc_" + info.param.acc + "_" + std::to_string(info.param.k);
                          });
 
-/// The bound of a float16 sum over 4096 terms is far below the error of a
-/// skipped 128-term tile and above what reordering does: the numbers the
-/// header quotes.
+/// The bound of a float16 sum over 4096 terms: about what rounding in the
+/// program's own (serial) order can do, well below a skipped 32-term lane:
+/// the numbers the header quotes.
 TEST(Verify, Float16GemvBoundIsBetweenReorderingAndATile) {
   std::string original = serial_gemv(512, 4096, "float16", "float16");
   runtime::OutputCheck tree = check(original, tree_gemv(512, 4096, "float16", "float16", Bug::None));
   EXPECT_TRUE(tree.ok) << tree.str();
-  EXPECT_GT(tree.bound, 0.5) << tree.str();
-  EXPECT_LT(tree.bound, 8) << tree.str();
+  EXPECT_GT(tree.bound, 1) << tree.str();
+  EXPECT_LT(tree.bound, 5) << tree.str();
+  runtime::OutputCheck lane = check(original, tree_gemv(512, 4096, "float16", "float16", Bug::SkipLane));
+  EXPECT_GT(lane.failures, 20) << lane.str();
 }
 
 TEST(Verify, ExplicitCastsKeepTheirRounding) {

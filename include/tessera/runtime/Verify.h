@@ -18,10 +18,12 @@
 //      independent): each operation of dtype t adds (c·u(t)·|v|)² with u the
 //      unit roundoff (float16 2^-11, bfloat16 2^-8, float32 2^-24) and c = 1
 //      for + - * / sqrt, 4 for exp/log/tanh/..., 8 for pow and sigmoid; errors
-//      flow through operations by their derivatives (a·b: b²·Va + a²·Vb). For
-//      a sum of n terms this is the forward error of the summation, which
-//      grows with the magnitudes of the partial sums; no particular order is
-//      assumed.
+//      flow through operations by their derivatives (a·b: b²·Va + a²·Vb). An
+//      addition's rounding is sized by the larger of its operands and of the
+//      root-sum-square of the terms they hold — what a partial sum of those
+//      terms typically reaches in any order — so a reduction summed in
+//      another order than the program's (rfactor, shuffles, trees, split K)
+//      is covered while a dropped term is not.
 //   3. An output element passes when
 //          |got − ref| ≤ 6·sqrt(V) + 2·u(out)·|ref| + tiny(out)
 //      (6 standard deviations; the final rounding into the output's dtype;
@@ -30,11 +32,12 @@
 //      bool outputs must be equal.
 //
 // Measured on a 512 x 4096 float16 gemv accumulating in float16 (inputs in
-// [-1, 1), tests/runtime/VerifyTest.cpp): the bounds are 0.66 to 0.86; the
-// same sum in a GPU's order (128 strided lanes, then a tree) is off by at most
-// 0.046, while skipping one lane's 32 terms puts 135 of the 512 outputs
-// outside their bound (worst 6x), and dropping each lane's last term 296.
-// Accumulating in float32 the bound shrinks to about 0.002.
+// [-1, 1), tests/runtime/VerifyTest.cpp): the bounds are about 3 (what the
+// program's own serial order can plausibly do); the same sum in a GPU's order
+// (128 strided lanes, then a tree) is off by at most 0.07, while skipping one
+// lane's 32 terms puts 47 of the 512 outputs outside their bound (worst 2x)
+// and dropping each lane's last term 220 (4.5x). Accumulating in float32 the
+// bound is about 0.002 and a single dropped term fails by 1000x.
 //
 //   std::vector<NDArray> args = make_random_args(f, dims, seed);
 //   Reference ref = compute_reference(f, args);   // interpreter, float64
@@ -56,14 +59,15 @@ namespace tessera::runtime {
 
 /// The reference program of `f` (point 1 and 2 above). Its parameters are
 /// f's, in order, with every floating-point buffer or scalar widened to
-/// float64, followed by one float64 buffer per floating-point buffer
-/// parameter of f (same shape) that receives the error variance of each
-/// element (and gives it for inputs: zero for exact inputs).
+/// float64, followed by two float64 buffers per floating-point buffer
+/// parameter of f (same shape): the error variance of each element (zero for
+/// exact inputs) and the sum of the squares of the terms it adds up (the
+/// value squared for inputs; it sizes the rounding of sums in any order).
 struct ReferenceProgram {
   ir::PrimFunc func;
-  /// Per parameter of f: the index in func.params() of its variance buffer,
-  /// or -1 (not a floating-point buffer).
-  std::vector<int> variance_param;
+  /// Per parameter of f: the index in func.params() of its variance and
+  /// squares buffers, or -1 (not a floating-point buffer).
+  std::vector<int> variance_param, squares_param;
 };
 
 /// Builds the reference program. UserError for what it cannot widen (vector
