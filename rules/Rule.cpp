@@ -33,7 +33,30 @@ const Rule *find_rule(const std::string &name) {
   return nullptr;
 }
 
+std::string target_kind(const ir::PrimFunc &f) {
+  auto it = f.attrs().find("target");
+  if (it == f.attrs().end()) return "";
+  const ir::AnnValue *v = &it->second;
+  if (v->is_call() && v->as_call().args.size() == 1) v = &v->as_call().args[0];  // T.target(x)
+  if (v->is_string()) {
+    // "cuda -arch=sm_80", "llvm -mcpu=...": the kind is the first word.
+    const std::string &s = v->as_string();
+    return s.substr(0, s.find(' '));
+  }
+  if (const ir::AnnValue *kind = v->find("kind"); kind && kind->is_string()) return kind->as_string();
+  return "unknown";
+}
+
+void check_gpu_target(const ir::PrimFunc &f) {
+  std::string kind = target_kind(f);
+  if (kind.empty() || kind == "cuda" || kind == "nvptx") return;
+  throw UserError("function '" + f.name() + "' is for target '" + kind +
+                  "' (its T.func_attr \"target\"): tessera schedules CUDA kernels; remove the target attribute to "
+                  "schedule it for the GPU");
+}
+
 DefaultSchedule apply_default_schedule(const ir::PrimFunc &f, const Arch &arch) {
+  check_gpu_target(f);
   DefaultSchedule out;
   if (analysis::analyze(f).is_scheduled) {
     out.func = f;

@@ -1,6 +1,8 @@
 //===- tools/CommandSupport.cpp - What the `tessera` subcommands share ----===//
 #include "CommandSupport.h"
 
+#include <iostream>
+
 #include <charconv>
 #include <fstream>
 #include <sstream>
@@ -76,6 +78,7 @@ LoadedFunc load_func(const std::string &file, const std::string &func, const std
     dims[name] = value;
   }
   ir::Module m = script::parse_file(file);
+  for (const std::string &w : m.warnings) std::cerr << w << "\n";
   return {select_func(m, func, file), dims};
 }
 

@@ -32,6 +32,7 @@ int fmt_command(const FmtOptions &opts, std::ostream &out, std::ostream &err) {
   for (const std::string &file : opts.files) {
     int rc = guarded(err, [&] {
       ir::Module m = script::parse_file(file);
+      for (const std::string &w : m.warnings) err << w << "\n";
       out << script::print(m);
       return 0;
     });
@@ -101,6 +102,7 @@ ir::PrimFunc schedule_by_rules(const ScheduleCommandOptions &opts, const ir::Pri
     if (!s.rule.empty()) notes += "# config: " + s.config.dump() + "\n";
     return s.func;
   }
+  rules::check_gpu_target(f);
   const rules::Rule *rule = rules::find_rule(opts.rule);
   if (!rule) {
     std::string names;

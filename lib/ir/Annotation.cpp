@@ -41,10 +41,30 @@ std::string AnnValue::str() const {
     }
     return out + "\"";
   }
+  if (is_dict()) {
+    const AnnDict &d = as_dict();
+    std::string out = "{";
+    for (size_t i = 0; i < d.keys.size(); ++i) out += (i ? ", " : "") + AnnValue(d.keys[i]).str() + ": " + d.values[i].str();
+    return out + "}";
+  }
+  if (is_call()) {
+    const AnnCall &c = as_call();
+    std::string out = c.callee + "(";
+    for (size_t i = 0; i < c.args.size(); ++i) out += (i ? ", " : "") + c.args[i].str();
+    return out + ")";
+  }
   std::string out = "[";
   const List &l = as_list();
   for (size_t i = 0; i < l.size(); ++i) out += (i ? ", " : "") + l[i].str();
   return out + "]";
+}
+
+const AnnValue *AnnValue::find(const std::string &key) const {
+  if (!is_dict()) return nullptr;
+  const AnnDict &d = as_dict();
+  for (size_t i = 0; i < d.keys.size(); ++i)
+    if (d.keys[i] == key) return &d.values[i];
+  return nullptr;
 }
 
 size_t AnnValue::hash() const {
@@ -54,7 +74,15 @@ size_t AnnValue::hash() const {
   else if (is_int()) mix(std::hash<int64_t>()(as_int()));
   else if (is_float()) mix(std::hash<double>()(as_float()));
   else if (is_string()) mix(std::hash<std::string>()(as_string()));
-  else
+  else if (is_dict()) {
+    for (size_t i = 0; i < as_dict().keys.size(); ++i) {
+      mix(std::hash<std::string>()(as_dict().keys[i]));
+      mix(as_dict().values[i].hash());
+    }
+  } else if (is_call()) {
+    mix(std::hash<std::string>()(as_call().callee));
+    for (const AnnValue &x : as_call().args) mix(x.hash());
+  } else
     for (const AnnValue &x : as_list()) mix(x.hash());
   return h;
 }

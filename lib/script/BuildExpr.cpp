@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include <charconv>
+#include <optional>
 #include <cmath>
 #include <limits>
 
@@ -394,6 +395,20 @@ Operand Builder::build_call(const PyExpr &e) {
       src_.fail(e.pos, "T.reinterpret from " + v.e.dtype().str() + " to " + t.str() + " changes the width");
     return typed(Call::make(t, Intrinsic::Reinterpret, {v.e}));
   }
+  if (name == "cast") {
+    // T.cast(value, dtype): TVM's spelling with the value first.
+    const PyExpr *dt = e.args.size() > 1 ? e.args[1].get() : nullptr;
+    for (size_t k = 0; k < e.kwargs.size(); ++k) {
+      if (e.kwargs[k].first != "dtype" || dt)
+        src_.fail(e.kwarg_pos[k], "unexpected keyword argument " + quote(e.kwargs[k].first) + " to " + fn);
+      dt = e.kwargs[k].second.get();
+    }
+    if (e.args.empty() || e.args.size() > 2 || !dt) src_.fail(e.pos, fn + " takes a value and a data type: T.cast(x, \"float32\")");
+    DataType t = parse_dtype(*dt);
+    Operand v = build(*e.args[0]);
+    if (v.e.dtype().is_handle() || t.is_handle()) src_.fail(e.pos, fn + " of a handle");
+    return typed(v.is_lit() ? cast(t, v.e) : Cast::make(t, v.e));
+  }
   if (name == "max_value" || name == "min_value") {
     reject_kwargs(e, fn);
     nargs(1, 1);
@@ -438,9 +453,22 @@ Operand Builder::build_call(const PyExpr &e) {
     return build(*e.args[0]);
   }
 
+  // TVM prints `dtype=` on calls whose type it does not infer
+  // (T.if_then_else(c, a, 0.0, dtype="float32"), T.sqrt(x, dtype="float32")):
+  // the call's result type. Literals take it; a typed result converts to it.
+  std::optional<DataType> want;
+  for (size_t k = 0; k < e.kwargs.size(); ++k) {
+    if (e.kwargs[k].first != "dtype")
+      src_.fail(e.kwarg_pos[k], "unexpected keyword argument " + quote(e.kwargs[k].first) + " to " + fn);
+    want = parse_dtype(*e.kwargs[k].second);
+  }
+  auto result = [&](Operand r) -> Operand {
+    if (!want || r.e.dtype() == *want) return r;
+    if (r.is_lit()) return adapt(r, *want);
+    return typed(cast(*want, r.e));
+  };
   std::vector<Operand> args;
   auto build_args = [&]() {
-    reject_kwargs(e, fn);
     for (const PyExprPtr &a : e.args) {
       args.push_back(build(*a));
       if (args.back().e.dtype().is_handle()) src_.fail(a->pos, "argument of " + fn + " is a handle");
@@ -458,35 +486,46 @@ Operand Builder::build_call(const PyExpr &e) {
     nargs(2, 2);
     build_args();
     Operand a = args[0], b = args[1];
+    if (want && a.is_lit() && b.is_lit()) a = adapt(a, *want);
     std::string o = op;
     if (o == "min" || o == "max" || o == "truncdiv" || o == "truncmod" || o == "ceildiv") {
       if (a.is_lit() && !b.is_lit()) a = adapt(a, b.e.dtype());
       if (b.is_lit() && !a.is_lit()) b = adapt(b, a.e.dtype());
       bool any_float = a.e.dtype().is_float() || b.e.dtype().is_float();
-      if (o == "min") return typed(min(a.e, b.e));
-      if (o == "max") return typed(max(a.e, b.e));
-      if (o == "truncdiv") return typed(truncdiv(a.e, b.e));
+      if (o == "min") return result(typed(min(a.e, b.e)));
+      if (o == "max") return result(typed(max(a.e, b.e)));
+      if (o == "truncdiv") return result(typed(truncdiv(a.e, b.e)));
       if (any_float && o == "truncmod") src_.fail(e.pos, fn + " needs integer operands");
-      if (o == "truncmod") return typed(truncmod(a.e, b.e));
+      if (o == "truncmod") return result(typed(truncmod(a.e, b.e)));
       // ceildiv(a, b) = floordiv(a + b - 1, b) on integers, ceil(a / b) on floats.
-      if (any_float) return typed(call(Intrinsic::Ceil, {div(a.e, b.e)}));
+      if (any_float) return result(typed(call(Intrinsic::Ceil, {div(a.e, b.e)})));
       Operand num = build_binop("-", build_binop("+", a, b, e.pos), int_literal(1), e.pos);
-      return build_binop("//", num, b, e.pos);
+      return result(build_binop("//", num, b, e.pos));
     }
-    return build_binop(o, a, b, e.pos);
+    return result(build_binop(o, a, b, e.pos));
   }
   if (name == "bitwise_not") {
     nargs(1, 1);
     build_args();
-    return build_unary("~", args[0], e.pos);
+    return result(build_unary("~", args[0], e.pos));
   }
   if (name == "Select" || name == "if_then_else") {
     nargs(3, 3);
     build_args();
     Operand c = args[0], t = args[1], f = args[2];
+    if (want && t.is_lit()) t = adapt(t, *want);
+    if (want && f.is_lit()) f = adapt(f, *want);
     if (t.is_lit() && !f.is_lit()) t = adapt(t, f.e.dtype());
     if (f.is_lit() && !t.is_lit()) f = adapt(f, t.e.dtype());
-    return typed(name == "Select" ? select(c.e, t.e, f.e) : if_then_else(c.e, t.e, f.e));
+    if (t.e.dtype() != f.e.dtype() && !t.e.dtype().is_handle() && !f.e.dtype().is_handle()) {
+      // Arms of different types meet in the promoted type, as in an expression.
+      DataType common = promote_types(t.e.dtype(), f.e.dtype());
+      t = typed(cast(common, t.e));
+      f = typed(cast(common, f.e));
+    }
+    if (c.e.dtype().is_handle()) src_.fail(e.args[0]->pos, "the condition of " + fn + " is a handle");
+    if (!c.e.dtype().is_bool()) c = typed(ne(c.e, make_const(c.e.dtype(), 0)));
+    return result(typed(name == "Select" ? select(c.e, t.e, f.e) : if_then_else(c.e, t.e, f.e)));
   }
   if (auto op = intrinsic_from_name(name)) {
     int arity = intrinsic_arity(*op);
@@ -497,11 +536,12 @@ Operand Builder::build_call(const PyExpr &e) {
     DataType like = DataType::void_();
     for (const Operand &a : args)
       if (!a.is_lit()) like = like.is_void() ? a.e.dtype() : promote_types(like, a.e.dtype());
+    if (like.is_void() && want) like = *want;
     for (Operand &a : args) xs.push_back(a.is_lit() && !like.is_void() ? adapt(a, like).e : a.e);
     if ((*op == Intrinsic::IsNan || *op == Intrinsic::IsInf || *op == Intrinsic::IsFinite) && !xs[0].dtype().is_float())
       xs[0] = cast(DataType::float32(), xs[0]);
     if (*op == Intrinsic::Abs && xs[0].dtype().is_bool()) xs[0] = cast(DataType::int32(), xs[0]);
-    return typed(call(*op, std::move(xs)));
+    return result(typed(call(*op, std::move(xs))));
   }
   src_.fail(e.pos, "unknown function " + quote(fn));
 }

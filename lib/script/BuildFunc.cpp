@@ -67,6 +67,7 @@ ir::Module Builder::build_module(const PyBody &file) {
     src_.fail(end, "expected a '@T.prim_func' function or an '@I.ir_module' class, found " +
                        std::string(file.empty() ? "nothing" : "no function"));
   }
+  m.warnings = std::move(warnings_);
   return m;
 }
 
@@ -123,7 +124,7 @@ ir::PrimFunc Builder::build_func(const PyStmt &def) {
 void Builder::build_param(const PyParam &p, FuncFrame &f) {
   if (!p.annotation) src_.fail(p.pos, "parameter " + quote(p.name) + " needs a type annotation such as T.handle");
   const PyExpr &a = *p.annotation;
-  std::string fn = dotted_name(a.kind == PyExprKind::Call ? *a.base : a);
+  std::string fn = dotted_name(a.kind == PyExprKind::Call || a.kind == PyExprKind::Subscript ? *a.base : a);
   if (fn == "T.handle") {
     Var v(p.name, DataType::handle());
     f.params.push_back(v);
@@ -133,7 +134,8 @@ void Builder::build_param(const PyParam &p, FuncFrame &f) {
     bind(p.name, b);
     return;
   }
-  if (fn == "T.Buffer" && a.kind == PyExprKind::Call) {
+  if (fn == "T.Buffer" && (a.kind == PyExprKind::Call || a.kind == PyExprKind::Subscript)) {
+    // T.Buffer((16, 16), "float32"), or the older T.Buffer[(16, 16), "float32"].
     Buffer buf = build_buffer(a, 0, p.name, "T.Buffer");
     Var v(p.name, DataType::handle());
     f.params.push_back(v);
@@ -185,10 +187,20 @@ std::vector<Expr> Builder::build_shape(const PyExpr &e) {
 ir::Buffer Builder::build_buffer(const PyExpr &call, size_t first, const std::string &name, const char *what) {
   std::string fn = what;
   const PyExpr *shape = nullptr, *dtype = nullptr, *scope = nullptr, *strides = nullptr;
-  size_t n = call.args.size();
-  if (n > first + 2) src_.fail(call.args[first + 2]->pos, fn + " takes the shape and the data type as positional arguments, found " + std::to_string(n - first));
-  if (n > first) shape = call.args[first].get();
-  if (n > first + 1) dtype = call.args[first + 1].get();
+  // The subscript form puts (shape, dtype) in one tuple: T.Buffer[(16, 16), "float32"].
+  std::vector<const PyExpr *> positional;
+  for (const PyExprPtr &a : call.args) positional.push_back(a.get());
+  if (call.kind == PyExprKind::Subscript && positional.size() == 1 && positional[0]->kind == PyExprKind::Tuple &&
+      !positional[0]->args.empty() && positional[0]->args.back()->kind == PyExprKind::Str) {
+    const PyExpr &t = *positional[0];
+    positional.clear();
+    if (t.args.size() == 2) positional = {t.args[0].get(), t.args[1].get()};
+    else src_.fail(t.pos, fn + "[...] takes a shape and a data type");
+  }
+  size_t n = positional.size();
+  if (n > first + 2) src_.fail(positional[first + 2]->pos, fn + " takes the shape and the data type as positional arguments, found " + std::to_string(n - first));
+  if (n > first) shape = positional[first];
+  if (n > first + 1) dtype = positional[first + 1];
   for (size_t k = 0; k < call.kwargs.size(); ++k) {
     const auto &[key, val] = call.kwargs[k];
     if (key == "shape" && !shape) shape = val.get();
@@ -241,7 +253,22 @@ ir::AnnValue Builder::build_ann_value(const PyExpr &e) {
       if (e.op == "-" && e.args[0]->kind == PyExprKind::Int) return AnnValue(-e.args[0]->int_value);
       if (e.op == "-" && e.args[0]->kind == PyExprKind::Float) return AnnValue(-e.args[0]->float_value);
       break;
+    case PyExprKind::Dict: {
+      AnnDict d;
+      for (size_t k = 0; k + 1 < e.args.size(); k += 2) {
+        d.keys.push_back(expect_string(*e.args[k], "a dictionary key"));
+        d.values.push_back(build_ann_value(*e.args[k + 1]));
+      }
+      return AnnValue(std::move(d));
+    }
     case PyExprKind::Call: {
+      // T.target("cuda") / T.target({...}): the function's compilation target, kept as written.
+      if (dotted_name(*e.base) == "T.target") {
+        reject_kwargs(e, "T.target");
+        AnnCall c{"T.target", {}};
+        for (const PyExprPtr &a : e.args) c.args.push_back(build_ann_value(*a));
+        return AnnValue(std::move(c));
+      }
       // T.bool(True), T.int32(4), T.float32(0.5): as printed by TVM.
       Operand o = build(e);
       if (const auto *i = o.e.as<IntImm>()) return o.e.dtype().is_bool() ? AnnValue(i->value != 0) : AnnValue(i->value);
@@ -250,7 +277,7 @@ ir::AnnValue Builder::build_ann_value(const PyExpr &e) {
     }
     default: break;
   }
-  src_.fail(e.pos, "expected an annotation value (bool, number, string or list)");
+  src_.fail(e.pos, "expected an annotation value (bool, number, string, list, dictionary or T.target(...))");
 }
 
 }  // namespace tessera::script::detail

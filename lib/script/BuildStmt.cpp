@@ -85,7 +85,13 @@ std::optional<Stmt> Builder::build_stmt(const PyStmt &s) {
     }
     case PyStmtKind::AnnAssign: {
       if (s.target->kind != PyExprKind::Name) src_.fail(s.target->pos, "expected a variable name before ':'");
-      DataType t = parse_dtype(*s.annotation);
+      // `x: T.float32 = v`, or `x: T.let[T.float32] = v` as newer TVM prints a typed let.
+      const PyExpr *ann = s.annotation.get();
+      if (ann->kind == PyExprKind::Subscript && (dotted_name(*ann->base) == "T.let" || dotted_name(*ann->base) == "T.Let")) {
+        if (ann->args.size() != 1) src_.fail(ann->pos, "T.let[...] takes one data type");
+        ann = ann->args[0].get();
+      }
+      DataType t = parse_dtype(*ann);
       if (!s.value) src_.fail(s.annotation->pos, "expected '=' and a value after the type of " + quote(s.target->name));
       Operand v = build(*s.value);
       Expr value = convert_to(v, t, s.value->pos, "variable " + quote(s.target->name));
@@ -140,7 +146,7 @@ std::optional<Stmt> Builder::build_expr_stmt(const PyStmt &s) {
     f.predicate = t.is_bool() ? c.e : ne(c.e, make_int(t, 0));
     return std::nullopt;
   }
-  if (fn == "T.block_attr") {
+  if (fn == "T.block_attr" || fn == "T.sblock_attr") {
     BlockFrame &f = block_frame(v.pos, fn);
     reject_kwargs(v, fn);
     expect_args(v, 1, 1, fn);
@@ -171,8 +177,22 @@ std::optional<Stmt> Builder::build_assign(const PyStmt &s) {
     build_axis(s, v);
     return std::nullopt;
   }
+  if (t.kind == PyExprKind::Tuple && v.kind == PyExprKind::Tuple && t.args.size() == v.args.size()) {
+    // n, m = T.int64(), T.int64(): several symbolic sizes in one statement.
+    for (size_t k = 0; k < t.args.size(); ++k) {
+      const PyExpr &name = *t.args[k], &call = *v.args[k];
+      std::string f = call.kind == PyExprKind::Call ? dotted_name(*call.base) : "";
+      auto dt = f.rfind("T.", 0) == 0 ? parse_scalar_type(f.substr(2)) : std::nullopt;
+      if (name.kind != PyExprKind::Name || !dt || dt->is_handle() || dt->is_void() || !call.args.empty() ||
+          !call.kwargs.empty())
+        src_.fail(call.pos, "a tuple assignment declares symbolic variables (n, m = T.int64(), T.int64()) or binds "
+                            "iter vars (T.axis.remap)");
+      bind_scalar(name.name, Var(name.name, *dt));
+    }
+    return std::nullopt;
+  }
   if (t.kind != PyExprKind::Name) {
-    if (t.kind == PyExprKind::Tuple) src_.fail(t.pos, "tuple assignment is only supported for T.axis.remap");
+    if (t.kind == PyExprKind::Tuple) src_.fail(t.pos, "tuple assignment is only supported for T.axis.remap and symbolic variables (n, m = T.int64(), T.int64())");
     src_.fail(t.pos, "cannot assign to this expression; expected a name or a buffer element");
   }
   const std::string &name = t.name;
@@ -231,7 +251,23 @@ Stmt Builder::build_store(const PyExpr &target, Operand value, Pos value_pos) {
   Buffer buf = b->buffer;
   Operand load = build_load(target);  // checks the indices
   const auto *ld = load.e.as<Load>();
-  Expr v = convert_to(value, buf.dtype(), value_pos, "buffer " + quote(buf.name()));
+  DataType to = buf.dtype(), from = value.e.dtype();
+  if (!value.is_lit() && from != to && !from.is_handle() && !to.is_handle() && from.lanes() == to.lanes()) {
+    // TVM stores a value of another type converted to the buffer's (C[i] =
+    // T.float16(0) into a float32 buffer); so does tessera, saying so when
+    // the conversion can lose information.
+    auto mantissa = [](DataType t) { return t.is_bfloat16() ? 8 : t.bits() == 16 ? 11 : t.bits() == 32 ? 24 : 53; };
+    bool lossless = from.is_bool() || (from.is_float() && to.is_float() && to.bits() >= from.bits() &&
+                                       !(from.is_bfloat16() != to.is_bfloat16() && to.bits() == 16)) ||
+                    (from.is_integer() && to.is_integer() && from.is_uint() == to.is_uint() && to.bits() >= from.bits()) ||
+                    (from.is_uint() && to.is_int() && to.bits() > from.bits()) ||
+                    (from.is_integer() && to.is_float() && from.bits() < mantissa(to));
+    if (!lossless)
+      warn(value_pos, "the " + from.str() + " value is converted to " + to.str() + ", the type of buffer " +
+                          quote(buf.name()) + " (as TVM does); the conversion can lose information");
+    return Store::make(buf, cast(to, value.e), ld->indices);
+  }
+  Expr v = convert_to(value, to, value_pos, "buffer " + quote(buf.name()));
   return Store::make(buf, v, ld->indices);
 }
 

@@ -154,6 +154,9 @@ class Builder {
   const Binding *lookup(const std::string &name) const;
 
   const SourceFile &src_;
+  /// Rendered warnings, handed to the Module (ir::Module::warnings).
+  std::vector<std::string> warnings_;
+  void warn(Pos p, const std::string &message) { warnings_.push_back(src_.warning(p, message)); }
   std::vector<std::unordered_map<std::string, Binding>> scopes_;
   /// Ranges of the loops in scope (T.axis.remap takes its domains from them).
   std::unordered_map<const void *, ir::Range> loop_ranges_;

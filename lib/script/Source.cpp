@@ -24,10 +24,12 @@ std::string_view SourceFile::line_text(int line) const {
   return std::string_view(text_).substr(begin, end - begin);
 }
 
-void SourceFile::fail(Pos pos, const std::string &message) const {
-  std::string rendered = file_ + ":" + std::to_string(pos.line) + ":" + std::to_string(pos.col) +
-                         ": error: " + message;
-  std::string_view src = line_text(pos.line);
+namespace {
+
+std::string render(const SourceFile &f, Pos pos, const char *kind, const std::string &message) {
+  std::string rendered = f.file() + ":" + std::to_string(pos.line) + ":" + std::to_string(pos.col) + ": " + kind +
+                         ": " + message;
+  std::string_view src = f.line_text(pos.line);
   rendered += "\n";
   rendered += src;
   rendered += "\n";
@@ -35,7 +37,17 @@ void SourceFile::fail(Pos pos, const std::string &message) const {
   for (int i = 0; i + 1 < pos.col; ++i)
     rendered += (static_cast<size_t>(i) < src.size() && src[i] == '\t') ? '\t' : ' ';
   rendered += "^";
-  throw ParseError(file_, pos.line, pos.col, message, rendered);
+  return rendered;
+}
+
+}  // namespace
+
+void SourceFile::fail(Pos pos, const std::string &message) const {
+  throw ParseError(file_, pos.line, pos.col, message, render(*this, pos, "error", message));
+}
+
+std::string SourceFile::warning(Pos pos, const std::string &message) const {
+  return render(*this, pos, "warning", message);
 }
 
 std::string quote(std::string_view s) {

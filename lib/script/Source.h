@@ -32,6 +32,8 @@ class SourceFile {
 
   /// Throws a ParseError at `pos` with `message` (LLVM style: lower-case, no period).
   [[noreturn]] void fail(Pos pos, const std::string &message) const;
+  /// "FILE:LINE:COL: warning: message" and the source line with a caret.
+  std::string warning(Pos pos, const std::string &message) const;
 
  private:
   std::string text_;

@@ -242,6 +242,11 @@ std::vector<Record> records_for(const ir::PrimFunc &func, const Arch &arch, cons
 }  // namespace
 
 TuneResult fast_tune(const ir::PrimFunc &func, const Arch &arch, const TuneOptions &options) {
+  try {
+    rules::check_gpu_target(func);
+  } catch (const UserError &e) {
+    throw TuneError(e.what());
+  }
   auto start = Clock::now();
   TuneResult result;
   result.arch = arch.fingerprint();

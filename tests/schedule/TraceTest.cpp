@@ -118,8 +118,8 @@ TEST(TraceError, BadFields) {
   expect_trace_error(R"([{"op": "get_block", "name": "C", "out": "C"},
                          {"op": "get_loops", "block": "C", "out": ["i", "j"]}])",
                      "trace instruction 1 (get_loops): 'out' lists 2 names but there are 3 loops");
-  expect_trace_error((head + R"({"op": "annotate", "loop": "i", "key": "a", "value": {"x": 1}}])").c_str(),
-                     "'value' must be a bool, number, string or a list of those");
+  expect_trace_error((head + R"({"op": "annotate", "loop": "i", "key": "a", "value": null}])").c_str(),
+                     "'value' must be a bool, number, string, list or dictionary");
 }
 
 TEST(TraceError, PrimitiveFailureNamesTheInstruction) {

@@ -76,6 +76,9 @@ class PrimFunc {
 /// Several named PrimFuncs (`@I.ir_module class Module:`), in source order.
 struct Module {
   std::vector<PrimFunc> funcs;
+  /// What the parser accepted but flags, rendered "FILE:LINE:COL: warning: ..."
+  /// with the source line (a store that converts a value with loss, say).
+  std::vector<std::string> warnings;
   /// The function with this name, or an undefined PrimFunc.
   PrimFunc lookup(const std::string &name) const;
 };

@@ -108,11 +108,22 @@ struct DefaultSchedule {
   Json trace;
 };
 
+/// The compilation target the function names in its attributes
+/// (`T.func_attr({"target": T.target("llvm")})` or a target dictionary), by
+/// its kind ("cuda", "llvm", ...); "" when it names none.
+std::string target_kind(const ir::PrimFunc &f);
+
+/// UserError when the function names a target that is not a GPU tessera
+/// generates code for (cuda, nvptx): "function 'main' is for target 'llvm'
+/// (T.func_attr target): tessera schedules CUDA kernels ...".
+void check_gpu_target(const ir::PrimFunc &f);
+
 /// Tries the rules in order; the first that matches and applies wins. A rule
 /// whose apply throws is recorded in `declined` and the next one is tried.
 /// Functions that are already scheduled (thread-bound loops) are returned as
 /// they are. The fallback matches every valid function, so this only throws
-/// when the fallback itself fails (an InternalError: a bug).
+/// when the fallback itself fails (an InternalError: a bug), or when the
+/// function names a target that is not a GPU (check_gpu_target).
 DefaultSchedule apply_default_schedule(const ir::PrimFunc &f, const Arch &arch);
 
 }  // namespace tessera::rules

@@ -67,6 +67,16 @@ Json ann_to_json(const AnnValue &v) {
   if (v.is_int()) return v.as_int();
   if (v.is_float()) return v.as_float();
   if (v.is_string()) return v.as_string();
+  if (v.is_dict()) {
+    Json d = Json::object();
+    for (size_t i = 0; i < v.as_dict().keys.size(); ++i) d[v.as_dict().keys[i]] = ann_to_json(v.as_dict().values[i]);
+    return d;
+  }
+  if (v.is_call()) {
+    Json args = Json::array();
+    for (const AnnValue &x : v.as_call().args) args.push_back(ann_to_json(x));
+    return Json{{"call", v.as_call().callee}, {"args", args}};
+  }
   Json j = Json::array();
   for (const AnnValue &x : v.as_list()) j.push_back(ann_to_json(x));
   return j;
@@ -77,6 +87,25 @@ std::optional<AnnValue> ann_from_json(const Json &j) {
   if (j.is_number_integer()) return AnnValue(j.get<int64_t>());
   if (j.is_number_float()) return AnnValue(j.get<double>());
   if (j.is_string()) return AnnValue(j.get<std::string>());
+  if (j.is_object() && j.contains("call") && j["call"].is_string() && j.contains("args") && j["args"].is_array()) {
+    AnnCall c{j["call"].get<std::string>(), {}};
+    for (const Json &x : j["args"]) {
+      auto v = ann_from_json(x);
+      if (!v) return std::nullopt;
+      c.args.push_back(*v);
+    }
+    return AnnValue(std::move(c));
+  }
+  if (j.is_object()) {
+    AnnDict d;
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      auto v = ann_from_json(it.value());
+      if (!v) return std::nullopt;
+      d.keys.push_back(it.key());
+      d.values.push_back(*v);
+    }
+    return AnnValue(std::move(d));
+  }
   if (!j.is_array()) return std::nullopt;
   AnnValue::List l;
   for (const Json &x : j) {
@@ -114,7 +143,7 @@ namespace {
 
 void replay_annotate(ReplayContext &ctx) {
   auto value = ann_from_json(ctx.field("value"));
-  if (!value) ctx.fail("value", "must be a bool, number, string or a list of those");
+  if (!value) ctx.fail("value", "must be a bool, number, string, list or dictionary");
   ctx.sch.annotate(ctx.block_or_loop(), ctx.string("key"), *value);
 }
 
