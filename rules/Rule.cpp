@@ -2,6 +2,7 @@
 #include "tessera/rules/Rule.h"
 
 #include "tessera/analysis/BlockInfo.h"
+#include "tessera/ir/Opaque.h"
 #include "tessera/rules/Conv2d.h"
 #include "tessera/rules/Elementwise.h"
 #include "tessera/rules/Fallback.h"
@@ -48,6 +49,7 @@ std::string target_kind(const ir::PrimFunc &f) {
 }
 
 void check_gpu_target(const ir::PrimFunc &f) {
+  ir::check_no_opaque(f, "schedule");
   std::string kind = target_kind(f);
   if (kind.empty() || kind == "cuda" || kind == "nvptx") return;
   throw UserError("function '" + f.name() + "' is for target '" + kind +

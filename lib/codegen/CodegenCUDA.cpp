@@ -179,6 +179,7 @@ class CodegenCUDA : public CodegenC {
       case Intrinsic::MinValue: return extreme(t, c.op == Intrinsic::MaxValue);
       case Intrinsic::Reinterpret: return reinterpret(t, c.args[0]);
       case Intrinsic::SyncThreads: return {"__syncthreads()", kAtom};
+      case Intrinsic::Assume: return {"__builtin_assume(" + print(c.args[0]).text + ")", kAtom};
       case Intrinsic::ShflXor: return shfl_xor(c);
       case Intrinsic::IsNan:
       case Intrinsic::IsInf:

@@ -32,7 +32,8 @@ bool is_arithmetic(Intrinsic op) {
     case Intrinsic::Reinterpret:
     case Intrinsic::MaxValue:
     case Intrinsic::MinValue:
-    case Intrinsic::SyncThreads: return false;
+    case Intrinsic::SyncThreads:
+    case Intrinsic::Assume: return false;
     default: return true;
   }
 }

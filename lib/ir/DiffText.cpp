@@ -121,6 +121,12 @@ std::string expr_text(const Expr &e, int depth) {
       const auto *c = e.as<Call>();
       return std::string("T.") + intrinsic_name(c->op) + "(" + list(c->args) + ")";
     }
+    case NodeKind::StringImm: return "\"" + e.as<StringImm>()->value + "\"";
+    case NodeKind::BufferPtr: return e.as<BufferPtr>()->buffer.name() + ".data";
+    case NodeKind::OpaqueCall: {
+      const auto *c = e.as<OpaqueCall>();
+      return c->callee + "(" + list(c->args) + ")";
+    }
     case NodeKind::Let: {
       const auto *l = e.as<Let>();
       return "T.let(" + l->var.name() + ", " + expr_text(l->value, depth - 1) + ", " +

@@ -184,6 +184,19 @@ std::optional<Intrinsic> intrinsic_from_name(std::string_view name) {
   return std::nullopt;
 }
 
+Expr StringImm::make(std::string value) { return Expr(std::make_shared<StringImm>(std::move(value))); }
+
+Expr BufferPtr::make(Buffer buffer) {
+  TESSERA_ICHECK(buffer.defined()) << "BufferPtr of an undefined buffer";
+  return Expr(std::make_shared<BufferPtr>(std::move(buffer)));
+}
+
+Expr OpaqueCall::make(DataType t, std::string callee, std::vector<Expr> args) {
+  TESSERA_ICHECK(!callee.empty()) << "an opaque call needs a callee";
+  for (const Expr &a : args) TESSERA_ICHECK(a.defined()) << callee << " of an undefined argument";
+  return Expr(std::make_shared<OpaqueCall>(t, std::move(callee), std::move(args)));
+}
+
 Expr Call::make(DataType t, Intrinsic op, std::vector<Expr> args) {
   int arity = intrinsic_arity(op);
   TESSERA_ICHECK(arity < 0 || static_cast<int>(args.size()) == arity)
@@ -205,6 +218,9 @@ Expr Call::make(DataType t, Intrinsic op, std::vector<Expr> args) {
       break;
     case Intrinsic::MaxValue:
     case Intrinsic::MinValue: break;
+    case Intrinsic::Assume:
+      TESSERA_ICHECK(t.is_bool() && args[0].dtype().is_bool()) << "assume takes and returns bool";
+      break;
     case Intrinsic::SyncThreads:
       TESSERA_ICHECK(t == DataType::int32()) << "syncthreads has type int32";
       break;

@@ -21,6 +21,9 @@ void IRVisitor::visit(const Expr &e) {
     case NodeKind::Load: return visit_(e.as<Load>());
     case NodeKind::Call: return visit_(e.as<Call>());
     case NodeKind::Let: return visit_(e.as<Let>());
+    case NodeKind::StringImm: return visit_(e.as<StringImm>());
+    case NodeKind::BufferPtr: return visit_(e.as<BufferPtr>());
+    case NodeKind::OpaqueCall: return visit_(e.as<OpaqueCall>());
     default: TESSERA_UNREACHABLE("not an expression kind: " << node_kind_name(e.kind()));
   }
 }
@@ -56,6 +59,11 @@ void IRVisitor::visit_(const Load *op) {
   for (const Expr &i : op->indices) visit(i);
 }
 void IRVisitor::visit_(const Call *op) {
+  for (const Expr &a : op->args) visit(a);
+}
+void IRVisitor::visit_(const StringImm *) {}
+void IRVisitor::visit_(const BufferPtr *) {}
+void IRVisitor::visit_(const OpaqueCall *op) {
   for (const Expr &a : op->args) visit(a);
 }
 void IRVisitor::visit_(const Let *op) {
@@ -121,6 +129,9 @@ Expr IRMutator::mutate(const Expr &e) {
     case NodeKind::Load: return visit_(e.as<Load>(), e);
     case NodeKind::Call: return visit_(e.as<Call>(), e);
     case NodeKind::Let: return visit_(e.as<Let>(), e);
+    case NodeKind::StringImm: return visit_(e.as<StringImm>(), e);
+    case NodeKind::BufferPtr: return visit_(e.as<BufferPtr>(), e);
+    case NodeKind::OpaqueCall: return visit_(e.as<OpaqueCall>(), e);
     default: TESSERA_UNREACHABLE("not an expression kind: " << node_kind_name(e.kind()));
   }
   return e;
@@ -192,6 +203,17 @@ Expr IRMutator::visit_(const Call *op, const Expr &self) {
   std::vector<Expr> args = mutate_list(op->args, changed);
   if (!changed) return self;
   return Call::make(op->dtype, op->op, std::move(args));
+}
+Expr IRMutator::visit_(const StringImm *, const Expr &self) { return self; }
+Expr IRMutator::visit_(const BufferPtr *op, const Expr &self) {
+  Buffer b = mutate_buffer(op->buffer);
+  return b.same_as(op->buffer) ? self : BufferPtr::make(b);
+}
+Expr IRMutator::visit_(const OpaqueCall *op, const Expr &self) {
+  bool changed = false;
+  std::vector<Expr> args = mutate_list(op->args, changed);
+  if (!changed) return self;
+  return OpaqueCall::make(op->dtype, op->callee, std::move(args));
 }
 Expr IRMutator::visit_(const Let *op, const Expr &self) {
   Expr v = mutate(op->value), b = mutate(op->body);

@@ -140,6 +140,16 @@ class Comparer {
         if (x->op != y->op) return fail(expr_text(a), expr_text(b));
         return expr_list("args", x->args, y->args);
       }
+      case NodeKind::StringImm:
+        if (a.as<StringImm>()->value != b.as<StringImm>()->value) return fail(expr_text(a), expr_text(b));
+        return true;
+      case NodeKind::BufferPtr:
+        return buffer_use(a.as<BufferPtr>()->buffer, b.as<BufferPtr>()->buffer);
+      case NodeKind::OpaqueCall: {
+        const auto *x = a.as<OpaqueCall>(), *y = b.as<OpaqueCall>();
+        if (x->callee != y->callee) return fail(expr_text(a), expr_text(b));
+        return expr_list("args", x->args, y->args);
+      }
       case NodeKind::Let: {
         const auto *x = a.as<Let>(), *y = b.as<Let>();
         Seg s(*this, "Let", &x->var.name());
@@ -528,6 +538,15 @@ class Hasher {
       case NodeKind::Call:
         mix(static_cast<size_t>(e.as<Call>()->op));
         return exprs(e.as<Call>()->args);
+      case NodeKind::StringImm:
+        mix(std::hash<std::string>()(e.as<StringImm>()->value));
+        return;
+      case NodeKind::BufferPtr:
+        buffer_use(e.as<BufferPtr>()->buffer);
+        return;
+      case NodeKind::OpaqueCall:
+        mix(std::hash<std::string>()(e.as<OpaqueCall>()->callee));
+        return exprs(e.as<OpaqueCall>()->args);
       case NodeKind::Let: {
         const auto *x = e.as<Let>();
         expr(x->value);

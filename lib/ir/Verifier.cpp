@@ -175,6 +175,11 @@ class Verifier {
       case NodeKind::Call:
         for (const Expr &a : e.as<Call>()->args) expr(a, "argument");
         return;
+      case NodeKind::StringImm: return;
+      case NodeKind::BufferPtr: return buffer_use(e.as<BufferPtr>()->buffer, "referenced");
+      case NodeKind::OpaqueCall:
+        for (const Expr &a : e.as<OpaqueCall>()->args) expr(a, "argument");
+        return;
       case NodeKind::Let: {
         const auto *l = e.as<ir::Let>();
         expr(l->value, "let value");

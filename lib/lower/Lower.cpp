@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "tessera/lower/Lower.h"
+#include "tessera/ir/Opaque.h"
 
 #include <chrono>
 #include <cstdlib>
@@ -92,6 +93,7 @@ LoweredFunc make_signature(const ir::PrimFunc &f) {
 }  // namespace
 
 LoweredFunc lower(const ir::PrimFunc &func) {
+  ir::check_no_opaque(func, "lower");
   LoweredFunc f = make_signature(func);
   f.allocs = collect_allocations(f.body);
   PassRunner run(f);

@@ -152,6 +152,14 @@ IntPtr compile_int_call(Compiler &cc, const ir::Call &c) {
     // A thread-block barrier: the interpreter runs one thread at a time.
     case Intrinsic::SyncThreads: return std::make_unique<IConst>(0);
     case Intrinsic::ShflXor: throw_cross_lane(c, cc);
+    case Intrinsic::Assume: {
+      // The program's promise, checked: a false assumption is the input's fault.
+      std::string what = "T.assume does not hold in block '" + cc.block() + "'";
+      return iun(cc.compile_int(c.args[0]), [what](int64_t v) -> int64_t {
+        if (!v) throw InterpretError(what);
+        return 1;
+      });
+    }
     case Intrinsic::IsNan:
     case Intrinsic::IsInf:
     case Intrinsic::IsFinite: {

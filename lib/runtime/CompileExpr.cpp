@@ -292,6 +292,9 @@ static void check_scalar_type(DataType t, const char *what, const std::string &b
 }
 
 [[noreturn]] static void throw_cannot_interpret(const Expr &e, const std::string &block) {
+  if (const auto *c = e.as<ir::OpaqueCall>())
+    throw InterpretError("cannot interpret " + c->callee + " in block '" + block +
+                         "': tessera has no semantics for it (an opaque call)");
   throw InterpretError(std::string("cannot interpret ") + ir::node_kind_name(e.kind()) + " of type " +
                        e.dtype().str() + " in block '" + block + "'");
 }

@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "tessera/runtime/Interpreter.h"
 
+#include "tessera/ir/Opaque.h"
+
 #include <sstream>
 #include <unordered_map>
 
@@ -25,6 +27,9 @@ struct Interpreter::Impl {
 
 Interpreter::Interpreter(const ir::PrimFunc &f) : impl_(std::make_unique<Impl>()) {
   TESSERA_ICHECK(f.defined()) << "Interpreter of an undefined function";
+  if (auto what = ir::find_opaque(f))
+    throw InterpretError("cannot interpret function '" + f.name() + "': it calls " + *what +
+                         ", which tessera has no semantics for (an opaque call)");
   impl_->prog = detail::compile_program(f);
 }
 Interpreter::~Interpreter() = default;

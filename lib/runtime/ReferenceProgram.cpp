@@ -18,6 +18,7 @@
 
 #include "tessera/ir/Functor.h"
 #include "tessera/ir/Op.h"
+#include "tessera/ir/Opaque.h"
 #include "tessera/runtime/Verify.h"
 #include "tessera/support/Error.h"
 
@@ -364,6 +365,7 @@ class ReferenceBuilder : public IRMutator {
 }  // namespace
 
 ReferenceProgram make_reference_program(const PrimFunc &f) {
+  check_no_opaque(f, "compute the reference of");
   ReferenceBuilder b;
   for (const Var &p : f.params())
     if (!f.buffer_of(p).defined()) b.bind_param(p);

@@ -12,6 +12,7 @@
 #include <limits>
 
 #include "Builder.h"
+#include "OpaqueCalls.h"
 #include "tessera/ir/Op.h"
 
 namespace tessera::script::detail {
@@ -352,6 +353,7 @@ Operand Builder::build_binop(const std::string &op, Operand a, Operand b, Pos p)
 
 Operand Builder::build_call(const PyExpr &e) {
   std::string fn = dotted_name(*e.base);
+  if (is_opaque_callee(fn)) return build_opaque_call(e, fn);
   if (fn.rfind("T.", 0) != 0) {
     if (fn == "range") src_.fail(e.pos, "'range' is only allowed as a for-loop iterator");
     if (e.base->kind == PyExprKind::Name && !lookup(e.base->name))
@@ -415,6 +417,15 @@ Operand Builder::build_call(const PyExpr &e) {
     DataType t = parse_dtype(*e.args[0]);
     if (t.is_handle() || t.is_bool()) src_.fail(e.args[0]->pos, fn + " of " + t.str());
     return typed(Call::make(t, name == "max_value" ? Intrinsic::MaxValue : Intrinsic::MinValue, {}));
+  }
+  if (name == "assume") {
+    // T.assume(cond): a promise about the program's values (checked by the interpreter).
+    reject_kwargs(e, fn);
+    nargs(1, 1);
+    Operand c = build(*e.args[0]);
+    if (!c.e.dtype().is_int_like()) src_.fail(e.args[0]->pos, fn + " needs a condition, found " + c.e.dtype().str());
+    Expr cond = c.e.dtype().is_bool() ? c.e : ne(c.e, make_const(c.e.dtype(), 0));
+    return typed(Call::make(DataType::bool_(), Intrinsic::Assume, {cond}));
   }
   if (name == "syncthreads") {
     reject_kwargs(e, fn);
@@ -544,6 +555,44 @@ Operand Builder::build_call(const PyExpr &e) {
     return result(typed(call(*op, std::move(xs))));
   }
   src_.fail(e.pos, "unknown function " + quote(fn));
+}
+
+Operand Builder::build_opaque_call(const PyExpr &e, const std::string &fn) {
+  std::vector<Expr> args;
+  for (const PyExprPtr &a : e.args) {
+    if (a->kind == PyExprKind::Str) {
+      args.push_back(StringImm::make(a->name));
+      continue;
+    }
+    if (a->kind == PyExprKind::Attr && a->name == "data" && a->base->kind == PyExprKind::Name) {
+      // A.data: the buffer's address.
+      const Binding *b = lookup(a->base->name);
+      if (b && b->kind == Binding::Kind::Buffer) {
+        args.push_back(BufferPtr::make(b->buffer));
+        continue;
+      }
+    }
+    if (a->kind == PyExprKind::Name) {
+      // A handle parameter passes through; a buffer passes its address.
+      const Binding *b = lookup(a->name);
+      if (b && b->kind == Binding::Kind::Handle) {
+        args.push_back(b->handle);
+        continue;
+      }
+      if (b && b->kind == Binding::Kind::Buffer) {
+        args.push_back(BufferPtr::make(b->buffer));
+        continue;
+      }
+    }
+    args.push_back(build(*a).e);
+  }
+  DataType t = default_opaque_dtype(fn, args);
+  for (size_t k = 0; k < e.kwargs.size(); ++k) {
+    if (e.kwargs[k].first != "dtype")
+      src_.fail(e.kwarg_pos[k], "unexpected keyword argument " + quote(e.kwargs[k].first) + " to " + fn);
+    t = parse_dtype(*e.kwargs[k].second);
+  }
+  return typed(OpaqueCall::make(t, fn, std::move(args)));
 }
 
 }  // namespace tessera::script::detail

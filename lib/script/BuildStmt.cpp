@@ -125,7 +125,7 @@ std::optional<Stmt> Builder::build_expr_stmt(const PyStmt &s) {
     reject_kwargs(v, fn);
     expect_args(v, 1, 1, fn);
     Operand x = build(*v.args[0]);
-    if (x.e.dtype().is_handle()) src_.fail(v.args[0]->pos, "T.evaluate of a handle");
+    if (x.e.dtype().is_handle() && !x.e.is<OpaqueCall>()) src_.fail(v.args[0]->pos, "T.evaluate of a handle");
     return Evaluate::make(x.e);
   }
   if (fn == "T.reads" || fn == "T.writes") {
@@ -164,7 +164,7 @@ std::optional<Stmt> Builder::build_expr_stmt(const PyStmt &s) {
     src_.fail(v.pos, "the result of " + fn + " must be assigned to a name");
   if (fn.rfind("T.axis.", 0) == 0) src_.fail(v.pos, "the result of " + fn + " must be assigned to a name");
   Operand x = build(v);
-  if (x.e.dtype().is_handle()) src_.fail(v.pos, "expression statement of a handle");
+  if (x.e.dtype().is_handle() && !x.e.is<OpaqueCall>()) src_.fail(v.pos, "expression statement of a handle");
   return Evaluate::make(x.e);
 }
 

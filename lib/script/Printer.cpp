@@ -12,6 +12,8 @@
 //===----------------------------------------------------------------------===//
 #include "tessera/script/Printer.h"
 
+#include "OpaqueCalls.h"
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -292,6 +294,16 @@ class Printer {
         return {indices(l->buffer, l->indices), kAtom};
       }
       case NodeKind::Call: return {print_call(*e.as<Call>()), kAtom};
+      case NodeKind::StringImm: return {quote(e.as<StringImm>()->value), kAtom};
+      case NodeKind::BufferPtr: return {name_of(e.as<BufferPtr>()->buffer) + ".data", kAtom};
+      case NodeKind::OpaqueCall: {
+        const auto *c = e.as<OpaqueCall>();
+        std::string s = c->callee + "(";
+        for (size_t i = 0; i < c->args.size(); ++i) s += (i ? ", " : "") + expr(c->args[i]);
+        if (c->dtype != detail::default_opaque_dtype(c->callee, c->args))
+          s += std::string(c->args.empty() ? "" : ", ") + "dtype=" + quote(c->dtype.str());
+        return {s + ")", kAtom};
+      }
       case NodeKind::Let: {
         const auto *l = e.as<Let>();
         std::string var = name_of(l->var);

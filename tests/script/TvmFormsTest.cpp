@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "tessera/ir/StructuralEqual.h"
 #include "tessera/rules/Rule.h"
 #include "tessera/runtime/Interpreter.h"
@@ -171,6 +173,61 @@ def main(A: T.Buffer((8,), "float32")):
   } catch (const UserError &e) {
     EXPECT_NE(std::string(e.what()).find("function 'main' is for target 'llvm'"), std::string::npos) << e.what();
   }
+}
+
+}  // namespace
+
+namespace {
+
+const char *kOpaque = R"(
+@T.prim_func
+def main(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32"), n: T.int32):
+    T.evaluate(T.assume(n < 16))
+    for i in range(16):
+        with T.block("B"):
+            vi = T.axis.spatial(16, i)
+            B[vi] = T.call_extern("float32", "expf", A[vi])
+    T.evaluate(T.tvm_fill_fragment(B.data, 16, 16, 16, 0, T.float32(0), dtype="handle"))
+    T.call_packed("tvm.contrib.cblas.matmul", A, B)
+    T.evaluate(T.ptx_legacy.ldmatrix(False, 4, ".b16", A.data, 0, B.data, 8, dtype="float16"))
+)";
+
+TEST(TvmForms, OpaqueCallsParseAndPrintButAreNeverRun) {
+  ir::PrimFunc f = round_trip(kOpaque);
+  std::string printed = script::print(f);
+  for (const char *s : {"T.call_extern(\"float32\", \"expf\", A[vi])", "T.tvm_fill_fragment(B.data, 16, 16, 16, 0",
+                        "dtype=\"handle\")", "T.call_packed(\"tvm.contrib.cblas.matmul\", A.data, B.data)",
+                        "T.ptx_legacy.ldmatrix(False, 4, \".b16\", A.data, 0, B.data, 8, dtype=\"float16\")",
+                        "T.evaluate(T.assume(n < 16))"})
+    EXPECT_NE(printed.find(s), std::string::npos) << s << "\n" << printed;
+  auto fails_with = [&](const std::function<void()> &run, const std::string &fragment) {
+    try {
+      run();
+      ADD_FAILURE() << "no error; expected " << fragment;
+    } catch (const UserError &e) {
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+    }
+  };
+  std::string what = "it calls T.call_extern(\"float32\", \"expf\", A[vi]) in block 'B', which tessera has no "
+                     "semantics for (an opaque call)";
+  fails_with([&] { runtime::Interpreter interp(f); }, "cannot interpret function 'main': " + what);
+  fails_with([&] { rules::apply_default_schedule(f, Arch::by_name("h100")); }, "cannot schedule function 'main': " + what);
+}
+
+TEST(TvmForms, AssumeIsCheckedByTheInterpreter) {
+  ir::PrimFunc f = round_trip(R"(
+@T.prim_func
+def main(A: T.Buffer((4,), "int32")):
+    for i in range(4):
+        T.evaluate(T.assume(A[i] < 100))
+        A[i] = A[i] + 1
+)");
+  std::vector<runtime::NDArray> args = runtime::make_random_args(f, {}, 1);
+  int64_t before = args[0].get_int(2);
+  runtime::interpret(f, args);
+  EXPECT_EQ(args[0].get_int(2), before + 1);
+  args[0].set_int(3, 500);
+  EXPECT_THROW(runtime::interpret(f, args), runtime::InterpretError);
 }
 
 }  // namespace

@@ -11,6 +11,11 @@
 //   Cast        T.Cast("float32", x)               Load      A[i, j]
 //   Call        T.exp(x), T.if_then_else(c, a, b), T.reinterpret("float16", x), ...
 //   Let         T.let(x, value, body)
+//   StringImm   "name" (an argument of an opaque call)
+//   BufferPtr   A.data (the address of a buffer, an argument of an opaque call)
+//   OpaqueCall  T.call_extern("float32", "f", x), T.tvm_fill_fragment(...): code
+//               tessera cannot see; parsed and printed, never interpreted,
+//               scheduled or compiled (functions holding one are refused)
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -135,6 +140,33 @@ struct Let : ExprNode {
   const Var var;
   const Expr value, body;
   static Expr make(Var var, Expr value, Expr body);
+};
+
+/// A string literal; dtype handle.
+struct StringImm : ExprNode {
+  static constexpr NodeKind kKind = NodeKind::StringImm;
+  explicit StringImm(std::string v) : ExprNode(kKind, DataType::handle()), value(std::move(v)) {}
+  const std::string value;
+  static Expr make(std::string value);
+};
+
+/// The address of a buffer's data, `A.data`; dtype handle.
+struct BufferPtr : ExprNode {
+  static constexpr NodeKind kKind = NodeKind::BufferPtr;
+  explicit BufferPtr(Buffer b) : ExprNode(kKind, DataType::handle()), buffer(std::move(b)) {}
+  const Buffer buffer;
+  static Expr make(Buffer buffer);
+};
+
+/// A call of something tessera has no semantics for, kept as written:
+/// `callee` is the spelling ("T.call_extern", "T.ptx_legacy.ldmatrix").
+struct OpaqueCall : ExprNode {
+  static constexpr NodeKind kKind = NodeKind::OpaqueCall;
+  OpaqueCall(DataType t, std::string c, std::vector<Expr> a)
+      : ExprNode(kKind, t), callee(std::move(c)), args(std::move(a)) {}
+  const std::string callee;
+  const std::vector<Expr> args;
+  static Expr make(DataType t, std::string callee, std::vector<Expr> args);
 };
 
 /// The constant `v` of integer/bool type `t` (wrapped to its width).

@@ -37,6 +37,9 @@ class IRVisitor {
   virtual void visit_(const Load *op);
   virtual void visit_(const Call *op);
   virtual void visit_(const Let *op);
+  virtual void visit_(const StringImm *op);
+  virtual void visit_(const BufferPtr *op);
+  virtual void visit_(const OpaqueCall *op);
 
   virtual void visit_(const For *op);
   virtual void visit_(const Block *op);
@@ -71,6 +74,9 @@ class IRMutator {
   virtual Expr visit_(const Load *op, const Expr &self);
   virtual Expr visit_(const Call *op, const Expr &self);
   virtual Expr visit_(const Let *op, const Expr &self);
+  virtual Expr visit_(const StringImm *op, const Expr &self);
+  virtual Expr visit_(const BufferPtr *op, const Expr &self);
+  virtual Expr visit_(const OpaqueCall *op, const Expr &self);
 
   virtual Stmt visit_(const For *op, const Stmt &self);
   virtual Stmt visit_(const Block *op, const Stmt &self);
