@@ -253,16 +253,20 @@ Operand Builder::build(const PyExpr &e) {
 }
 
 Operand Builder::build_load(const PyExpr &e) {
-  Buffer buf = lookup_buffer(*e.base);
-  if (static_cast<int>(e.args.size()) != buf.ndim())
-    src_.fail(e.pos, "buffer " + quote(buf.name()) + " has " + std::to_string(buf.ndim()) + " dimension" +
-                         (buf.ndim() == 1 ? "" : "s") + " but is indexed with " + std::to_string(e.args.size()) +
+  const Binding &b = buffer_binding(*e.base);
+  Buffer buf = b.buffer;
+  const std::string &name = b.view ? b.view->name : buf.name();
+  size_t ndim = b.view ? b.view->shape.size() : size_t(buf.ndim());
+  if (e.args.size() != ndim)
+    src_.fail(e.pos, "buffer " + quote(name) + " has " + std::to_string(ndim) + " dimension" +
+                         (ndim == 1 ? "" : "s") + " but is indexed with " + std::to_string(e.args.size()) +
                          " ind" + (e.args.size() == 1 ? "ex" : "ices"));
   std::vector<Expr> idx;
   for (const PyExprPtr &a : e.args) {
     if (a->kind == PyExprKind::Slice) src_.fail(a->pos, "slices are only allowed in T.reads and T.writes");
-    idx.push_back(build_int(*a, "index of buffer " + quote(buf.name())));
+    idx.push_back(build_int(*a, "index of buffer " + quote(name)));
   }
+  if (b.view) idx = view_indices(*b.view, buf, std::move(idx));
   return typed(Load::make(buf, std::move(idx)));
 }
 
@@ -565,7 +569,7 @@ Operand Builder::build_opaque_call(const PyExpr &e, const std::string &fn) {
       continue;
     }
     if (a->kind == PyExprKind::Attr && a->name == "data" && a->base->kind == PyExprKind::Name) {
-      // A.data: the buffer's address.
+      // A.data: the buffer's address (a view's: its base buffer's).
       const Binding *b = lookup(a->base->name);
       if (b && b->kind == Binding::Kind::Buffer) {
         args.push_back(BufferPtr::make(b->buffer));
@@ -580,6 +584,10 @@ Operand Builder::build_opaque_call(const PyExpr &e, const std::string &fn) {
         continue;
       }
       if (b && b->kind == Binding::Kind::Buffer) {
+        args.push_back(BufferPtr::make(b->buffer));
+        continue;
+      }
+      if (b && b->kind == Binding::Kind::Allocation && b->buffer.defined()) {
         args.push_back(BufferPtr::make(b->buffer));
         continue;
       }

@@ -8,6 +8,8 @@
 // block. Reads/writes that a block does not spell out are inferred.
 //
 //===----------------------------------------------------------------------===//
+#include <algorithm>
+
 #include "Builder.h"
 #include "tessera/ir/AccessRegions.h"
 #include "tessera/ir/Op.h"
@@ -196,8 +198,22 @@ std::optional<Stmt> Builder::build_assign(const PyStmt &s) {
     src_.fail(t.pos, "cannot assign to this expression; expected a name or a buffer element");
   }
   const std::string &name = t.name;
+  if (fn == "T.match_buffer" && block_ && !v.args.empty() && v.args[0]->kind == PyExprKind::Subscript) {
+    // Inside a block: a view of a region of another buffer (BuildBuffers.cpp).
+    build_region_match(name, v);
+    return std::nullopt;
+  }
+  if (fn == "T.allocate") {
+    build_allocate(name, v);
+    return std::nullopt;
+  }
+  if (fn == "T.decl_buffer" || (fn == "T.Buffer" && !func_level_) ||
+      (fn == "T.Buffer" && std::any_of(v.kwargs.begin(), v.kwargs.end(), [](const auto &k) { return k.first == "data"; }))) {
+    build_decl_buffer(name, v, fn);
+    return std::nullopt;
+  }
   if (fn == "T.match_buffer") {
-    if (!func_level_) src_.fail(v.pos, "T.match_buffer must be at function level");
+    if (!func_level_) src_.fail(v.pos, "T.match_buffer must be at function level, or take a region of a buffer inside a block");
     if (v.args.size() < 2) expect_args(v, 2, 3, fn);
     const PyExpr &h = *v.args[0];
     const Binding *b = h.kind == PyExprKind::Name ? lookup(h.name) : nullptr;
@@ -225,7 +241,7 @@ std::optional<Stmt> Builder::build_assign(const PyStmt &s) {
     bind(name, nb);
     return std::nullopt;
   }
-  if (fn == "T.Buffer") src_.fail(v.pos, "T.Buffer is a parameter type; allocate with T.alloc_buffer");
+  if (fn == "T.Buffer") src_.fail(v.pos, "T.Buffer at function level needs data=: T.Buffer(shape, dtype, data=A_handle); allocate with T.alloc_buffer");
   if (fn.rfind("T.", 0) == 0 && v.args.empty() && v.kwargs.empty()) {
     // n = T.int64(): a symbolic variable.
     auto dt = parse_scalar_type(fn.substr(2));
@@ -246,9 +262,9 @@ Stmt Builder::build_store(const PyExpr &target, Operand value, Pos value_pos) {
   if (target.base->kind != PyExprKind::Name) src_.fail(target.pos, "expected a buffer name before '['");
   const Binding *b = lookup(target.base->name);
   if (!b) src_.fail(target.base->pos, "undefined name " + quote(target.base->name));
-  if (b->kind != Binding::Kind::Buffer)
+  if (b->kind != Binding::Kind::Buffer && b->kind != Binding::Kind::Allocation)
     src_.fail(target.base->pos, "cannot store to " + quote(target.base->name) + ", which is not a buffer");
-  Buffer buf = b->buffer;
+  Buffer buf = buffer_binding(*target.base).buffer;
   Operand load = build_load(target);  // checks the indices
   const auto *ld = load.e.as<Load>();
   DataType to = buf.dtype(), from = value.e.dtype();
@@ -388,6 +404,16 @@ std::optional<Stmt> Builder::build_with(const PyStmt &s) {
   const PyExpr &v = *s.value;
   std::string fn = v.kind == PyExprKind::Call ? dotted_name(*v.base) : "";
   if (fn == "T.LetStmt") return build_let_stmt(s, v);
+  if ((fn == "T.decl_buffer" || fn == "T.allocate") && s.target) {
+    // with T.decl_buffer(...) as X: / with T.allocate(...) as X_data: the name for the body.
+    if (s.target->kind != PyExprKind::Name) src_.fail(s.target->pos, "expected a name after 'as'");
+    push_scope();
+    if (fn == "T.allocate") build_allocate(s.target->name, v);
+    else build_decl_buffer(s.target->name, v, fn);
+    Stmt body = build_body(s.body);
+    pop_scope();
+    return body;
+  }
   if (s.target) src_.fail(s.target->pos, "'as' is not supported on " + (fn.empty() ? std::string("'with'") : fn));
   if (fn == "T.block" || fn == "T.sblock") return build_block(s, v);
   if (fn == "T.init") {
@@ -586,9 +612,17 @@ std::vector<BufferRegion> Builder::build_regions(const PyExpr &call) {
 }
 
 BufferRegion Builder::build_region(const PyExpr &e) {
-  if (e.kind == PyExprKind::Name) return BufferRegion::full(lookup_buffer(e));
+  if (e.kind == PyExprKind::Name) {
+    const Binding &b = buffer_binding(e);
+    if (!b.view) return BufferRegion::full(b.buffer);
+    std::vector<Range> all;
+    for (const Expr &d : b.view->shape) all.push_back(Range{make_int(d.dtype(), 0), d});
+    return view_region(*b.view, b.buffer, all);
+  }
   if (e.kind != PyExprKind::Subscript) src_.fail(e.pos, "expected a buffer region such as A[vi, 0:128]");
-  Buffer buf = lookup_buffer(*e.base);
+  const Binding &bb = buffer_binding(*e.base);
+  // A view's region is read in the view's own shape, then mapped onto its base.
+  Buffer buf = bb.view ? Buffer::make(bb.view->name, bb.buffer.dtype(), bb.view->shape) : bb.buffer;
   if (static_cast<int>(e.args.size()) != buf.ndim())
     src_.fail(e.pos, "buffer " + quote(buf.name()) + " has " + std::to_string(buf.ndim()) +
                          " dimensions but the region gives " + std::to_string(e.args.size()));
@@ -617,6 +651,7 @@ BufferRegion Builder::build_region(const PyExpr &e) {
     Expr l = cast(t, lo.e);
     r.region.push_back(Range{l, extent_between(l, cast(t, hi.e))});
   }
+  if (bb.view) return view_region(*bb.view, bb.buffer, r.region);
   return r;
 }
 

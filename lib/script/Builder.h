@@ -46,13 +46,37 @@ struct Operand {
   bool is_lit() const { return lit != Lit::None; }
 };
 
+/// A buffer name that stands for part of another buffer: a block's
+/// T.match_buffer of a region (Region), or a T.decl_buffer / T.Buffer over
+/// another buffer's data or allocation (Reshape: the same elements in
+/// row-major order under another shape). Its loads, stores and regions are
+/// rewritten onto the base buffer (BuildBuffers.cpp).
+struct View {
+  enum class Kind : uint8_t { Region, Reshape };
+  Kind kind = Kind::Region;
+  std::string name;
+  std::vector<ir::Expr> shape;
+  /// Region: the base index of the view's origin, per base dimension.
+  std::vector<ir::Expr> offsets;
+  /// Region: the base dimension of each view dimension.
+  std::vector<int> dims;
+};
+
 /// What a name is bound to.
 struct Binding {
-  enum class Kind : uint8_t { Scalar, Buffer, Handle };
+  /// Allocation: `X_data = T.allocate(...)`, memory a T.decl_buffer names.
+  enum class Kind : uint8_t { Scalar, Buffer, Handle, Allocation };
   Kind kind = Kind::Scalar;
   ir::Expr expr;
+  /// Buffer: the buffer (a view's base). Allocation: the buffer made for it by
+  /// the first T.decl_buffer over it (undefined before).
   ir::Buffer buffer;
   ir::Var handle;
+  std::optional<View> view;
+  /// Allocation: what T.allocate asked for.
+  std::vector<ir::Expr> alloc_shape;
+  ir::DataType alloc_dtype;
+  std::string alloc_scope;
 };
 
 /// Declarations collected while building one `with T.block(...)`.
@@ -139,6 +163,22 @@ class Builder {
   /// finite value of a float type (TVM rejects both rather than wrapping).
   void check_literal_fits(const Operand &v, ir::DataType t);
   ir::Buffer lookup_buffer(const PyExpr &e);
+  /// The binding of a buffer name (a view included); ParseError otherwise.
+  const Binding &buffer_binding(const PyExpr &e);
+
+  // BuildBuffers.cpp: the buffers of lowered TIR and views.
+  /// `X_data = T.allocate(shape, dtype, scope)`.
+  void build_allocate(const std::string &name, const PyExpr &call);
+  /// `X = T.decl_buffer(...)` or, in a body, `X = T.Buffer(..., data=...)`.
+  void build_decl_buffer(const std::string &name, const PyExpr &call, const std::string &fn);
+  /// `X = T.match_buffer(A[region], shape, ...)` inside a block.
+  void build_region_match(const std::string &name, const PyExpr &call);
+  /// A view's indices on its base buffer.
+  std::vector<ir::Expr> view_indices(const View &v, const ir::Buffer &base, std::vector<ir::Expr> idx);
+  /// A region of a view as a region of its base buffer.
+  ir::BufferRegion view_region(const View &v, const ir::Buffer &base, const std::vector<ir::Range> &region);
+  /// Adds a buffer to the innermost block's (or the function's) allocations.
+  void allocate_here(const ir::Buffer &b, Pos p, const std::string &fn);
   std::string dotted_name(const PyExpr &e) const;
   void expect_args(const PyExpr &call, size_t lo, size_t hi, const std::string &fn);
   void reject_kwargs(const PyExpr &call, const std::string &fn);

@@ -231,3 +231,55 @@ def main(A: T.Buffer((4,), "int32")):
 }
 
 }  // namespace
+
+namespace {
+
+TEST(TvmForms, LoweredBuffersAndViewsBecomePlainAccesses) {
+  // T.Buffer(data=A.data), T.allocate + T.decl_buffer (twice over one
+  // allocation), a decl_buffer of its own, and block-level T.match_buffer of
+  // regions (a view of a view included): one buffer per piece of memory.
+  ir::PrimFunc f = round_trip(R"(
+@T.prim_func
+def main(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+    A_flat = T.Buffer((256,), "float32", data=A.data)
+    B_data = T.allocate([256], "float32", "global")
+    B = T.decl_buffer((16, 16), "float32", data=B_data)
+    B_flat = T.decl_buffer((256,), "float32", data=B_data)
+    for i in range(256):
+        B_flat[i] = A_flat[i] * T.float32(2)
+    for i in range(4):
+        with T.block("tile"):
+            vi = T.axis.spatial(4, i)
+            T.reads(B[vi * 4:vi * 4 + 4, 0:16])
+            T.writes(C[vi * 4:vi * 4 + 4, 0:16])
+            Bs = T.match_buffer(B[vi * 4:vi * 4 + 4, 0:16], (4, 16), offset_factor=1)
+            Cs = T.match_buffer(C[vi * 4:vi * 4 + 4, 0:16], (4, 16))
+            Crow = T.match_buffer(Cs[1, 0:16], (16,))
+            for ii, j in T.grid(4, 16):
+                Cs[ii, j] = Bs[ii, j] + T.float32(1)
+            for j in range(16):
+                Crow[j] = Crow[j] * T.float32(10)
+    with T.decl_buffer((4,), "float32") as D:
+        for i in range(4):
+            D[i] = T.float32(0)
+)");
+  std::string printed = script::print(f);
+  EXPECT_NE(printed.find("B[i // 16, i % 16] = A[i // 16, i % 16] * T.float32(2.0)"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("C[vi * 4 + 1, j] = C[vi * 4 + 1, j] * T.float32(10.0)"), std::string::npos) << printed;
+  std::vector<runtime::NDArray> args = runtime::make_random_args(f, {}, 3);
+  runtime::NDArray a = args[0];
+  runtime::interpret(f, args);
+  for (int64_t r = 0; r < 16; ++r)
+    for (int64_t c = 0; c < 16; ++c) {
+      double want = (a.get(r * 16 + c) * 2 + 1) * (r % 4 == 1 ? 10 : 1);
+      EXPECT_NEAR(args[1].get(r * 16 + c), want, 1e-5) << r << ", " << c;
+    }
+  EXPECT_NE(error_of(R"(
+@T.prim_func
+def main(A: T.Buffer((16,), "float32")):
+    B_data = T.allocate([16], "int8", "global")
+    B = T.decl_buffer((16,), "float32", data=B_data)
+)").find("buffers of different types over one allocation are not supported"), std::string::npos);
+}
+
+}  // namespace
