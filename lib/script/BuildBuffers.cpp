@@ -42,7 +42,7 @@ Expr plus(const Expr &a, const Expr &b) {
 const Binding &Builder::buffer_binding(const PyExpr &e) {
   if (e.kind != PyExprKind::Name) src_.fail(e.pos, "expected a buffer name before '['");
   const Binding *b = lookup(e.name);
-  if (!b) src_.fail(e.pos, "undefined name " + quote(e.name));
+  if (!b) fail_undefined(e.pos, e.name);
   if (b->kind == Binding::Kind::Allocation)
     src_.fail(e.pos, quote(e.name) + " is an allocation; declare a buffer over it with T.decl_buffer(..., data=" +
                          e.name + ")");
@@ -146,7 +146,7 @@ void Builder::build_decl_buffer(const std::string &name, const PyExpr &call, con
   Binding *src = nullptr;
   for (auto it = scopes_.rbegin(); it != scopes_.rend() && !src; ++it)
     if (auto f = it->find(src_name); f != it->end()) src = &f->second;
-  if (!src) src_.fail(d.pos, "undefined name " + quote(src_name));
+  if (!src) fail_undefined(d.pos, src_name);
   if (src->kind == Binding::Kind::Buffer) return as_view_of(*src, d.pos);
   if (src->kind == Binding::Kind::Allocation) {
     if (src->buffer.defined()) {

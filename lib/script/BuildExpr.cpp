@@ -101,7 +101,7 @@ std::string Builder::expect_string(const PyExpr &e, const std::string &what) {
 ir::Buffer Builder::lookup_buffer(const PyExpr &e) {
   if (e.kind != PyExprKind::Name) src_.fail(e.pos, "expected a buffer name before '['");
   const Binding *b = lookup(e.name);
-  if (!b) src_.fail(e.pos, "undefined name " + quote(e.name));
+  if (!b) fail_undefined(e.pos, e.name);
   if (b->kind != Binding::Kind::Buffer)
     src_.fail(e.pos, quote(e.name) + " is not a buffer and cannot be indexed");
   return b->buffer;
@@ -194,7 +194,7 @@ Operand Builder::build(const PyExpr &e) {
       return at(Operand{make_int(DataType::bool_(), e.int_value), Operand::Lit::Bool, e.int_value, 0}, e.pos);
     case PyExprKind::Name: {
       const Binding *b = lookup(e.name);
-      if (!b) src_.fail(e.pos, "undefined name " + quote(e.name));
+      if (!b) fail_undefined(e.pos, e.name);
       if (b->kind == Binding::Kind::Buffer)
         src_.fail(e.pos, "buffer " + quote(e.name) + " used as a value; index it as " + e.name + "[...]");
       if (b->kind == Binding::Kind::Handle)
@@ -357,11 +357,15 @@ Operand Builder::build_binop(const std::string &op, Operand a, Operand b, Pos p)
 
 Operand Builder::build_call(const PyExpr &e) {
   std::string fn = dotted_name(*e.base);
-  if (is_opaque_callee(fn)) return build_opaque_call(e, fn);
+  // A TVM built-in tessera keeps as written, or a call of another function of
+  // the module (Module.subroutine(A.data)): opaque to tessera.
+  if (is_opaque_callee(fn) ||
+      (!module_class_.empty() && fn.rfind(module_class_ + ".", 0) == 0 && fn.find('.', module_class_.size() + 1) == std::string::npos))
+    return build_opaque_call(e, fn);
   if (fn.rfind("T.", 0) != 0) {
     if (fn == "range") src_.fail(e.pos, "'range' is only allowed as a for-loop iterator");
     if (e.base->kind == PyExprKind::Name && !lookup(e.base->name))
-      src_.fail(e.pos, "undefined name " + quote(e.base->name));
+      fail_undefined(e.pos, e.base->name);
     src_.fail(e.pos, "unknown function " + quote(fn.empty() ? "<expression>" : fn));
   }
   std::string name = fn.substr(2);

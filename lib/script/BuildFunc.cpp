@@ -48,6 +48,7 @@ ir::Module Builder::build_module(const PyBody &file) {
         for (const PyExprPtr &d : s->decorators)
           ok |= is_decorator(*d, "I", "ir_module") || dotted_name(d->kind == PyExprKind::Call ? *d->base : *d) == "tvm.script.ir_module";
         if (!ok) src_.fail(s->pos, "expected '@I.ir_module' before class " + quote(s->name));
+        module_class_ = s->name;
         for (const PyStmtPtr &c : s->body) {
           if (c->kind == PyStmtKind::Pass || c->kind == PyStmtKind::Import) continue;
           if (c->kind == PyStmtKind::Expr && c->value->kind == PyExprKind::Str) continue;

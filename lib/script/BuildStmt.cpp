@@ -37,18 +37,23 @@ Stmt Builder::build_body(const PyBody &body) {
     Stmt stmt;
     Var let_var;
     Expr let_value;
+    std::function<Stmt(Stmt)> wrap;
   };
   std::vector<Item> items;
   push_scope();
   for (const PyStmtPtr &s : body) {
     stmt_pos_ = s->pos;
     pending_let_.reset();
+    pending_wrap_ = nullptr;
     std::optional<Stmt> st = build_stmt(*s);
     if (pending_let_) {
-      items.push_back({Stmt(), pending_let_->first, pending_let_->second});
+      items.push_back({Stmt(), pending_let_->first, pending_let_->second, nullptr});
       pending_let_.reset();
+    } else if (pending_wrap_) {
+      items.push_back({Stmt(), Var(), Expr(), std::move(pending_wrap_)});
+      pending_wrap_ = nullptr;
     } else if (st) {
-      items.push_back({*st, Var(), Expr()});
+      items.push_back({*st, Var(), Expr(), nullptr});
     }
   }
   pop_scope();
@@ -61,7 +66,7 @@ Stmt Builder::build_body(const PyBody &body) {
     }
     std::vector<Stmt> rest(tail.rbegin(), tail.rend());
     Stmt inner = rest.empty() ? Evaluate::make(i32(0)) : Seq::make(std::move(rest));
-    tail.assign(1, LetStmt::make(it->let_var, it->let_value, std::move(inner)));
+    tail.assign(1, it->wrap ? it->wrap(std::move(inner)) : LetStmt::make(it->let_var, it->let_value, std::move(inner)));
   }
   if (tail.empty()) return Evaluate::make(i32(0));
   return Seq::make(std::vector<Stmt>(tail.rbegin(), tail.rend()));
@@ -162,6 +167,14 @@ std::optional<Stmt> Builder::build_expr_stmt(const PyStmt &s) {
     for (auto &[k, val] : build_annotations(*v.args[0])) func_->attrs[k] = val;
     return std::nullopt;
   }
+  if (fn == "T.launch_thread") {
+    pending_wrap_ = build_launch(v, "");
+    return std::nullopt;
+  }
+  if (fn == "T.attr") {
+    pending_wrap_ = build_attr(v);
+    return std::nullopt;
+  }
   if (fn == "T.alloc_buffer" || fn == "T.sblock_alloc_buffer" || fn == "T.match_buffer")
     src_.fail(v.pos, "the result of " + fn + " must be assigned to a name");
   if (fn.rfind("T.axis.", 0) == 0) src_.fail(v.pos, "the result of " + fn + " must be assigned to a name");
@@ -205,6 +218,15 @@ std::optional<Stmt> Builder::build_assign(const PyStmt &s) {
   }
   if (fn == "T.allocate") {
     build_allocate(name, v);
+    return std::nullopt;
+  }
+  if (fn == "T.env_thread") {
+    build_env_thread(name, v);
+    return std::nullopt;
+  }
+  if (fn == "T.launch_thread") {
+    // blockIdx_x = T.launch_thread("blockIdx.x", 16): over the rest of the body.
+    pending_wrap_ = build_launch(v, name);
     return std::nullopt;
   }
   if (fn == "T.decl_buffer" || (fn == "T.Buffer" && !func_level_) ||
@@ -261,7 +283,7 @@ std::optional<Stmt> Builder::build_assign(const PyStmt &s) {
 Stmt Builder::build_store(const PyExpr &target, Operand value, Pos value_pos) {
   if (target.base->kind != PyExprKind::Name) src_.fail(target.pos, "expected a buffer name before '['");
   const Binding *b = lookup(target.base->name);
-  if (!b) src_.fail(target.base->pos, "undefined name " + quote(target.base->name));
+  if (!b) fail_undefined(target.base->pos, target.base->name);
   if (b->kind != Binding::Kind::Buffer && b->kind != Binding::Kind::Allocation)
     src_.fail(target.base->pos, "cannot store to " + quote(target.base->name) + ", which is not a buffer");
   Buffer buf = buffer_binding(*target.base).buffer;
@@ -404,6 +426,16 @@ std::optional<Stmt> Builder::build_with(const PyStmt &s) {
   const PyExpr &v = *s.value;
   std::string fn = v.kind == PyExprKind::Call ? dotted_name(*v.base) : "";
   if (fn == "T.LetStmt") return build_let_stmt(s, v);
+  if (fn == "T.launch_thread" || fn == "T.attr") {
+    // with T.launch_thread(tx, 32): / with T.launch_thread("threadIdx.x", 32) as tx: / with T.attr(...):
+    if (s.target && (fn == "T.attr" || s.target->kind != PyExprKind::Name))
+      src_.fail(s.target->pos, "'as' is not supported on " + fn);
+    push_scope();
+    auto wrap = fn == "T.attr" ? build_attr(v) : build_launch(v, s.target ? s.target->name : "");
+    Stmt body = build_body(s.body);
+    pop_scope();
+    return wrap(body);
+  }
   if ((fn == "T.decl_buffer" || fn == "T.allocate") && s.target) {
     // with T.decl_buffer(...) as X: / with T.allocate(...) as X_data: the name for the body.
     if (s.target->kind != PyExprKind::Name) src_.fail(s.target->pos, "expected a name after 'as'");
@@ -454,7 +486,7 @@ Stmt Builder::build_let_stmt(const PyStmt &s, const PyExpr &call) {
     // var=x: x is a variable declared before (x = T.int32()); the value converts to its type.
     if (var_arg->kind != PyExprKind::Name) src_.fail(var_arg->pos, "expected a variable name for var= of " + fn);
     const Binding *b = lookup(var_arg->name);
-    if (!b) src_.fail(var_arg->pos, "undefined name " + quote(var_arg->name));
+    if (!b) fail_undefined(var_arg->pos, var_arg->name);
     const auto *declared = b->kind == Binding::Kind::Scalar ? b->expr.as<VarNode>() : nullptr;
     if (!declared) src_.fail(var_arg->pos, quote(var_arg->name) + " is not a scalar variable");
     var = Var::from(b->expr);

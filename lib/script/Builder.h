@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -177,6 +178,13 @@ class Builder {
   std::vector<ir::Expr> view_indices(const View &v, const ir::Buffer &base, std::vector<ir::Expr> idx);
   /// A region of a view as a region of its base buffer.
   ir::BufferRegion view_region(const View &v, const ir::Buffer &base, const std::vector<ir::Range> &region);
+  // BuildThreads.cpp: thread launches and attributes of lowered TIR.
+  /// `tx = T.env_thread("threadIdx.x")`.
+  void build_env_thread(const std::string &name, const PyExpr &call);
+  /// T.launch_thread(tx, 32) / T.launch_thread("threadIdx.x", 32) (named `name`,
+  /// may be empty) and T.attr(node, key, value): the wrapper of their scope.
+  std::function<ir::Stmt(ir::Stmt)> build_launch(const PyExpr &call, const std::string &name);
+  std::function<ir::Stmt(ir::Stmt)> build_attr(const PyExpr &call);
   /// Adds a buffer to the innermost block's (or the function's) allocations.
   void allocate_here(const ir::Buffer &b, Pos p, const std::string &fn);
   std::string dotted_name(const PyExpr &e) const;
@@ -199,6 +207,13 @@ class Builder {
   /// Rendered warnings, handed to the Module (ir::Module::warnings).
   std::vector<std::string> warnings_;
   void warn(Pos p, const std::string &message) { warnings_.push_back(src_.warning(p, message)); }
+  /// "undefined name 'N'", saying what it likely is: a Python variable of the
+  /// script that built the function (meta-programming), which the text cannot carry.
+  [[noreturn]] void fail_undefined(Pos p, const std::string &name) const {
+    src_.fail(p, "undefined name " + quote(name) +
+                     " (a Python variable of the script that wrote this function? TVMScript text carries no Python "
+                     "values: write its value, or declare it, e.g. " + name + " = T.int32())");
+  }
   std::vector<std::unordered_map<std::string, Binding>> scopes_;
   /// Ranges of the loops in scope (T.axis.remap takes its domains from them).
   std::unordered_map<const void *, ir::Range> loop_ranges_;
@@ -209,6 +224,14 @@ class Builder {
   bool func_level_ = false;
   /// Set by build_stmt when the statement is `x = value`: a let over the rest of the list.
   std::optional<std::pair<ir::Var, ir::Expr>> pending_let_;
+  /// Set by a statement that scopes the rest of its list (T.launch_thread,
+  /// T.attr without `with`): wraps the statements after it.
+  std::function<ir::Stmt(ir::Stmt)> pending_wrap_;
+  /// The ir_module class being built ("" for bare functions): a call of
+  /// `Class.func(...)` is a call of another function of the module.
+  std::string module_class_;
+  /// The thread tag of each T.env_thread variable.
+  std::unordered_map<const ir::VarNode *, std::string> env_threads_;
   /// Position of the statement being built, for converting IR invariant failures.
   Pos stmt_pos_;
 };

@@ -283,3 +283,71 @@ def main(A: T.Buffer((16,), "float32")):
 }
 
 }  // namespace
+
+namespace {
+
+TEST(TvmForms, ThreadLaunchesOfLoweredTirBecomeThreadLoops) {
+  ir::Module m = script::parse_module(R"(
+@T.prim_func
+def main(A: T.Buffer((256,), "float32"), B: T.Buffer((256,), "float32")):
+    bx = T.env_thread("blockIdx.x")
+    tx = T.env_thread("threadIdx.x")
+    T.launch_thread(bx, 2)
+    T.launch_thread(tx, 128)
+    with T.attr(T.int32(1), "pragma_scope", "parallel_launch_point"):
+        B[bx * 128 + tx] = A[bx * 128 + tx] * T.float32(2)
+)", "prog.py");
+  ASSERT_EQ(m.warnings.size(), 1u);
+  EXPECT_NE(m.warnings[0].find("prog.py:8:10: warning: T.attr 'pragma_scope' is not modelled"), std::string::npos)
+      << m.warnings[0];
+  std::string printed = script::print(m);
+  EXPECT_NE(printed.find("for bx in T.thread_binding(2, thread=\"blockIdx.x\"):\n"
+                         "        for tx in T.thread_binding(128, thread=\"threadIdx.x\"):"),
+            std::string::npos)
+      << printed;
+  ir::PrimFunc f = round_trip(printed);
+  std::vector<runtime::NDArray> args = runtime::make_random_args(f, {}, 2);
+  runtime::interpret(f, args);
+  EXPECT_EQ(args[1].get(200), args[0].get(200) * 2);
+  // The other spellings: `with ... as`, an assigned launch, T.attr thread_extent.
+  round_trip(R"(
+@T.prim_func
+def main(A: T.Buffer((256,), "float32")):
+    with T.launch_thread("threadIdx.x", 256) as threadIdx_x:
+        A[threadIdx_x] = A[threadIdx_x] + T.float32(1)
+    blockIdx_x = T.launch_thread("blockIdx.x", T.int64(1))
+    T.attr(T.iter_var(t2, T.Range(0, 256), "ThreadIndex", "threadIdx.x"), "thread_extent", 256)
+    A[t2] = A[t2] * T.float32(3)
+)");
+  EXPECT_NE(error_of(R"(
+@T.prim_func
+def main(A: T.Buffer((256,), "float32")):
+    i = T.int32()
+    T.launch_thread(i, 8)
+)").find("'i' is not a thread variable: declare it with T.env_thread"), std::string::npos);
+}
+
+TEST(TvmForms, CallsBetweenFunctionsOfAModuleAreOpaque) {
+  ir::Module m = script::parse_module(R"(
+@I.ir_module
+class Module:
+    @T.prim_func
+    def main(A: T.Buffer((16,), "float32")):
+        Module.subroutine(A.data, T.int32(16))
+
+    @T.prim_func(private=True)
+    def subroutine(A_data: T.handle("float32"), n: T.int32):
+        A = T.decl_buffer((16,), "float32", data=A_data)
+        for i in range(n):
+            A[i] = T.float32(0)
+)", "prog.py");
+  ASSERT_EQ(m.funcs.size(), 2u);
+  EXPECT_NE(script::print(m).find("Module.subroutine(A.data, 16)"), std::string::npos) << script::print(m);
+  EXPECT_NE(error_of(R"(
+@T.prim_func
+def main(A: T.Buffer((16,), "float32")):
+    A[0] = T.float32(N)
+)").find("undefined name 'N' (a Python variable of the script that wrote this function?"), std::string::npos);
+}
+
+}  // namespace
