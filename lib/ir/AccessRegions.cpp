@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "tessera/ir/AccessRegions.h"
 
+#include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -359,7 +360,34 @@ AccessRegions infer_access_regions(const std::optional<Stmt> &init, const Stmt &
   for (const Buffer &b : allocs) c.excluded.insert(b.get());
   if (init) c.visit(*init);
   c.visit(body);
-  return AccessRegions{to_regions(c.reads), to_regions(c.writes)};
+  AccessRegions out{to_regions(c.reads), to_regions(c.writes)};
+  // TVM's rule: a block with T.init() does not list the buffers it writes
+  // among its reads (a matmul reads A and B), so read indices mean the same
+  // buffers in traces written against TVM.
+  if (init) out.reads = reads_with_init(std::move(out.reads), out.writes);
+  return out;
+}
+
+namespace {
+
+bool lists(const std::vector<BufferRegion> &rs, const Buffer &b) {
+  return std::any_of(rs.begin(), rs.end(), [&](const BufferRegion &r) { return r.buffer.same_as(b); });
+}
+
+}  // namespace
+
+std::vector<BufferRegion> reads_with_init(std::vector<BufferRegion> reads, const std::vector<BufferRegion> &writes) {
+  std::erase_if(reads, [&](const BufferRegion &r) { return lists(writes, r.buffer); });
+  return reads;
+}
+
+std::vector<BufferRegion> reads_without_init(const std::vector<BufferRegion> &reads,
+                                             const std::vector<BufferRegion> &writes) {
+  std::vector<BufferRegion> out;
+  for (const BufferRegion &w : writes)
+    if (!lists(reads, w.buffer)) out.push_back(w);
+  out.insert(out.end(), reads.begin(), reads.end());
+  return out;
 }
 
 bool stores_to(const Stmt &s, const Buffer &b) {

@@ -21,7 +21,7 @@ def main(A: T.Buffer((16, 32), "float32"), B: T.Buffer((32,), "float32"), C: T.B
     for i, k_0 in T.grid(16, 8):
         with T.block("C_o"):
             vi, vk_o = T.axis.remap("SR", [i, k_0])
-            T.reads(C[vi], A[vi, vk_o * 4:vk_o * 4 + 4], B[vk_o * 4:vk_o * 4 + 4])
+            T.reads(A[vi, vk_o * 4:vk_o * 4 + 4], B[vk_o * 4:vk_o * 4 + 4])
             T.writes(C[vi])
             with T.init():
                 C[vi] = T.float32(0.0)
@@ -50,7 +50,7 @@ def main(A: T.Buffer((64, 48), "float32"), B: T.Buffer((48, 80), "float32"), C: 
     for i_0, j_0, k_0 in T.grid(16, 20, 12):
         with T.block("tile"):
             vi_o, vj_o, vk_o = T.axis.remap("SSR", [i_0, j_0, k_0])
-            T.reads(C[vi_o * 4:vi_o * 4 + 4, vj_o * 4:vj_o * 4 + 4], A[vi_o * 4:vi_o * 4 + 4, vk_o * 4:vk_o * 4 + 4], B[vk_o * 4:vk_o * 4 + 4, vj_o * 4:vj_o * 4 + 4])
+            T.reads(A[vi_o * 4:vi_o * 4 + 4, vk_o * 4:vk_o * 4 + 4], B[vk_o * 4:vk_o * 4 + 4, vj_o * 4:vj_o * 4 + 4])
             T.writes(C[vi_o * 4:vi_o * 4 + 4, vj_o * 4:vj_o * 4 + 4])
             with T.init():
                 for vi_i_init, vj_i_init in T.grid(4, 4):

@@ -171,11 +171,21 @@ TEST(CacheError, BufferAlreadyInScope) {
 }
 
 TEST(CacheError, CachedBufferWritten) {
-  // kMatmul infers its reads as C, A, B: read buffer 0 is C, which C writes.
+  // Without its init (decomposed), the update block C reads C: read buffer 0
+  // is C, which C writes.
   Schedule sch = make_schedule(parse(kMatmul));
   BlockRef c = sch.get_block("C");
+  sch.decompose_reduction(c, sch.get_loops(c)[0]);
   expect_schedule_error<CachedBufferWrittenError>(sch, [&] { sch.cache_read(c, 0, "shared"); },
                                                   "block 'C' itself writes it");
+}
+
+TEST(CacheRead, TheTutorialCallCachesTheFirstInputOfAReduction) {
+  // TVM's rule: a block with T.init() does not read what it writes, so read
+  // buffer 0 of a matmul is A, as in every TensorIR tutorial.
+  Schedule sch = make_schedule(parse(kMatmul));
+  EXPECT_EQ(sch.cache_read(sch.get_block("C"), 0, "shared").name, "A_shared");
+  EXPECT_EQ(sch.cache_read(sch.get_block("C"), 1, "shared").name, "B_shared");
 }
 
 TEST(CacheError, BufferHasOtherWriter) {

@@ -52,7 +52,7 @@ def main(A: T.Buffer((64, 48), "float32"), B: T.Buffer((48, 80), "float32"), C: 
                         vi = T.axis.spatial(64, i0 * 16 + i1)
                         vj = T.axis.spatial(80, j0 * 16 + j1)
                         vk = T.axis.reduce(48, k0 * 8 + k1)
-                        T.reads(A_shared[vi, vk], B[vk, vj])
+                        T.reads(C[vi, vj], A_shared[vi, vk], B[vk, vj])
                         T.writes(C[vi, vj])
                         C[vi, vj] = C[vi, vj] + A_shared[vi, vk] * B[vk, vj]
 )";

@@ -96,7 +96,7 @@ def main(A: T.Buffer((24,), "float32"), C: T.Buffer((16,), "float32")):
             C[vi] = C[vi] + A[vi + vk]
 )");
   Schedule sch = make_schedule(f);
-  sch.reindex(sch.get_block("C"), 1, false);
+  sch.reindex(sch.get_block("C"), 0, false);
   check_schedule(f, sch, R"(
 @T.prim_func
 def main(A: T.Buffer((24,), "float32"), C: T.Buffer((16,), "float32")):
@@ -108,7 +108,7 @@ def main(A: T.Buffer((24,), "float32"), C: T.Buffer((16,), "float32")):
     for i, k in T.grid(16, 9):
         with T.block("C"):
             vi, vk = T.axis.remap("SR", [i, k])
-            T.reads(C[vi], A_reindex[vi, vk])
+            T.reads(A_reindex[vi, vk])
             T.writes(C[vi])
             with T.init():
                 C[vi] = T.float32(0)
@@ -150,8 +150,9 @@ TEST(ReindexError, OtherBlockInTheNest) {
 }
 
 TEST(ReindexError, ReadBufferWritten) {
-  Schedule sch = make_schedule(parse(kMatmul));  // reads inferred as C, A, B
+  Schedule sch = make_schedule(parse(kMatmul));
   BlockRef c = sch.get_block("C");
+  sch.decompose_reduction(c, sch.get_loops(c)[0]);  // the update block reads C, A, B
   expect_schedule_error<CachedBufferWrittenError>(sch, [&] { sch.reindex(c, 0, false); },
                                                   "block 'C' writes it too");
 }

@@ -46,7 +46,7 @@ def main(A: T.Buffer((16, 32), "float32"), B: T.Buffer((32,), "float32"), C: T.B
     for i, k_0 in T.grid(16, 8):
         with T.block("C_o"):
             vi, vk_o = T.axis.remap("SR", [i, k_0])
-            T.reads(C[vi], A[vi, vk_o * 4:vk_o * 4 + 4], B[vk_o * 4:vk_o * 4 + 4])
+            T.reads(A[vi, vk_o * 4:vk_o * 4 + 4], B[vk_o * 4:vk_o * 4 + 4])
             T.writes(C[vi])
             with T.init():
                 C[vi] = T.float32(0.0)
@@ -71,7 +71,7 @@ def main(A: T.Buffer((16, 24), "float32"), B: T.Buffer((8, 24), "float32"), C: T
     for i, j, k_0 in T.grid(16, 8, 6):
         with T.block("C_o"):
             vi, vj, vk_o = T.axis.remap("SSR", [i, j, k_0])
-            T.reads(C[vi, vj], A[vi, vk_o * 4:vk_o * 4 + 4], B[vj, vk_o * 4:vk_o * 4 + 4])
+            T.reads(A[vi, vk_o * 4:vk_o * 4 + 4], B[vj, vk_o * 4:vk_o * 4 + 4])
             T.writes(C[vi, vj])
             with T.init():
                 C[vi, vj] = T.float32(0.0)
@@ -92,7 +92,7 @@ def main(A: T.Buffer((16, 32), "float32"), B: T.Buffer((32,), "float32"), C: T.B
     for i, k in T.grid(16, 8):
         with T.block("C_o"):
             vi, vk_o = T.axis.remap("SR", [i, k])
-            T.reads(C[vi], A[vi, vk_o * 4:vk_o * 4 + 4], B[vk_o * 4:vk_o * 4 + 4])
+            T.reads(A[vi, vk_o * 4:vk_o * 4 + 4], B[vk_o * 4:vk_o * 4 + 4])
             T.writes(C[vi])
             with T.init():
                 C[vi] = T.float32(0.0)

@@ -85,7 +85,7 @@ TEST(TransformBlockLayout, Im2colWindow) {
   // re-iterated flat, then inlined back: the same numbers.
   ir::PrimFunc f = parse(kWindow);
   Schedule sch = make_schedule(f);
-  BlockRef copy = sch.reindex(sch.get_block("C"), 1, false);
+  BlockRef copy = sch.reindex(sch.get_block("C"), 0, false);
   IndexMap flat = IndexMap::parse("lambda x, s: (x * 3 + s,)");
   sch.transform_layout(copy, 0, true, flat);
   sch.transform_block_layout(copy, flat);

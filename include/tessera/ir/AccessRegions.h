@@ -12,7 +12,9 @@
 //     bounds are comparable (same expression plus different constants), else
 //     the dimension is the whole extent;
 //   - a buffer allocated inside the block is not reported; a buffer both read
-//     and written appears in both lists; order is first appearance.
+//     and written appears in both lists, except in a block with T.init(),
+//     whose reads leave out the buffers it writes (TVM's rule: a matmul reads
+//     A and B, so `cache_read(block, 0, ...)` is A); order is first appearance.
 // Nested blocks contribute their own (already inferred or written) regions,
 // relaxed over the loops between the two blocks.
 //
@@ -35,6 +37,15 @@ struct AccessRegions {
 /// The regions that `init` and `body` access, excluding buffers in `allocs`.
 AccessRegions infer_access_regions(const std::optional<Stmt> &init, const Stmt &body,
                                    const std::vector<Buffer> &allocs);
+
+/// TVM's rule for the reads of a block with T.init(): `reads` without the
+/// buffers in `writes`.
+std::vector<BufferRegion> reads_with_init(std::vector<BufferRegion> reads, const std::vector<BufferRegion> &writes);
+
+/// The reads of a block that loses its T.init() (decompose_reduction's update
+/// block, blockize's inner block): what it writes and did not list, then `reads`.
+std::vector<BufferRegion> reads_without_init(const std::vector<BufferRegion> &reads,
+                                             const std::vector<BufferRegion> &writes);
 
 /// True when `s` stores into `b` anywhere (a Store of that buffer, by identity).
 bool stores_to(const Stmt &s, const Buffer &b);

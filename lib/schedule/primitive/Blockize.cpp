@@ -229,6 +229,8 @@ BlockRef blockize(State &st, const LoopRef &loop, const std::string &name) {
   std::vector<BufferRegion> reads, writes;
   for (const BufferRegion &r : b.reads) reads.push_back(subst_region(r));
   for (const BufferRegion &r : b.writes) writes.push_back(subst_region(r));
+  // The init moves to the outer block: the inner one reads what it accumulates into.
+  if (b.init) reads = reads_without_init(reads, writes);
   Stmt inner_block = Block::make(b.name, inner_ivs, inner_binds, conjunction(inner_conds), reads, writes, b.allocs,
                                  std::nullopt, substitute(b.body, iv_map), b.annotations);
   const Block &ib = *inner_block.as<Block>();
@@ -274,8 +276,10 @@ BlockRef blockize(State &st, const LoopRef &loop, const std::string &name) {
   }
   std::string outer_name = fresh_name(names, name.empty() ? b.name + "_o" : name);
   Stmt body = replace_in(lp.stmt, {{bp.stmt.get(), inner_block}});
-  Stmt outer = Block::make(outer_name, outer_ivs, outer_binds, conjunction(outer_conds), relaxed(ib.reads),
-                           relaxed(ib.writes), {}, outer_init, body);
+  std::vector<BufferRegion> outer_writes = relaxed(ib.writes), outer_reads = relaxed(ib.reads);
+  if (outer_init) outer_reads = reads_with_init(std::move(outer_reads), outer_writes);
+  Stmt outer = Block::make(outer_name, outer_ivs, outer_binds, conjunction(outer_conds), outer_reads, outer_writes,
+                           {}, outer_init, body);
 
   // Step 3. Replace (the only mutation)
   replace(st, lp.stmt, outer);

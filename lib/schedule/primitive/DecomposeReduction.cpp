@@ -142,8 +142,10 @@ BlockRef decompose_reduction(State &st, const BlockRef &block, const LoopRef &lo
     nest = For::make(copied[k].second, substitute(f->min, loop_map), substitute(f->extent, loop_map), f->for_kind,
                      nest, f->thread_tag);
   }
-  Stmt update = Block::make(b.name, b.iter_vars, b.bindings, b.predicate, b.reads, b.writes, b.allocs, std::nullopt,
-                            b.body, b.annotations);
+  // Without its init the update block reads what it accumulates into (TVM's
+  // rule leaves a block's written buffers out of its reads only while it has one).
+  Stmt update = Block::make(b.name, b.iter_vars, b.bindings, b.predicate, reads_without_init(b.reads, b.writes),
+                            b.writes, b.allocs, std::nullopt, b.body, b.annotations);
   Stmt new_loop = replace_in(lp.stmt, {{bp.stmt.get(), update}});
 
   // Step 3. Replace (the only mutation)
