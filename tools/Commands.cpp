@@ -23,6 +23,7 @@
 #include "tessera/script/Parser.h"
 #include "tessera/script/Printer.h"
 #include "tessera/support/DataPaths.h"
+#include "tessera/tune/Reference.h"
 #include "tessera/codegen/CodegenCUDA.h"
 
 namespace tessera::cli {
@@ -152,7 +153,13 @@ int schedule_command(const ScheduleCommandOptions &opts, std::ostream &out, std:
     out << script::print(scheduled) << notes;
     if (!opts.verify) return 0;
     // The scheduled function on the original's inputs, judged against the
-    // original evaluated in float64 (runtime/Verify.h).
+    // original evaluated in float64 (runtime/Verify.h), in the interpreter:
+    // refused up front when that would take minutes.
+    if (int64_t n = tune::loop_iterations(f, dims); n > opts.verify_limit)
+      throw UserError(fmt::format(
+          "--verify would interpret {:.3g} loop iterations (the interpreter does roughly 10^7 a second): bind "
+          "smaller sizes with --dim, or let `tessera tune` verify on a GPU",
+          double(n)));
     std::vector<runtime::NDArray> got = runtime::make_random_args(f, dims, opts.seed);
     runtime::Reference want = runtime::compute_reference(f, got);
     runtime::interpret(scheduled, got);

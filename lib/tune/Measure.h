@@ -47,9 +47,5 @@ runtime::DimBindings complete_dims(const ir::PrimFunc &func, const runtime::DimB
 /// that stays symbolic counts as 1).
 double argument_bytes(const ir::PrimFunc &func, const runtime::DimBindings &dims);
 
-/// Stores the unscheduled `func` executes with `dims` bound, counted where they
-/// stand (a block init under a reduce loop counts per iteration: an upper bound)
-/// (saturating; INT64_MAX when an extent is not a constant after binding).
-int64_t loop_iterations(const ir::PrimFunc &func, const runtime::DimBindings &dims);
 
 }  // namespace tessera::tune

@@ -15,6 +15,7 @@
 #include "tessera/runtime/Verify.h"
 #include "tessera/runtime/NDArray.h"
 #include "tessera/tune/FastTune.h"
+#include "tessera/tune/Reference.h"
 #include "Measure.h"  // lib/tune: the private sizing helpers
 
 namespace tessera::tune {

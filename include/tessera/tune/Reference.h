@@ -23,6 +23,12 @@
 
 namespace tessera::tune {
 
+/// Stores the unscheduled `func` executes with `dims` bound, counted where they
+/// stand (a block init under a reduce loop counts per iteration: an upper bound)
+/// (saturating; INT64_MAX when an extent is not a constant after binding): the
+/// interpreter's work, give or take a constant factor.
+int64_t loop_iterations(const ir::PrimFunc &func, const runtime::DimBindings &dims);
+
 struct ReferenceOptions {
   /// Above this many loop iterations (of the original program, with `dims`
   /// bound) the reference runs on the device when there is one.
