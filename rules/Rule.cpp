@@ -57,8 +57,9 @@ void check_gpu_target(const ir::PrimFunc &f) {
                   "schedule it for the GPU");
 }
 
-DefaultSchedule apply_default_schedule(const ir::PrimFunc &f, const Arch &arch) {
-  check_gpu_target(f);
+DefaultSchedule apply_default_schedule(const ir::PrimFunc &original, const Arch &arch) {
+  check_gpu_target(original);
+  ir::PrimFunc f = schedule::unique_block_names(original);
   DefaultSchedule out;
   if (analysis::analyze(f).is_scheduled) {
     out.func = f;

@@ -92,18 +92,19 @@ int run_command(const RunOptions &opts, std::ostream &out, std::ostream &err) {
 namespace {
 
 /// Schedules `f` by the rules; prints the result's comment lines to `notes`.
-ir::PrimFunc schedule_by_rules(const ScheduleCommandOptions &opts, const ir::PrimFunc &f, const Arch &arch,
+ir::PrimFunc schedule_by_rules(const ScheduleCommandOptions &opts, const ir::PrimFunc &original, const Arch &arch,
                                std::string &notes) {
   if (opts.rule.empty()) {
     if (!opts.config.empty()) throw UserError("--config needs --rule (a config belongs to one rule)");
-    rules::DefaultSchedule s = rules::apply_default_schedule(f, arch);
+    rules::DefaultSchedule s = rules::apply_default_schedule(original, arch);
     if (opts.verbose)
       for (const auto &[rule, why] : s.declined) notes += "# declined: " + rule + ": " + why + "\n";
     notes += "# rule: " + (s.rule.empty() ? std::string("none (already scheduled)") : s.rule) + "\n";
     if (!s.rule.empty()) notes += "# config: " + s.config.dump() + "\n";
     return s.func;
   }
-  rules::check_gpu_target(f);
+  rules::check_gpu_target(original);
+  ir::PrimFunc f = schedule::unique_block_names(original);
   const rules::Rule *rule = rules::find_rule(opts.rule);
   if (!rule) {
     std::string names;

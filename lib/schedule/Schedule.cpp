@@ -61,16 +61,12 @@ auto transact(detail::State &st, std::string_view primitive, F &&body) {
   }
 }
 
-/// Blocks whose names repeat make lookup by name ambiguous.
-void check_unique_block_names(const PrimFunc &f) {
-  std::unordered_set<std::string> seen;
-  for (const Stmt &s : detail::blocks_under(f.body()))
-    if (!seen.insert(s.as<Block>()->name).second)
-      throw UserError("cannot schedule function '" + f.name() + "': several blocks are named " +
-                      quoted(s.as<Block>()->name) + " (blocks are looked up by name)");
-}
-
 }  // namespace
+
+ir::PrimFunc unique_block_names(const ir::PrimFunc &f) {
+  std::map<std::string, std::vector<std::string>> ambiguous;
+  return detail::uniquify_block_names(f, ambiguous);
+}
 
 std::string name_of(const BlockOrLoop &h) {
   if (const auto *b = std::get_if<BlockRef>(&h)) return b->name;
@@ -79,8 +75,9 @@ std::string name_of(const BlockOrLoop &h) {
 
 Schedule::Schedule(PrimFunc func, ScheduleOptions options) : state_(std::make_unique<detail::State>()) {
   TESSERA_ICHECK(func.defined()) << "Schedule of an undefined function";
-  check_unique_block_names(func);
-  state_->func = detail::uniquify_loop_names(func);
+  // Blocks are looked up by name: repeated and empty names (which TVM allows)
+  // get distinct ones, deterministically, so a trace replays on the original.
+  state_->func = detail::uniquify_loop_names(detail::uniquify_block_names(func, state_->ambiguous_block_names));
   state_->options = options;
 }
 
@@ -103,6 +100,12 @@ const ScheduleOptions &Schedule::options() const { return state_->options; }
 
 BlockRef Schedule::get_block(const std::string &name) {
   return transact(*state_, "get_block", [&] {
+    if (auto it = state_->ambiguous_block_names.find(name); it != state_->ambiguous_block_names.end()) {
+      std::string names;
+      for (const std::string &n : it->second) names += (names.empty() ? "" : ", ") + quoted(n);
+      throw BlockNotFoundError("get_block", "several blocks are named " + quoted(name) +
+                                                "; the schedule calls them " + names);
+    }
     std::vector<Stmt> blocks = detail::blocks_under(state_->func.body());
     blocks.insert(blocks.begin(), state_->func.body());
     std::string names;

@@ -204,6 +204,57 @@ PrimFunc uniquify_loop_names(const PrimFunc &f) {
   return f.with_body(r.mutate(f.body()));
 }
 
+namespace {
+
+class BlockRenamer : public IRMutator {
+ public:
+  BlockRenamer(std::set<std::string> taken, const std::set<std::string> &repeated)
+      : taken_(std::move(taken)), repeated_(repeated) {}
+  std::map<std::string, std::vector<std::string>> given;
+
+  Stmt visit_(const Block *op, const Stmt &self) override {
+    Stmt s = IRMutator::visit_(op, self);
+    const Block *b = s.as<Block>();
+    bool root = depth_ == 0;
+    (void)root;
+    std::string name = b->name;
+    if (name.empty()) name = fresh_name(taken_, "block");
+    else if (repeated_.count(name)) name = first_.insert(name).second ? name : fresh_name(taken_, name);
+    if (name == b->name) return s;
+    if (!b->name.empty()) given[b->name].push_back(name);
+    return Block::make(name, b->iter_vars, b->bindings, b->predicate, b->reads, b->writes, b->allocs, b->init,
+                       b->body, b->annotations);
+  }
+
+ private:
+  std::set<std::string> taken_, first_;
+  const std::set<std::string> &repeated_;
+  int depth_ = 0;
+};
+
+}  // namespace
+
+PrimFunc uniquify_block_names(const PrimFunc &f, std::map<std::string, std::vector<std::string>> &ambiguous) {
+  std::set<std::string> taken, repeated;
+  std::vector<Stmt> blocks = blocks_under(f.body());
+  bool any = false;
+  for (const Stmt &s : blocks) {
+    const std::string &n = s.as<Block>()->name;
+    any |= n.empty();
+    if (!taken.insert(n).second) repeated.insert(n), any = true;
+  }
+  if (!any) return f;
+  BlockRenamer r(taken, repeated);
+  // The root block keeps its name: only the blocks under it are renamed.
+  const Block *root = f.body().as<Block>();
+  Stmt body = root ? root->with_body(r.mutate(root->body)) : r.mutate(f.body());
+  for (auto &[name, names] : r.given) {
+    names.insert(names.begin(), name);
+    ambiguous[name] = names;
+  }
+  return f.with_body(body);
+}
+
 std::vector<Stmt> child_blocks(const Stmt &s) {
   std::vector<Stmt> out;
   collect_blocks(s, /*nested=*/false, out);

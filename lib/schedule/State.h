@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include <map>
 #include <set>
 #include <string>
 #include <string_view>
@@ -28,6 +29,9 @@ struct State {
   ir::PrimFunc func;
   Trace trace;
   ScheduleOptions options;
+  /// Names several blocks of the given function shared (TVM allows it), with
+  /// the distinct names they were given: looking one up is ambiguous.
+  std::map<std::string, std::vector<std::string>> ambiguous_block_names;
 };
 
 /// A statement of the function with the statements around it: ancestors run
@@ -60,6 +64,10 @@ std::set<std::string> loop_names(const ir::PrimFunc &f);
 std::string fresh_name(std::set<std::string> &taken, const std::string &hint);
 /// `f` with loops whose names repeat renamed (alpha-equivalent); `f` itself when none repeat.
 ir::PrimFunc uniquify_loop_names(const ir::PrimFunc &f);
+/// Gives every block a distinct, non-empty name: the first of several blocks
+/// named B keeps B, the next become B_1, B_2...; an unnamed block is "block".
+/// `ambiguous` receives each repeated name with the names its blocks got.
+ir::PrimFunc uniquify_block_names(const ir::PrimFunc &f, std::map<std::string, std::vector<std::string>> &ambiguous);
 
 /// The blocks directly under `s` (inside loops, ifs, lets, sequences but not
 /// inside another block), in program order. For a block, its init and body.

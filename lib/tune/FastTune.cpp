@@ -241,7 +241,8 @@ std::vector<Record> records_for(const ir::PrimFunc &func, const Arch &arch, cons
 
 }  // namespace
 
-TuneResult fast_tune(const ir::PrimFunc &func, const Arch &arch, const TuneOptions &options) {
+TuneResult fast_tune(const ir::PrimFunc &original, const Arch &arch, const TuneOptions &options) {
+  ir::PrimFunc func = schedule::unique_block_names(original);
   try {
     rules::check_gpu_target(func);
   } catch (const UserError &e) {

@@ -87,10 +87,18 @@ struct ScheduleOptions {
   ErrorRenderLevel error_render_level = ErrorRenderLevel::Detail;
 };
 
+/// `f` with distinct block names (TVM allows repeated and empty ones; blocks
+/// are looked up by name here): the first of several blocks named B keeps B,
+/// the others become B_1, B_2, ...; an unnamed block becomes "block". The
+/// rules call this before they analyse a function; deterministic, so a trace
+/// recorded on the result replays on `f`.
+ir::PrimFunc unique_block_names(const ir::PrimFunc &f);
+
 class Schedule {
  public:
-  /// Takes `func`, renaming loops whose names repeat. A function with two
-  /// blocks of one name is a UserError (blocks are looked up by name).
+  /// Takes `func`, renaming loops whose names repeat and giving blocks
+  /// distinct names (unique_block_names). get_block of a name several blocks
+  /// of `func` shared is an error naming what they are called now.
   explicit Schedule(ir::PrimFunc func, ScheduleOptions options = {});
   Schedule(const Schedule &o);
   Schedule &operator=(const Schedule &o);
