@@ -29,6 +29,15 @@ struct Restore {
   ~Restore() { ref = std::move(saved); }
 };
 
+/// Whether a symbolic variable's declaration has no keyword argument but
+/// TVM's is_size_var=True/False (a size: non-negative; tessera's symbolic
+/// sizes are, when they size buffers).
+bool only_size_var_kwarg(const PyExpr &call) {
+  for (const auto &[key, value] : call.kwargs)
+    if (key != "is_size_var" || value->kind != PyExprKind::Bool) return false;
+  return true;
+}
+
 }  // namespace
 
 Stmt Builder::build_body(const PyBody &body) {
@@ -199,7 +208,7 @@ std::optional<Stmt> Builder::build_assign(const PyStmt &s) {
       std::string f = call.kind == PyExprKind::Call ? dotted_name(*call.base) : "";
       auto dt = f.rfind("T.", 0) == 0 ? parse_scalar_type(f.substr(2)) : std::nullopt;
       if (name.kind != PyExprKind::Name || !dt || dt->is_handle() || dt->is_void() || !call.args.empty() ||
-          !call.kwargs.empty())
+          !only_size_var_kwarg(call))
         src_.fail(call.pos, "a tuple assignment declares symbolic variables (n, m = T.int64(), T.int64()) or binds "
                             "iter vars (T.axis.remap)");
       bind_scalar(name.name, Var(name.name, *dt));
@@ -264,8 +273,8 @@ std::optional<Stmt> Builder::build_assign(const PyStmt &s) {
     return std::nullopt;
   }
   if (fn == "T.Buffer") src_.fail(v.pos, "T.Buffer at function level needs data=: T.Buffer(shape, dtype, data=A_handle); allocate with T.alloc_buffer");
-  if (fn.rfind("T.", 0) == 0 && v.args.empty() && v.kwargs.empty()) {
-    // n = T.int64(): a symbolic variable.
+  if (fn.rfind("T.", 0) == 0 && v.args.empty() && only_size_var_kwarg(v)) {
+    // n = T.int64(), or T.int64(is_size_var=True) (known non-negative): a symbolic variable.
     auto dt = parse_scalar_type(fn.substr(2));
     if (dt && !dt->is_handle() && !dt->is_void()) {
       bind_scalar(name, Var(name, *dt));
