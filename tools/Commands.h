@@ -81,9 +81,9 @@ struct ScheduleCommandOptions {
   bool verbose = false;
   /// Also check the scheduled function against the original's float64 reference.
   bool verify = false;
-  /// The most loop iterations --verify interprets (2^28: about a minute);
+  /// The most loop iterations --verify interprets (2^26: seconds to a minute);
   /// above it --verify is refused with the sizes to bind instead.
-  int64_t verify_limit = int64_t(1) << 28;
+  int64_t verify_limit = int64_t(1) << 26;
   std::vector<std::string> dims;
   uint64_t seed = 0;
   std::string func;

@@ -324,17 +324,27 @@ Stmt Builder::build_for(const PyStmt &s) {
   struct Spec {
     Operand start, stop;
     Pos pos;
+    int64_t step = 1;
+  };
+  // range(a, b, s) / T.serial(a, b, step=s): a positive constant step.
+  auto step_of = [&](const PyExpr &e) -> int64_t {
+    Operand st = build(e);
+    auto v = as_const_int(st.e);
+    if (!v || *v < 1) src_.fail(e.pos, "a loop step must be a positive integer constant");
+    return *v;
   };
   std::vector<Spec> specs;
   ForKind kind = ForKind::Serial;
   std::string thread;
   Annotations ann;
+  int64_t pending_step = 1;
   auto zero = [] { return Operand{i32(0), Operand::Lit::Int, 0, 0}; };
   auto take_kwargs = [&](bool allow_thread) {
     for (size_t k = 0; k < it.kwargs.size(); ++k) {
       const auto &[key, val] = it.kwargs[k];
       if (key == "annotations") ann = build_annotations(*val);
       else if (key == "thread" && allow_thread) thread = expect_string(*val, "the thread tag");
+      else if (key == "step" && !allow_thread) pending_step = step_of(*val);
       else src_.fail(it.kwarg_pos[k], "unexpected keyword argument " + quote(key) + " to " + fn);
     }
   };
@@ -343,14 +353,11 @@ Stmt Builder::build_for(const PyStmt &s) {
     if (it.args.empty()) src_.fail(it.pos, "T.grid needs at least one extent");
     for (const PyExprPtr &a : it.args) specs.push_back({zero(), build(*a), a->pos});
   } else if (fn == "range") {
-    reject_kwargs(it, fn);
     expect_args(it, 1, 3, fn);
-    if (it.args.size() == 3) {
-      Operand step = build(*it.args[2]);
-      if (!is_const_int(step.e, 1)) src_.fail(it.args[2]->pos, "range with a step other than 1 is not supported");
-    }
+    take_kwargs(false);
     if (it.args.size() == 1) specs.push_back({zero(), build(*it.args[0]), it.pos});
     else specs.push_back({build(*it.args[0]), build(*it.args[1]), it.pos});
+    if (it.args.size() == 3) specs.back().step = step_of(*it.args[2]);
   } else if (fn == "T.serial" || fn == "T.parallel" || fn == "T.vectorized" || fn == "T.unroll") {
     kind = fn == "T.serial" ? ForKind::Serial : fn == "T.parallel" ? ForKind::Parallel
          : fn == "T.vectorized" ? ForKind::Vectorized : ForKind::Unrolled;
@@ -359,6 +366,7 @@ Stmt Builder::build_for(const PyStmt &s) {
     // T.serial(stop) or T.serial(start, stop), as TVMScript (not start and extent).
     if (it.args.size() == 1) specs.push_back({zero(), build(*it.args[0]), it.pos});
     else specs.push_back({build(*it.args[0]), build(*it.args[1]), it.pos});
+    specs.back().step = pending_step;
   } else if (fn == "T.thread_binding") {
     kind = ForKind::ThreadBinding;
     take_kwargs(true);
@@ -410,6 +418,19 @@ Stmt Builder::build_for(const PyStmt &s) {
     check_literal_fits(b, t);
     Expr lo = cast(t, a.e), hi = cast(t, b.e);
     Var v(targets[k]->name, t);
+    if (int64_t step = specs[k].step; step != 1) {
+      // A stepped loop counts its iterations from 0; its name is lo + v * step.
+      auto clo = as_const_int(lo), chi = as_const_int(hi);
+      Expr count = clo && chi ? make_int(t, std::max<int64_t>(0, (*chi - *clo + step - 1) / step))
+                              : floordiv(add(extent_between(lo, hi), make_int(t, step - 1)), make_int(t, step));
+      loop_ranges_[v.get()] = Range{make_int(t, 0), count};
+      Binding b;
+      b.kind = Binding::Kind::Scalar;
+      b.expr = clo && *clo == 0 ? mul(v, make_int(t, step)) : add(lo, mul(v, make_int(t, step)));
+      bind(targets[k]->name, b);
+      loops.push_back({v, make_int(t, 0), count});
+      continue;
+    }
     Expr extent = extent_between(lo, hi);
     loop_ranges_[v.get()] = Range{lo, extent};
     bind_scalar(targets[k]->name, v);

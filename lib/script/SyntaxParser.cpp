@@ -115,7 +115,7 @@ class SyntaxParser {
     if (t.is_name("if")) return out.push_back(parse_if());
     if (t.is_name("elif") || t.is_name("else"))
       src_.fail(t.pos, "unexpected " + quote(t.text) + " without a matching 'if'");
-    if (t.is_name("while")) src_.fail(t.pos, "'while' loops are not supported in TVMScript TensorIR");
+    if (t.is_name("while")) src_.fail(t.pos, "'while' loops are not supported by tessera (its IR has counted loops only)");
     parse_simple_line(out);
   }
 
@@ -137,6 +137,9 @@ class SyntaxParser {
       next();
       return make_stmt(PyStmtKind::Pass, p);
     }
+    if (t.is_name("break") || t.is_name("continue"))
+      src_.fail(p, quote(t.text) + " is not supported by tessera (its loops always run to their end): guard the "
+                   "loop body with an 'if' instead");
     if (t.is_name("return")) {
       next();
       auto s = make_stmt(PyStmtKind::Return, p);

@@ -351,3 +351,51 @@ def main(A: T.Buffer((16,), "float32")):
 }
 
 }  // namespace
+
+namespace {
+
+TEST(TvmForms, LoopsWithAStep) {
+  ir::PrimFunc f = round_trip(R"(
+@T.prim_func
+def main(A: T.Buffer((16,), "float32")):
+    for i in range(1, 16, 3):
+        A[i] = T.float32(1)
+    for j in T.serial(0, 16, step=4):
+        A[j] = A[j] + T.float32(2)
+)");
+  std::string printed = script::print(f);
+  EXPECT_NE(printed.find("for i in range(5):\n        A[1 + i * 3] = T.float32(1.0)"), std::string::npos) << printed;
+  std::vector<runtime::NDArray> args = runtime::make_random_args(f, {}, 1);
+  runtime::NDArray before = args[0];
+  runtime::interpret(f, args);
+  for (int64_t i = 0; i < 16; ++i) {
+    double want = i % 3 == 1 ? 1.0 : before.get(i);
+    if (i % 4 == 0) want += 2;
+    EXPECT_FLOAT_EQ(args[0].get(i), want) << i;
+  }
+  EXPECT_NE(error_of(R"(
+@T.prim_func
+def main(A: T.Buffer((16,), "float32")):
+    for i in range(16, 0, -1):
+        A[i] = T.float32(1)
+)").find("a loop step must be a positive integer constant"), std::string::npos);
+}
+
+TEST(TvmForms, WhileBreakAndContinueAreRefusedWithTheReason) {
+  EXPECT_NE(error_of(R"(
+@T.prim_func
+def main(A: T.Buffer((16,), "float32")):
+    for i in range(16):
+        if i < 3:
+            continue
+        A[i] = T.float32(1)
+)").find("prog.py:6:13: error: 'continue' is not supported by tessera"), std::string::npos);
+  EXPECT_NE(error_of(R"(
+@T.prim_func
+def main(A: T.Buffer((16,), "float32")):
+    while A[0] < T.float32(1):
+        A[0] = A[0] + T.float32(1)
+)").find("'while' loops are not supported by tessera"), std::string::npos);
+}
+
+}  // namespace
