@@ -168,7 +168,7 @@ TEST(LowerErrors, UnsupportedThreadTag) {
   ir::PrimFunc f = script::parse_func(R"(
 @T.prim_func
 def main(A: T.Buffer((128,), "float32")):
-    for i in T.thread_binding(128, thread="vthread.x"):
+    for i in T.thread_binding(128, thread="cthread"):
         with T.block("A"):
             vi = T.axis.remap("S", [i])
             A[vi] = T.float32(1)

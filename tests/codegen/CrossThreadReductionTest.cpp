@@ -485,7 +485,8 @@ TEST_P(KernelEmulationTest, EmulatedBlocksMatchTheInterpreter) {
 
 INSTANTIATE_TEST_SUITE_P(Kernels, KernelEmulationTest,
                          ::testing::Values("column_sum_threadidx_y", "reduce_max_warp", "row_reduce_cross_thread",
-                                           "softmax_cross_thread", "row_reduce", "softmax", "transpose_shared"),
+                                           "softmax_cross_thread", "row_reduce", "softmax", "transpose_shared",
+                                           "vthread_matmul"),
                          [](const auto &info) { return info.param; });
 
 TEST(SimtEmulator, FindsTheRaceOfTheUnloweredReduction) {

@@ -28,6 +28,13 @@ std::vector<ir::Buffer> collect_allocations(const ir::Stmt &s);
 /// naming the block and the loop.
 LoweredFunc lower_cross_thread_reduction(const LoweredFunc &f);
 
+/// Virtual threads (loops bound to "vthread", "vthread.x/y/z", as TVM's dlight
+/// binds register tiles) become unrolled loops inside each real thread: every
+/// thread does the work of all its virtual threads, one after the other.
+/// Buffers indexed by a virtual thread keep their extent along it, so each
+/// virtual thread still has its own elements.
+ir::Stmt lower_virtual_threads(const ir::Stmt &s);
+
 /// Replaces every block by its body with the iter vars substituted by their
 /// simplified bindings; a predicate becomes `if pred:` and an init runs under
 /// `if` every reduce binding is at its domain's minimum. Allocations are dropped
