@@ -158,7 +158,8 @@ int schedule_command(const ScheduleCommandOptions &opts, std::ostream &out, std:
     // refused up front when that would take minutes.
     if (int64_t n = tune::loop_iterations(f, dims); n > opts.verify_limit)
       throw UserError(fmt::format(
-          "--verify would interpret {:.3g} loop iterations (the interpreter does roughly 10^7 a second): bind "
+          "--verify would interpret {:.3g} loop iterations twice (the original in float64, then the scheduled "
+          "function), at around 10^6 a second: bind "
           "smaller sizes with --dim, or let `tessera tune` verify on a GPU",
           double(n)));
     std::vector<runtime::NDArray> got = runtime::make_random_args(f, dims, opts.seed);

@@ -81,9 +81,10 @@ struct ScheduleCommandOptions {
   bool verbose = false;
   /// Also check the scheduled function against the original's float64 reference.
   bool verify = false;
-  /// The most loop iterations --verify interprets (2^26: seconds to a minute);
-  /// above it --verify is refused with the sizes to bind instead.
-  int64_t verify_limit = int64_t(1) << 26;
+  /// The most loop iterations --verify interprets (2^24: up to half a minute,
+  /// measured on a dequantising gemv); above it --verify is refused with the
+  /// sizes to bind instead.
+  int64_t verify_limit = int64_t(1) << 24;
   std::vector<std::string> dims;
   uint64_t seed = 0;
   std::string func;

@@ -102,6 +102,7 @@ LoweredFunc lower(const ir::PrimFunc &func) {
   run.stmt_pass("lower_blocks", f, lower_blocks);
   run.func_pass("compact_buffers", f, [&](const LoweredFunc &g) { return compact_buffers(g, func.body()); });
   run.stmt_pass("simplify_division", f, simplify_division);
+  run.stmt_pass("guard_single_thread_stores", f, guard_single_thread_stores);
   run.stmt_pass("insert_barriers", f, insert_barriers);
   run.func_pass("extract_launch_config", f, extract_launch_config);
   run.func_pass("flatten_buffers", f, flatten_buffers);

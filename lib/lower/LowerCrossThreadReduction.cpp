@@ -21,7 +21,10 @@
 // thread writes `init op total` (or `B[idx] op total` without an init) — the
 // serial result up to the association of the combiner. A "local" output is
 // per thread, so there every thread writes its copy, as the serial program
-// lets later statements of every thread read it.
+// lets later statements of every thread read it. A tuple reduction whose
+// parts are independent (TVM's layer-norm statistics: a sum and a sum of
+// squares through let-bound temporaries) is one all-reduce per part; spatial
+// loops inside the reduce loops move outside, one all-reduce per iteration.
 //
 // Partials accumulate in the output's dtype, float16 included: the
 // interpreter rounds after every operation too, but in serial order, so GPU
@@ -176,34 +179,84 @@ struct Update {
   std::optional<Expr> init_value;
 };
 
-Update match_update(const Block *b, const std::string &what) {
-  const auto *st = b->body.as<Store>();
-  if (!st)
-    throw LowerError(what + ": its body must be a single update `B[...] = B[...] op value`, found\n" +
-                     script::print(b->body));
-  Update u{st->buffer, st->indices};
-  auto is_self = [&](const Expr &e) {
-    const auto *l = e.as<Load>();
-    return l && l->buffer.same_as(u.out) && same_indices(l->indices, u.indices);
-  };
-  const auto *bin = st->value.as<Binary>();
-  if (bin && is_combiner(bin->op, u.out.dtype())) {
-    u.op = bin->op;
-    if (is_self(bin->a) && !reads_buffer(bin->b, u.out)) u.value = bin->b;
-    else if (is_self(bin->b) && !reads_buffer(bin->a, u.out)) u.value = bin->a;
+/// The stores of `s` (a Seq of Stores under LetStmts, as TVM prints a tuple
+/// reduction: `v_0: T.float32 = B_0[i] + x; v_1 = ...; B_0[i] = v_0; ...`),
+/// the lets substituted into their values; nullopt for anything else.
+std::optional<std::vector<const Store *>> stores_of(const Stmt &s, VarMap &lets, std::vector<Stmt> &keep) {
+  std::vector<const Store *> out;
+  Stmt cur = s;
+  while (const auto *let = cur.as<LetStmt>()) {
+    lets.emplace_back(let->var, substitute(let->value, lets));
+    cur = let->body;
   }
-  if (!u.value.defined())
-    throw LowerError(what + ": cannot recognise the combiner of `" + script::print(b->body).substr(0, 200) +
-                     "`; supported: +, *, T.max, T.min (and &, |, ^ on integers) of the element and a value "
-                     "that does not read '" + u.out.name() + "'");
-  if (!b->init) return u;
-  const auto *init = b->init->as<Store>();
-  if (!init || !init->buffer.same_as(u.out) || !same_indices(init->indices, u.indices) ||
-      reads_buffer(init->value, u.out))
-    throw LowerError(what + ": its init must store one value into the element it reduces into, found\n" +
-                     script::print(*b->init));
-  u.init_value = init->value;
-  return u;
+  std::vector<Stmt> seq = {cur};
+  if (const auto *q = cur.as<Seq>()) seq = q->stmts;
+  for (const Stmt &x : seq) {
+    const auto *st = x.as<Store>();
+    if (!st) return std::nullopt;
+    Stmt inlined = Store::make(st->buffer, substitute(st->value, lets), st->indices);
+    keep.push_back(inlined);
+    out.push_back(inlined.as<Store>());
+  }
+  return out;
+}
+
+/// The updates of block `b`: one `B[idx] = B[idx] op value` per buffer it
+/// reduces into (several for a tuple reduction whose parts are independent,
+/// like a sum and a sum of squares), each value reading none of them.
+std::vector<Update> match_updates(const Block *b, const std::string &what) {
+  VarMap lets;
+  std::vector<Stmt> keep;
+  std::optional<std::vector<const Store *>> stores = stores_of(b->body, lets, keep);
+  if (!stores)
+    throw LowerError(what + ": its body must be updates `B[...] = B[...] op value` (after let bindings), found\n" +
+                     script::print(b->body));
+  std::vector<Update> us;
+  for (const Store *st : *stores) {
+    for (const Update &o : us)
+      if (o.out.same_as(st->buffer))
+        throw LowerError(what + ": it stores into '" + o.out.name() + "' twice");
+    us.push_back(Update{st->buffer, st->indices});
+  }
+  auto reads_an_output = [&](const Expr &e) {
+    for (const Update &o : us)
+      if (reads_buffer(e, o.out)) return true;
+    return false;
+  };
+  for (size_t i = 0; i < us.size(); ++i) {
+    Update &u = us[i];
+    auto is_self = [&](const Expr &e) {
+      const auto *l = e.as<Load>();
+      return l && l->buffer.same_as(u.out) && same_indices(l->indices, u.indices);
+    };
+    const Expr &value = (*stores)[i]->value;
+    const auto *bin = value.as<Binary>();
+    if (bin && is_combiner(bin->op, u.out.dtype())) {
+      u.op = bin->op;
+      if (is_self(bin->a) && !reads_an_output(bin->b)) u.value = bin->b;
+      else if (is_self(bin->b) && !reads_an_output(bin->a)) u.value = bin->a;
+    }
+    if (!u.value.defined())
+      throw LowerError(what + ": cannot recognise the combiner of `" + u.out.name() + "[...] = " +
+                       script::print(value).substr(0, 200) +
+                       "`; supported: +, *, T.max, T.min (and &, |, ^ on integers) of the element and a value "
+                       "that reads none of the buffers the block reduces into");
+  }
+  if (!b->init) return us;
+  VarMap init_lets;
+  std::vector<Stmt> init_keep;
+  std::optional<std::vector<const Store *>> inits = stores_of(*b->init, init_lets, init_keep);
+  bool ok = inits && inits->size() == us.size();
+  for (size_t i = 0; ok && i < us.size(); ++i) {
+    const Store *init = (*inits)[i];
+    ok = init->buffer.same_as(us[i].out) && same_indices(init->indices, us[i].indices) &&
+         !reads_an_output(init->value);
+    if (ok) us[i].init_value = init->value;
+  }
+  if (!ok)
+    throw LowerError(what + ": its init must store one value into each element it reduces into, in the " +
+                     "order of the updates, found\n" + script::print(*b->init));
+  return us;
 }
 
 //===----------------------------------------------------------------------===//
@@ -316,30 +369,72 @@ class CrossThreadReductionLowerer : public detail::LoopScopedMutator {
     if (!thread_loop) return std::nullopt;
     std::string what =
         "cross-thread reduction block '" + b->name + "' (reducing across " + loop_text(thread_loop) + ")";
-    if (root_at < loops_.size())
-      throw LowerError(what + ": its reduce " + loop_text(root) + " encloses other statements too; " +
-                       "each reduce loop must enclose only the block's loop nest");
     if (root_at > loops_.size()) return std::nullopt;
-    return lower(chain, b, what);
+    // Reduce loops around other statements too must be threadIdx loops: they
+    // stay where they are (every thread runs their body), and nothing else in
+    // them may touch what the block reduces into, which the serial program
+    // would see half-reduced.
+    std::vector<const For *> outer(loops_.begin() + root_at, loops_.end());
+    for (const For *f : outer) {
+      if (thread_axis(f) < 0)
+        throw LowerError(what + ": its reduce " + loop_text(f) + " encloses other statements too; " +
+                         "a reduce loop that is not bound to threadIdx must enclose only the block's loop nest");
+    }
+    if (!outer.empty())
+      for (const Store *st : block_stores(b)) {
+        auto accesses = [&](const Stmt &x) { return count_accesses(x, st->buffer); };
+        int64_t in_block = accesses(b->body) + (b->init ? accesses(*b->init) : 0);
+        if (accesses(outer.front()->body) != in_block)
+          throw LowerError(what + ": its reduce " + loop_text(outer.front()) + " encloses other statements " +
+                           "that access '" + st->buffer.name() + "', which it reduces into");
+      }
+    return lower(outer, chain, b, what);
+  }
+
+  /// The stores of a block body (under its lets).
+  static std::vector<const Store *> block_stores(const Block *b) {
+    std::vector<const Store *> out;
+    pre_order_visit(b->body, nullptr, [&](const Stmt &x) {
+      if (const auto *st = x.as<Store>()) out.push_back(st);
+    });
+    return out;
+  }
+
+  /// Loads and stores of `buf` in `s`.
+  static int64_t count_accesses(const Stmt &s, const Buffer &buf) {
+    int64_t n = 0;
+    pre_order_visit(s, [&](const Expr &x) {
+      if (const auto *l = x.as<Load>(); l && l->buffer.same_as(buf)) ++n;
+    }, [&](const Stmt &x) {
+      if (const auto *st = x.as<Store>(); st && st->buffer.same_as(buf)) ++n;
+    });
+    return n;
   }
 
   /// The parallel form of block `b` under the loops `chain` (outermost is the
-  /// outermost reduce loop). LowerError, naming the block and a loop, when
+  /// outermost reduce loop, unless reduce loops bound to threadIdx enclose
+  /// other statements too: those are `outer`, and stay where they are).
+  /// LowerError, naming the block and a loop, when
   ///   - threads diverge around it (an `if`, loop range or block predicate
   ///     that depends on threadIdx): not all would reach the barriers;
-  ///   - the update is not `B[idx] = B[idx] op value` with a known combiner,
-  ///     or the init does not store into B[idx];
-  ///   - a loop inside the reduce nest is not a reduce loop (nor of extent 1);
+  ///   - the updates are not `B[idx] = B[idx] op value` with known
+  ///     combiners, values that read none of the reduced buffers (a tuple
+  ///     reduction like argmax couples them), or the init does not store
+  ///     into each B[idx];
+  ///   - a spatial loop inside the reduce nest has a range that depends on
+  ///     threadIdx or on a reduce loop (other spatial loops move outside the
+  ///     reduction, each iteration an all-reduce of its own);
   ///   - a reduce loop feeds a spatial iter var, the index of B or the init;
   ///   - a thread axis around it has a symbolic extent;
-  ///   - the predicate may mask the first reduce iteration, or the init would
-  ///     not run there (serial semantics that one write cannot reproduce).
-  Stmt lower(const std::vector<const For *> &chain, const Block *b, const std::string &what) {
+  ///   - the init would not run on the first reduce iteration (serial
+  ///     semantics that one write cannot reproduce).
+  Stmt lower(const std::vector<const For *> &outer, const std::vector<const For *> &chain, const Block *b,
+             const std::string &what) {
     // Step 1. Check (may throw; IR untouched)
     if (!divergent_.empty())
       throw LowerError(what + " lies under " + divergent_.back() + " which differs between threads: " +
                        "every thread must reach the reduction's shuffles and barriers");
-    Update u = match_update(b, what);
+    std::vector<Update> us = match_updates(b, what);
     arith::Analyzer ana = ana_;
     VarSet reduce_vars;
     for (size_t i = 0; i < b->iter_vars.size(); ++i)
@@ -347,9 +442,13 @@ class CrossThreadReductionLowerer : public detail::LoopScopedMutator {
         VarSet vs = vars_of(b->bindings[i]);
         reduce_vars.insert(vs.begin(), vs.end());
       }
-    std::vector<const For *> thread_loops, serial_loops;
+    std::vector<const For *> thread_loops, serial_loops, spatial_loops;
     VarMap unit_loops, first_iteration;
     VarSet reduce_loops;
+    for (const For *f : outer) {
+      reduce_loops.insert(f->loop_var.get());
+      first_iteration.emplace_back(f->loop_var, f->min);
+    }
     for (const For *f : chain) {
       ana.bind(f->loop_var, Range{f->min, f->extent});
       bool is_reduce = reduce_vars.count(f->loop_var.get()) > 0;
@@ -362,8 +461,14 @@ class CrossThreadReductionLowerer : public detail::LoopScopedMutator {
       } else if (is_const_int(arith::simplify(f->extent), 1)) {
         unit_loops.emplace_back(f->loop_var, f->min);
       } else if (!is_reduce) {
-        throw LowerError(what + ": " + loop_text(f) + " lies inside its reduce loops but is not a reduce " +
-                         "loop; move it outside the reduce loops");
+        // A spatial loop inside the reduce loops (dlight's decode-gemv
+        // writes 8 outputs per thread so): one all-reduce per iteration.
+        check_not_reduced(f->min, reduce_loops, what, "the range of " + loop_text(f));
+        check_not_reduced(f->extent, reduce_loops, what, "the range of " + loop_text(f));
+        if (depends_on_thread(f->min) || depends_on_thread(f->extent))
+          throw LowerError(what + ": the range of " + loop_text(f) + " inside its reduce loops depends on " +
+                           "threadIdx; every thread must run the same all-reduces");
+        spatial_loops.push_back(f);
       } else {
         serial_loops.push_back(f);
       }
@@ -377,28 +482,37 @@ class CrossThreadReductionLowerer : public detail::LoopScopedMutator {
                                                           "spatial iter var '" + iv.var.name() + "'");
     }
     auto own = [&](const Expr &e) { return local(substitute(e, bindings)); };
-    std::vector<Expr> indices;
-    for (const Expr &i : u.indices) {
-      indices.push_back(own(i));
-      check_not_reduced(indices.back(), reduce_loops, what, "the index of '" + u.out.name() + "' it writes");
-    }
-    std::optional<Expr> init_value;
-    if (u.init_value) {
-      init_value = own(*u.init_value);
-      check_not_reduced(*init_value, reduce_loops, what, "its init value");
+    struct Part {
+      const Update *u;
+      std::vector<Expr> indices;
+      std::optional<Expr> init_value;
+    };
+    std::vector<Part> parts;
+    for (const Update &u : us) {
+      Part p{&u, {}, std::nullopt};
+      for (const Expr &i : u.indices) {
+        p.indices.push_back(own(i));
+        check_not_reduced(p.indices.back(), reduce_loops, what, "the index of '" + u.out.name() + "' it writes");
+      }
+      if (u.init_value) {
+        p.init_value = own(*u.init_value);
+        check_not_reduced(*p.init_value, reduce_loops, what, "its init value");
+      }
+      parts.push_back(std::move(p));
     }
     std::array<detail::ThreadAxis, 3> axes = thread_axes(chain, reduce_loops, what);
     // The predicate: clauses on the reduce loops mask iterations; the others
-    // decide whether the element is written at all.
+    // decide whether the element is written at all. Where the first
+    // iteration may be masked (a symbolic extent that may be 0, a tail), the
+    // init runs only if it is not: the write is `init op total` then, and
+    // `B[idx] op total` otherwise, as in the serial program.
     Expr pred = own(b->predicate);
     std::vector<Expr> clauses, on_reduce, on_spatial;
     split_conjunction(pred, clauses);
     for (const Expr &c : clauses) (first_var_in(c, reduce_loops) ? on_reduce : on_spatial).push_back(c);
     Expr first_unmasked = ana.simplify(substitute(conjunction(on_reduce), first_iteration));
-    if (!ana.can_prove(first_unmasked))
-      throw LowerError(what + ": its predicate `" + script::print(pred) +
-                       "` may mask the first iteration of its reduce loops");
-    if (init_value) {
+    bool has_init = b->init.has_value();
+    if (has_init) {
       for (size_t i = 0; i < b->iter_vars.size(); ++i) {
         const IterVar &iv = b->iter_vars[i];
         if (iv.kind != IterKind::Reduce) continue;
@@ -408,38 +522,62 @@ class CrossThreadReductionLowerer : public detail::LoopScopedMutator {
       }
     }
 
-    // Step 2. Fold the serial reduce loops into a per-thread partial.
-    DataType t = u.out.dtype();
-    Buffer partial = Buffer::make(u.out.name() + "_partial", t, {i32(1)}, "local");
-    Expr partial_value = Load::make(partial, {i32(0)});
-    Expr identity = identity_of(u.op, t);
-    Stmt fold = Store::make(partial, Binary::make(u.op, partial_value, own(u.value)), {i32(0)});
+    // Step 2. Fold the serial reduce loops into per-thread partials.
+    std::vector<Buffer> partials;
+    std::vector<Stmt> body, folds;
+    for (const Part &p : parts) {
+      DataType t = p.u->out.dtype();
+      Buffer partial = Buffer::make(p.u->out.name() + "_partial", t, {i32(1)}, "local");
+      partials.push_back(partial);
+      body.push_back(Store::make(partial, identity_of(p.u->op, t), {i32(0)}));
+      folds.push_back(
+          Store::make(partial, Binary::make(p.u->op, Load::make(partial, {i32(0)}), own(p.u->value)), {i32(0)}));
+    }
+    Stmt fold = Seq::make(folds);
     if (!is_const_int(pred, 1)) fold = IfThenElse::make(pred, fold);
     for (auto it = serial_loops.rbegin(); it != serial_loops.rend(); ++it) {
       const For *f = *it;
       fold = For::make(f->loop_var, f->min, f->extent, f->for_kind, fold, "", f->annotations);
     }
-    std::vector<Stmt> body = {Store::make(partial, identity, {i32(0)}), fold};
+    body.push_back(fold);
 
-    // Step 3. Combine across threads; one thread (every thread for a local
-    // output) writes the element.
-    bool every_thread = u.out.scope() == "local";
-    detail::AllReduce all =
-        detail::build_all_reduce({partial, u.op, identity, axes, every_thread, u.out.name()});
-    body.insert(body.end(), all.stmts.begin(), all.stmts.end());
-    Expr before = init_value ? *init_value : Load::make(u.out, indices);
-    Stmt write = Store::make(u.out, Binary::make(u.op, before, partial_value), indices);
-    std::vector<Expr> guard = on_spatial;
-    if (!every_thread) {
-      guard.push_back(all.is_first_thread);
-      for (const detail::ThreadAxis &a : axes)
-        if (a.var.defined() && !kernel_loop_around(a.var, chain)) guard.push_back(eq(a.var, a.min));
+    // Step 3. Combine across threads, part by part; one thread (every thread
+    // for a local output) writes the element.
+    for (size_t i = 0; i < parts.size(); ++i) {
+      const Part &p = parts[i];
+      const Update &u = *p.u;
+      Expr identity = identity_of(u.op, u.out.dtype());
+      Expr partial_value = Load::make(partials[i], {i32(0)});
+      bool every_thread = u.out.scope() == "local";
+      detail::AllReduce all =
+          detail::build_all_reduce({partials[i], u.op, identity, axes, every_thread, u.out.name()});
+      body.insert(body.end(), all.stmts.begin(), all.stmts.end());
+      new_allocs.insert(new_allocs.end(), all.allocs.begin(), all.allocs.end());
+      Expr old = Load::make(u.out, p.indices);
+      Expr before = old;
+      if (p.init_value) {
+        before = *p.init_value;
+        if (!ana.can_prove(first_unmasked)) before = if_then_else(first_unmasked, before, old);
+      }
+      Stmt write = Store::make(u.out, Binary::make(u.op, before, partial_value), p.indices);
+      std::vector<Expr> guard = on_spatial;
+      if (!every_thread) {
+        guard.push_back(all.is_first_thread);
+        for (const detail::ThreadAxis &a : axes)
+          if (a.var.defined() && !kernel_loop_around(a.var, chain)) guard.push_back(eq(a.var, a.min));
+      }
+      Expr cond = arith::simplify(conjunction(guard));
+      body.push_back(is_const_int(cond, 1) ? write : IfThenElse::make(cond, write));
     }
-    Expr cond = arith::simplify(conjunction(guard));
-    body.push_back(is_const_int(cond, 1) ? write : IfThenElse::make(cond, write));
 
-    // Step 4. Thread loops outermost (they run transparently on the GPU).
+    // Step 4. Spatial loops around the reduction, thread loops outermost
+    // (they run transparently on the GPU).
     Stmt out = Seq::make(body);
+    for (auto it = spatial_loops.rbegin(); it != spatial_loops.rend(); ++it) {
+      const For *f = *it;
+      ForKind kind = f->for_kind == ForKind::Unrolled ? ForKind::Unrolled : ForKind::Serial;
+      out = For::make(f->loop_var, f->min, f->extent, kind, out, "", f->annotations);
+    }
     for (auto it = thread_loops.rbegin(); it != thread_loops.rend(); ++it) {
       const For *f = *it;
       out = For::make(f->loop_var, f->min, f->extent, f->for_kind, out, f->thread_tag, f->annotations);
@@ -450,8 +588,7 @@ class CrossThreadReductionLowerer : public detail::LoopScopedMutator {
         out = For::make(x.var, x.min, i32(x.extent), ForKind::ThreadBinding, out,
                         kernel_threads_[a]->thread_tag);
     }
-    new_allocs.push_back(partial);
-    new_allocs.insert(new_allocs.end(), all.allocs.begin(), all.allocs.end());
+    new_allocs.insert(new_allocs.end(), partials.begin(), partials.end());
     return out;
   }
 

@@ -426,6 +426,164 @@ def main(A: T.Buffer((3, 96), "float32"), B: T.Buffer((3,), "float32")):
 )"));
 }
 
+TEST(CrossThreadReductionNumeric, SpatialLoopBetweenReduceLoopsIsOneAllReducePerIteration) {
+  ir::PrimFunc f = script::parse_func(R"(
+@T.prim_func
+def main(A: T.Buffer((4, 64), "float32"), B: T.Buffer((4,), "float32")):
+    for k_1 in T.thread_binding(32, thread="threadIdx.x"):
+        for i in range(4):
+            for k_0 in range(2):
+                with T.block("B"):
+                    vi = T.axis.spatial(4, i)
+                    vk = T.axis.reduce(64, k_0 * 32 + k_1)
+                    B[vi] = B[vi] + A[vi, vk]
+)");
+  std::string cuda = cuda_of(f);
+  EXPECT_EQ(count(cuda, "__shfl_xor_sync"), 5) << cuda;  // in the loop over i
+  EXPECT_NE(cuda.find("for (int i = 0; i < 4; ++i)"), std::string::npos) << cuda;
+  expect_matches_interpreter(f);
+}
+
+TEST(CrossThreadReductionNumeric, DecodeGemvWritesEightOutputsPerBlockAcrossWarps) {
+  // The write-back dlight's decode-gemv rule prints (rfactor into a local
+  // buffer; 256 threads, so shuffles, shared totals and a barrier; 8 outputs
+  // per block by a spatial loop inside the reduce thread loop).
+  ir::PrimFunc f = script::parse_func(R"(
+@T.prim_func
+def main(P: T.Buffer((256, 32), "float32"), C: T.Buffer((32,), "float32")):
+    T.func_attr({"tir.is_scheduled": 1})
+    P_local = T.alloc_buffer((256, 32), scope="local")
+    for i_0 in T.thread_binding(4, thread="blockIdx.x"):
+        for k in T.thread_binding(256, thread="threadIdx.x"):
+            for i_1 in range(8):
+                with T.block("P_local"):
+                    vk = T.axis.spatial(256, k)
+                    vi = T.axis.spatial(32, i_0 * 8 + i_1)
+                    P_local[vk, vi] = P[vk, vi] * T.float32(2)
+        for ax0 in range(1):
+            for ax1 in T.thread_binding(256, thread="threadIdx.x"):
+                for ax2 in range(8):
+                    with T.block("C"):
+                        vk = T.axis.reduce(256, ax1)
+                        vi = T.axis.spatial(32, i_0 * 8 + ax0 * 8 + ax2)
+                        with T.init():
+                            C[vi] = T.float32(0)
+                        C[vi] = C[vi] + P_local[vk, vi]
+)");
+  expect_matches_interpreter(f);
+}
+
+TEST(CrossThreadReductionNumeric, MaskedFirstIterationSkipsTheInit) {
+  // vk = 0 is masked, so the serial program never runs the init and adds to
+  // what C held before.
+  expect_matches_interpreter(script::parse_func(R"(
+@T.prim_func
+def main(A: T.Buffer((4, 64), "float32"), B: T.Buffer((4,), "float32")):
+    for i in T.thread_binding(4, thread="blockIdx.x"):
+        for k_1 in T.thread_binding(32, thread="threadIdx.x"):
+            for k_0 in range(2):
+                with T.block("B"):
+                    vi = T.axis.spatial(4, i)
+                    vk = T.axis.reduce(64, k_0 * 32 + k_1)
+                    T.where(k_0 * 32 + k_1 >= 8)
+                    with T.init():
+                        B[vi] = T.float32(0)
+                    B[vi] = B[vi] + A[vi, vk]
+)"));
+}
+
+TEST(CrossThreadReductionShape, SymbolicLengthRunsTheInitOnlyWhenSomethingIsReduced) {
+  // As dlight prints a softmax row maximum: the row may be empty (m == 0),
+  // and then the serial program leaves the output alone.
+  std::string cuda = cuda_of(script::parse_func(R"(
+@T.prim_func
+def main(p_a: T.handle, p_b: T.handle):
+    m = T.int64()
+    A = T.match_buffer(p_a, (T.int64(8), m))
+    B = T.match_buffer(p_b, (T.int64(8),))
+    for i in T.thread_binding(T.int64(8), thread="blockIdx.x"):
+        for k_1 in T.thread_binding(T.int64(256), thread="threadIdx.x"):
+            for k_0 in T.serial((m + T.int64(255)) // T.int64(256)):
+                with T.block("max"):
+                    vi = T.axis.spatial(T.int64(8), i)
+                    vk = T.axis.reduce(m, k_0 * T.int64(256) + k_1)
+                    T.where(k_0 * T.int64(256) + k_1 < m)
+                    with T.init():
+                        B[vi] = T.float32(-3.4028234663852886e+38)
+                    B[vi] = T.max(B[vi], A[vi, vk])
+)"));
+  EXPECT_NE(cuda.find("fmaxf(m >= 1LL ? -3.4028235e+38f : B[(int)(long long)bx], B_partial[0])"), std::string::npos)
+      << cuda;
+}
+
+TEST(CrossThreadReductionNumeric, LayerNormStatisticsAreTwoAllReduces) {
+  // TVM's layer-norm statistics: a tuple reduction through let-bound
+  // temporaries into two shared buffers, read by every thread afterwards.
+  ir::PrimFunc f = script::parse_func(R"(
+@T.prim_func
+def main(A: T.Buffer((T.int64(2), T.int64(640)), "float32"), B: T.Buffer((T.int64(2), T.int64(640)), "float32")):
+    T.func_attr({"tir.is_scheduled": 1})
+    S0 = T.alloc_buffer((T.int64(2),), scope="shared")
+    S1 = T.alloc_buffer((T.int64(2),), scope="shared")
+    for i in T.thread_binding(T.int64(2), thread="blockIdx.x"):
+        for ax1_fused_1 in T.thread_binding(T.int64(128), thread="threadIdx.x"):
+            for ax1_fused_0 in T.serial(T.int64(5)):
+                with T.block("A_red_temp"):
+                    v0 = T.axis.spatial(T.int64(2), i)
+                    v1 = T.axis.reduce(T.int64(640), ax1_fused_0 * T.int64(128) + ax1_fused_1)
+                    with T.init():
+                        S0[v0] = T.float32(0)
+                        S1[v0] = T.float32(0)
+                    v_S0: T.float32 = S0[v0] + A[v0, v1]
+                    v_S1: T.float32 = S1[v0] + A[v0, v1] * A[v0, v1]
+                    S0[v0] = v_S0
+                    S1[v0] = v_S1
+        for ax1_1 in T.thread_binding(T.int64(128), thread="threadIdx.x"):
+            for ax1_0 in T.serial(T.int64(5)):
+                with T.block("norm"):
+                    v0 = T.axis.spatial(T.int64(2), i)
+                    v1 = T.axis.spatial(T.int64(640), ax1_0 * T.int64(128) + ax1_1)
+                    B[v0, v1] = (A[v0, v1] - S0[v0] * T.float32(0.0015625)) * T.rsqrt(S1[v0] * T.float32(0.0015625) - S0[v0] * T.float32(0.0015625) * (S0[v0] * T.float32(0.0015625)) + T.float32(1e-05))
+)");
+  std::string cuda = cuda_of(f);
+  EXPECT_EQ(count(cuda, "__shfl_xor_sync"), 2 * (5 + 2)) << cuda;  // 4 warps: 5 + 2 steps each
+  expect_matches_interpreter(f);
+}
+
+TEST(CrossThreadReductionNumeric, ThreadLoopAroundOtherStatementsStaysInPlace) {
+  // dlight's rmsnorm: each thread loads and squares its 8 elements, then the
+  // sum over the thread loop that encloses it all; the result is local, and
+  // every thread reads it after the loop.
+  ir::PrimFunc f = script::parse_func(R"(
+@T.prim_func
+def main(data: T.Buffer((3, 512), "float16"), out: T.Buffer((3, 512), "float32")):
+    T.func_attr({"tir.is_scheduled": 1})
+    sq_local = T.alloc_buffer((3, 512), scope="local")
+    red_local = T.alloc_buffer((3,), scope="local")
+    for row in T.thread_binding(3, thread="blockIdx.x"):
+        for ax2_0 in T.thread_binding(64, thread="threadIdx.x"):
+            for ax0 in range(8):
+                with T.block("sq"):
+                    v1 = T.axis.spatial(3, row)
+                    v2 = T.axis.spatial(512, ax2_0 * 8 + ax0)
+                    sq_local[v1, v2] = T.Cast("float32", data[v1, v2]) * T.Cast("float32", data[v1, v2])
+            for ax0 in range(8):
+                with T.block("red"):
+                    v1 = T.axis.spatial(3, row)
+                    vk = T.axis.reduce(512, ax2_0 * 8 + ax0)
+                    with T.init():
+                        red_local[v1] = T.float32(0)
+                    red_local[v1] = red_local[v1] + sq_local[v1, vk]
+        for ax0_0 in T.thread_binding(64, thread="threadIdx.x"):
+            for ax0_1 in range(8):
+                with T.block("norm"):
+                    v1 = T.axis.spatial(3, row)
+                    v2 = T.axis.spatial(512, ax0_0 * 8 + ax0_1)
+                    out[v1, v2] = T.Cast("float32", data[v1, v2]) * T.rsqrt(red_local[v1] * T.float32(0.001953125) + T.float32(1e-06))
+)");
+  expect_matches_interpreter(f);
+}
+
 TEST(CrossThreadReductionNumeric, SharedResultReadByOtherThreadsAfterABarrier) {
   ir::PrimFunc f = script::parse_func(R"(
 @T.prim_func
@@ -486,7 +644,8 @@ TEST_P(KernelEmulationTest, EmulatedBlocksMatchTheInterpreter) {
 INSTANTIATE_TEST_SUITE_P(Kernels, KernelEmulationTest,
                          ::testing::Values("column_sum_threadidx_y", "reduce_max_warp", "row_reduce_cross_thread",
                                            "softmax_cross_thread", "row_reduce", "softmax", "transpose_shared",
-                                           "vthread_matmul"),
+                                           "vthread_matmul", "rmsnorm_thread_loop_around_loads",
+                                           "layer_norm_tuple_reduction", "decode_gemv_rfactor_write_back"),
                          [](const auto &info) { return info.param; });
 
 TEST(SimtEmulator, FindsTheRaceOfTheUnloweredReduction) {
@@ -591,37 +750,42 @@ def main(a: T.handle, B: T.Buffer((4,), "float32")):
                               "symbolic extent n");
 }
 
-TEST(CrossThreadReductionErrors, SpatialLoopBetweenReduceLoops) {
+TEST(CrossThreadReductionErrors, SpatialLoopWhoseRangeDependsOnAReduceLoop) {
   expect_names_block_and_loop(lower_error(R"(
 @T.prim_func
 def main(A: T.Buffer((4, 64), "float32"), B: T.Buffer((4,), "float32")):
     for k_1 in T.thread_binding(32, thread="threadIdx.x"):
-        for i in range(4):
-            for k_0 in range(2):
+        for k_0 in range(2):
+            for i in range(k_0 + 1):
                 with T.block("B"):
                     vi = T.axis.spatial(4, i)
                     vk = T.axis.reduce(64, k_0 * 32 + k_1)
                     B[vi] = B[vi] + A[vi, vk]
 )"),
-                              "loop 'i' lies inside its reduce loops");
+                              "reduce loop 'k_0' also feeds the range of loop 'i'");
 }
 
-TEST(CrossThreadReductionErrors, PredicateMasksTheFirstIteration) {
+TEST(CrossThreadReductionErrors, CoupledTupleReduction) {
+  // argmax: the index follows the value, so the two parts cannot be reduced
+  // one after the other.
   expect_names_block_and_loop(lower_error(R"(
 @T.prim_func
-def main(A: T.Buffer((4, 64), "float32"), B: T.Buffer((4,), "float32")):
+def main(A: T.Buffer((4, 64), "float32"), I: T.Buffer((4,), "int32"), V: T.Buffer((4,), "float32")):
     for i in T.thread_binding(4, thread="blockIdx.x"):
         for k_1 in T.thread_binding(32, thread="threadIdx.x"):
             for k_0 in range(2):
                 with T.block("B"):
                     vi = T.axis.spatial(4, i)
                     vk = T.axis.reduce(64, k_0 * 32 + k_1)
-                    T.where(k_0 * 32 + k_1 >= 8)
                     with T.init():
-                        B[vi] = T.float32(0)
-                    B[vi] = B[vi] + A[vi, vk]
+                        I[vi] = -1
+                        V[vi] = T.float32(-3.4e38)
+                    v_I: T.int32 = T.Select(V[vi] >= A[vi, vk], I[vi], vk)
+                    v_V: T.float32 = T.Select(V[vi] >= A[vi, vk], V[vi], A[vi, vk])
+                    I[vi] = v_I
+                    V[vi] = v_V
 )"),
-                              "may mask the first iteration");
+                              "cannot recognise the combiner of `I[...]");
 }
 
 TEST(CrossThreadReductionErrors, InitNotAtTheFirstIteration) {
@@ -640,20 +804,36 @@ def main(A: T.Buffer((4, 32), "float32"), B: T.Buffer((4,), "float32")):
                               "its init would not run first");
 }
 
-TEST(CrossThreadReductionErrors, ReduceLoopEnclosingOtherStatements) {
+TEST(CrossThreadReductionErrors, SerialReduceLoopEnclosingOtherStatements) {
   expect_names_block_and_loop(lower_error(R"(
 @T.prim_func
-def main(A: T.Buffer((4, 64), "float32"), B: T.Buffer((4,), "float32"), C: T.Buffer((32,), "float32")):
+def main(A: T.Buffer((4, 64), "float32"), B: T.Buffer((4,), "float32"), C: T.Buffer((2, 32), "float32")):
     for k_1 in T.thread_binding(32, thread="threadIdx.x"):
-        with T.block("C"):
-            vc = T.axis.spatial(32, k_1)
-            C[vc] = T.float32(1)
         for k_0 in range(2):
+            with T.block("C"):
+                vc0, vc1 = T.axis.remap("SS", [k_0, k_1])
+                C[vc0, vc1] = T.float32(1)
             with T.block("B"):
                 vk = T.axis.reduce(64, k_0 * 32 + k_1)
                 B[0] = B[0] + A[0, vk]
 )"),
-                              "encloses other statements");
+                              "its reduce loop 'k_0' encloses other statements too");
+}
+
+TEST(CrossThreadReductionErrors, ThreadLoopEnclosesAReadOfTheHalfReducedOutput) {
+  expect_names_block_and_loop(lower_error(R"(
+@T.prim_func
+def main(A: T.Buffer((4, 64), "float32"), B: T.Buffer((4,), "float32"), C: T.Buffer((32,), "float32")):
+    for k_1 in T.thread_binding(32, thread="threadIdx.x"):
+        for k_0 in range(2):
+            with T.block("B"):
+                vk = T.axis.reduce(64, k_0 * 32 + k_1)
+                B[0] = B[0] + A[0, vk]
+        with T.block("C"):
+            vc = T.axis.spatial(32, k_1)
+            C[vc] = B[0]
+)"),
+                              "encloses other statements that access 'B'");
 }
 
 TEST(CrossThreadReductionErrors, ReductionAcrossThreadBlocks) {

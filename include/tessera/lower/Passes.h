@@ -56,6 +56,11 @@ LoweredFunc compact_buffers(const LoweredFunc &f, const ir::Stmt &blocks);
 /// the floor helpers only where signs are unknown.
 ir::Stmt simplify_division(const ir::Stmt &s);
 
+/// Gives a store to shared or global memory outside every threadIdx-bound
+/// loop one writer: thread-bound loops around `if tx == 0 (and ty, tz)`, with
+/// the kernel's extents, so the threads do not all store at once.
+ir::Stmt guard_single_thread_stores(const ir::Stmt &s);
+
 /// Inserts `T.evaluate(T.syncthreads())` between a statement (outside any
 /// threadIdx-bound loop) that writes a shared buffer and a later one reading
 /// it (or reading then overwriting it, also across iterations of an enclosing

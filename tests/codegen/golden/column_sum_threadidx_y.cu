@@ -5,8 +5,8 @@ extern "C" __global__ void __launch_bounds__(256) main_kernel(const float* __res
   const int bx = blockIdx.x;
   const int tx = threadIdx.x;
   const int ty = threadIdx.y;
-  __align__(16) float B_partial[1];
   __shared__ __align__(16) float B_shared_partials[256];
+  __align__(16) float B_partial[1];
   B_partial[0] = 0.0f;
   for (int k_0 = 0; k_0 < 64; ++k_0) {
     B_partial[0] = B_partial[0] + A[k_0 * 16384 + ty * 2048 + bx * 32 + tx];

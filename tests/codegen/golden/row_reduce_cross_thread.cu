@@ -4,8 +4,8 @@
 extern "C" __global__ void __launch_bounds__(128) main_kernel(const float* __restrict__ A, float* __restrict__ B) {
   const int bx = blockIdx.x;
   const int tx = threadIdx.x;
-  __align__(16) float B_partial[1];
   __shared__ __align__(16) float B_warp_totals[4];
+  __align__(16) float B_partial[1];
   B_partial[0] = 0.0f;
   for (int k_0 = 0; k_0 < 8; ++k_0) {
     B_partial[0] = B_partial[0] + A[bx * 1024 + k_0 * 128 + tx];

@@ -7,10 +7,10 @@ extern "C" __global__ void __launch_bounds__(256) main_kernel(const half* __rest
   const int tx = threadIdx.x;
   __align__(16) float row_max[1];
   __align__(16) float row_sum[1];
-  __align__(16) float row_max_partial[1];
   __shared__ __align__(16) float row_max_warp_totals[8];
-  __align__(16) float row_sum_partial[1];
+  __align__(16) float row_max_partial[1];
   __shared__ __align__(16) float row_sum_warp_totals[8];
+  __align__(16) float row_sum_partial[1];
   row_max_partial[0] = -__int_as_float(0x7f800000);
   for (int k_0 = 0; k_0 < 16; ++k_0) {
     row_max_partial[0] = fmaxf(row_max_partial[0], __half2float(A[bx * 4096 + k_0 * 256 + tx]));

@@ -1,0 +1,85 @@
+//===- lib/lower/GuardSingleThreadStores.cpp - One writer outside thread loops ---===//
+//
+// Code outside every threadIdx-bound loop runs once in the serial program but
+// in every thread of the block on the GPU. For registers ("local") that is
+// what the program means: each thread keeps its copy. A store to shared or
+// global memory, though, would be made by all threads at once, a race even
+// when they agree on the value (TVM emits it; we do not). Such a store gets
+// one writer, the thread at index 0 of every axis the kernel uses, written as
+// thread-bound loops around a guard so that later passes see an ordinary
+// thread nest:
+//
+//   rsqrt_shared[0] = T.rsqrt(s[0])        for tx in T.thread_binding(128, thread="threadIdx.x"):
+//                                     ->      if tx == 0:
+//                                               rsqrt_shared[0] = T.rsqrt(s[0])
+//
+// insert_barriers then puts the barrier between it and the threads that read
+// it.
+//
+//===----------------------------------------------------------------------===//
+#include <array>
+
+#include "tessera/ir/Functor.h"
+#include "tessera/ir/Op.h"
+#include "tessera/lower/Passes.h"
+
+namespace tessera::lower {
+
+namespace {
+
+using namespace tessera::ir;
+
+int thread_axis(const For *f) {
+  if (f->for_kind != ForKind::ThreadBinding) return -1;
+  for (int a = 0; a < 3; ++a)
+    if (f->thread_tag == std::string("threadIdx.") + "xyz"[a]) return a;
+  return -1;
+}
+
+class SingleThreadStoreGuard : public IRMutator {
+ public:
+  explicit SingleThreadStoreGuard(const Stmt &body) {
+    pre_order_visit(body, nullptr, [&](const Stmt &s) {
+      const auto *f = s.as<For>();
+      int a = f ? thread_axis(f) : -1;
+      if (a >= 0 && !axes_[a] && !is_const_int(f->extent, 1)) axes_[a] = f;
+    });
+  }
+
+ protected:
+  Stmt visit_(const For *op, const Stmt &self) override {
+    if (thread_axis(op) < 0) return IRMutator::visit_(op, self);
+    return self;  // under a thread loop: each thread stores its own part
+  }
+
+  Stmt visit_(const Store *op, const Stmt &self) override {
+    if (op->buffer.scope().rfind("local", 0) == 0) return self;
+    Expr first = const_true();
+    std::vector<Var> vars;
+    for (const For *f : axes_) {
+      if (!f) continue;
+      Var v(f->loop_var.name(), f->loop_var.dtype());
+      vars.push_back(v);
+      first = is_const_int(first, 1) ? eq(v, f->min) : logical_and(first, eq(v, f->min));
+    }
+    if (vars.empty()) return self;
+    Stmt out = IfThenElse::make(first, self);
+    size_t i = vars.size();
+    for (int a = 2; a >= 0; --a) {
+      if (!axes_[a]) continue;
+      const For *f = axes_[a];
+      out = For::make(vars[--i], f->min, f->extent, ForKind::ThreadBinding, out, f->thread_tag);
+    }
+    return out;
+  }
+
+ private:
+  /// The first loop bound to threadIdx.x/y/z (extent other than 1).
+  std::array<const For *, 3> axes_{};
+};
+
+}  // namespace
+
+Stmt guard_single_thread_stores(const Stmt &s) { return SingleThreadStoreGuard(s).mutate(s); }
+
+}  // namespace tessera::lower
