@@ -239,6 +239,12 @@ Operand Builder::build(const PyExpr &e) {
     }
     case PyExprKind::Attr: {
       std::string n = dotted_name(e);
+      if (e.base->kind == PyExprKind::Name)
+        if (const Binding *b = lookup(e.base->name); b && b->kind == Binding::Kind::Buffer)
+          src_.fail(e.pos, "buffer attribute " + quote(n) + " is not supported as a value" +
+                               (e.name == "data" ? " (a buffer's address is only an argument of an opaque call)"
+                                                 : " (tessera reads a buffer's elements, and its address A.data "
+                                                   "as an opaque call's argument)"));
       src_.fail(e.pos, "expected a value, found " + quote(n.empty() ? e.name : n) +
                            (n.rfind("T.", 0) == 0 ? " (call it: " + n + "(...))" : ""));
     }
@@ -359,6 +365,11 @@ Operand Builder::build_call(const PyExpr &e) {
   std::string fn = dotted_name(*e.base);
   // A TVM built-in tessera keeps as written, or a call of another function of
   // the module (Module.subroutine(A.data)): opaque to tessera.
+  // A.access_ptr("r", ...): the address of (part of) a buffer, as tensor
+  // intrinsics pass it; opaque like them.
+  if (e.base->kind == PyExprKind::Attr && e.base->name == "access_ptr" && e.base->base->kind == PyExprKind::Name)
+    if (const Binding *b = lookup(e.base->base->name); b && b->kind == Binding::Kind::Buffer)
+      return build_opaque_call(e, "access_ptr", BufferPtr::make(b->buffer));
   if (is_opaque_callee(fn) ||
       (!module_class_.empty() && fn.rfind(module_class_ + ".", 0) == 0 && fn.find('.', module_class_.size() + 1) == std::string::npos))
     return build_opaque_call(e, fn);
@@ -565,8 +576,9 @@ Operand Builder::build_call(const PyExpr &e) {
   src_.fail(e.pos, "unknown function " + quote(fn));
 }
 
-Operand Builder::build_opaque_call(const PyExpr &e, const std::string &fn) {
+Operand Builder::build_opaque_call(const PyExpr &e, const std::string &fn, const Expr &self) {
   std::vector<Expr> args;
+  if (self.defined()) args.push_back(self);
   for (const PyExprPtr &a : e.args) {
     if (a->kind == PyExprKind::Str) {
       args.push_back(StringImm::make(a->name));

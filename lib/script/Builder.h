@@ -149,7 +149,7 @@ class Builder {
   ir::Expr build_int(const PyExpr &e, const std::string &what);
   Operand build_call(const PyExpr &e);
   /// A TVM built-in tessera keeps as written (OpaqueCalls.h).
-  Operand build_opaque_call(const PyExpr &e, const std::string &fn);
+  Operand build_opaque_call(const PyExpr &e, const std::string &fn, const ir::Expr &self = ir::Expr());
   Operand build_binop(const std::string &op, Operand a, Operand b, Pos p);
   Operand build_unary(const std::string &op, Operand a, Pos p);
   Operand build_load(const PyExpr &e);

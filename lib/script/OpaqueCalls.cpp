@@ -14,7 +14,7 @@ bool starts_with(const std::string &s, std::string_view p) { return s.compare(0,
 
 bool dtype_in_first_arg(const std::string &callee) {
   return callee == "T.call_extern" || callee == "T.call_pure_extern" || callee == "T.call_llvm_intrin" ||
-         callee == "T.call_llvm_pure_intrin";
+         callee == "T.call_llvm_pure_intrin" || callee == "T.type_annotation";
 }
 
 bool is_opaque_callee(const std::string &callee) {
@@ -22,11 +22,11 @@ bool is_opaque_callee(const std::string &callee) {
   // PTX and MMA intrinsics (T.ptx_mma, T.ptx_legacy.ldmatrix), LLVM intrinsics.
   for (std::string_view prefix : {"T.call_", "T.tvm_", "T.ptx_", "T.ptx.", "T.mma_", "T.TVMBackend", "T.llvm_"})
     if (starts_with(callee, prefix)) return true;
-  static const std::array<std::string_view, 17> kNames = {
+  static const std::array<std::string_view, 18> kNames = {
       "T.undef",     "T.ret",       "T.clz",          "T.q_multiply_shift", "T.q_multiply_shift_per_axis",
       "T.popcount",  "T.address_of",   "T.lookup_param",     "T.anylist_getitem",
       "T.start_profile_intrinsic", "T.end_profile_intrinsic", "T.isnullptr", "T.create_barriers",
-      "T.get_active_lane_mask", "T.vscale", "T.trace", "T.dp4a"};
+      "T.get_active_lane_mask", "T.vscale", "T.trace", "T.dp4a", "T.type_annotation"};
   for (std::string_view n : kNames)
     if (callee == n) return true;
   return false;
@@ -36,6 +36,7 @@ ir::DataType default_opaque_dtype(const std::string &callee, const std::vector<i
   if (dtype_in_first_arg(callee) && !args.empty())
     if (const auto *s = args[0].as<ir::StringImm>())
       if (auto t = ir::DataType::parse(s->value)) return *t;
+  if (callee == "access_ptr") return ir::DataType::handle();
   return ir::DataType::int32();
 }
 

@@ -24,7 +24,9 @@ bool is_opaque_callee(const std::string &callee);
 bool dtype_in_first_arg(const std::string &callee);
 
 /// The type an opaque call has when the text gives none: the first argument's
-/// for the call_extern family, else int32 (TVM's type of its void calls).
+/// for the call_extern family, a handle for `A.access_ptr(...)` (callee
+/// "access_ptr", the buffer's address first), else int32 (TVM's type of its
+/// void calls).
 ir::DataType default_opaque_dtype(const std::string &callee, const std::vector<ir::Expr> &args);
 
 }  // namespace tessera::script::detail

@@ -299,7 +299,12 @@ class Printer {
       case NodeKind::OpaqueCall: {
         const auto *c = e.as<OpaqueCall>();
         std::string s = c->callee + "(";
-        for (size_t i = 0; i < c->args.size(); ++i) s += (i ? ", " : "") + expr(c->args[i]);
+        size_t first = 0;
+        if (c->callee == "access_ptr" && !c->args.empty() && c->args[0].is<BufferPtr>()) {
+          s = name_of(c->args[0].as<BufferPtr>()->buffer) + ".access_ptr(";
+          first = 1;
+        }
+        for (size_t i = first; i < c->args.size(); ++i) s += (i > first ? ", " : "") + expr(c->args[i]);
         if (c->dtype != detail::default_opaque_dtype(c->callee, c->args))
           s += std::string(c->args.empty() ? "" : ", ") + "dtype=" + quote(c->dtype.str());
         return {s + ")", kAtom};

@@ -190,6 +190,8 @@ def main(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32"), n: T.int3
     T.evaluate(T.tvm_fill_fragment(B.data, 16, 16, 16, 0, T.float32(0), dtype="handle"))
     T.call_packed("tvm.contrib.cblas.matmul", A, B)
     T.evaluate(T.ptx_legacy.ldmatrix(False, 4, ".b16", A.data, 0, B.data, 8, dtype="float16"))
+    T.evaluate(T.call_extern("int32", "touch", A.access_ptr("r", "handle", 1, 0), B.access_ptr("w")))
+    T.evaluate(T.tvm_access_ptr(T.type_annotation("float32"), A.data, 0, 16, 1, dtype="handle"))
 )";
 
 TEST(TvmForms, OpaqueCallsParseAndPrintButAreNeverRun) {
@@ -198,7 +200,8 @@ TEST(TvmForms, OpaqueCallsParseAndPrintButAreNeverRun) {
   for (const char *s : {"T.call_extern(\"float32\", \"expf\", A[vi])", "T.tvm_fill_fragment(B.data, 16, 16, 16, 0",
                         "dtype=\"handle\")", "T.call_packed(\"tvm.contrib.cblas.matmul\", A.data, B.data)",
                         "T.ptx_legacy.ldmatrix(False, 4, \".b16\", A.data, 0, B.data, 8, dtype=\"float16\")",
-                        "T.evaluate(T.assume(n < 16))"})
+                        "T.evaluate(T.assume(n < 16))", "A.access_ptr(\"r\", \"handle\", 1, 0), B.access_ptr(\"w\"))",
+                        "T.tvm_access_ptr(T.type_annotation(\"float32\"), A.data, 0, 16, 1, dtype=\"handle\")"})
     EXPECT_NE(printed.find(s), std::string::npos) << s << "\n" << printed;
   auto fails_with = [&](const std::function<void()> &run, const std::string &fragment) {
     try {
