@@ -10,7 +10,7 @@
 // splitting the reduce axis. Scored by the roofline over the parameters'
 // bytes, the dominant read rounded to sectors per contiguous run a warp
 // touches (threads_x elements), divided by the latency hiding of threads x
-// unrolled scalar loads in flight, plus the cross-thread combining
+// unrolled `vector`-wide loads in flight (inner), plus the cross-thread combining
 // (MemoryModel.h) exposed per round of resident rows.
 //
 // General reduction. threads_x threads per row, rows_per_block rows per
@@ -19,8 +19,8 @@
 // chip (MemoryModel.h reuse_capacity: half the unified L1 / shared memory,
 // less the loads in flight), the rest in proportion to what does not fit.
 // That is what keeps rows wide in threads: at a full SM of threads, 64 per
-// row would keep 32 rows of 8 KB resident. Two phases are estimated (the reductions,
-// scalar loads; the last block, `vector`-wide loads), and the combining of
+// row would keep 32 rows of 8 KB resident. Two phases are estimated (the reductions
+// and the last block, both with `vector`-wide loads), and the combining of
 // every reduction per row.
 //
 // What the rules accept for any value of a symbolic extent: a symbolic reduce
@@ -128,10 +128,11 @@ std::vector<Candidate> propose_reduction(const ir::PrimFunc &f, const rules::Rul
     Estimate e;
     e.threads = c.threads_x * c.threads_y;
     int64_t splitting = s.inner ? c.threads_x : c.threads_y;  // threads sharing one output
-    int64_t trips = ceil_div(s.reduce, splitting);
+    int64_t vector = s.inner ? c.vector : 1;                    // elements per load
+    int64_t trips = ceil_div(s.reduce, splitting * vector);
     int64_t unroll = std::min(c.unroll, trips);
-    // A warp touches threads_x consecutive elements of the contiguous axis per load.
-    int64_t run = std::min(c.threads_x, along);
+    // A warp touches threads_x * vector consecutive elements of the contiguous axis per load.
+    int64_t run = std::min(c.threads_x * vector, along);
     double dominant =
         s.dominant_bytes > 0
             ? double(sector_bytes(arch, across * ceil_div(along, run), run, eb)) * (s.elem_bytes / double(eb))
@@ -139,16 +140,16 @@ std::vector<Candidate> propose_reduction(const ir::PrimFunc &f, const rules::Rul
     e.cost.dram_bytes = dominant + s.other_bytes;
     e.cost.grid = s.inner ? ceil_div(s.spatial, c.threads_y) : ceil_div(s.spatial, c.threads_x);
     e.occ = occupancy(arch, {.threads = e.threads,
-                             .regs_per_thread = registers(arch, double(unroll) * s.elem_bytes + 8),
+                             .regs_per_thread = registers(arch, double(unroll * vector) * s.elem_bytes + 8),
                              .smem_bytes = 0});
-    e.in_flight_per_thread = double(unroll) * s.elem_bytes;
+    e.in_flight_per_thread = double(unroll * vector) * s.elem_bytes;
     e.active_threads = std::min(e.cost.grid * e.threads, s.spatial * std::min(splitting, s.reduce));
     e.groups = s.spatial;
     e.groups_per_block = s.inner ? c.threads_y : c.threads_x;
     e.reduce_cycles = reduce_cycles(arch, std::min(splitting, s.reduce), s.inner ? 1 : c.threads_x);
-    // A load and a combine per element.
-    e.warp_instructions =
-        double(s.spatial) * double(s.reduce) / double(warp) * (2 + step_instructions(trips, unroll));
+    // A combine per element, a load and the loop's steps per vector.
+    e.warp_instructions = double(s.spatial) * double(s.reduce) / double(warp) *
+                          (1 + (1 + step_instructions(trips, unroll)) / double(vector));
     // The reduced value through shared memory: one more round per output.
     if (s.writes_intermediate && !c.local_intermediates && splitting > 1)
       e.reduce_cycles += shared_round_cycles();
@@ -167,6 +168,7 @@ std::vector<Candidate> propose_reduction(const ir::PrimFunc &f, const rules::Rul
   std::vector<int64_t> others = powers_of_two(1, std::min(most, int64_t(1) << ceil_log2(s.spatial)));
   std::vector<bool> locals =
       s.writes_intermediate ? std::vector<bool>{true, false} : std::vector<bool>{seed->local_intermediates};
+  const int64_t most_lanes = std::max<int64_t>(1, int64_t(arch.memory.max_vector_bytes / s.elem_bytes));
   for (int64_t split : splits)
     for (int64_t other : others) {
       int64_t tx = s.inner ? split : other, ty = s.inner ? other : split;
@@ -176,14 +178,19 @@ std::vector<Candidate> propose_reduction(const ir::PrimFunc &f, const rules::Rul
       if (threads < warp &&
           (split < int64_t(1) << ceil_log2(s.reduce) || other < int64_t(1) << ceil_log2(s.spatial)))
         continue;
-      std::optional<int64_t> trips;
-      if (s.reduce_constant) trips = ceil_div(s.reduce, split);
-      for (int64_t unroll : unroll_factors(trips))
-        for (bool local : locals) {
-          rules::ReductionConfig c = *seed;
-          c.threads_x = tx, c.threads_y = ty, c.unroll = unroll, c.local_intermediates = local;
-          add(c);
-        }
+      // Vectors (inner only) that divide the row and leave each thread a whole one.
+      for (int64_t vector : s.inner && s.reduce_constant ? powers_of_two(1, most_lanes) : std::vector<int64_t>{1}) {
+        if (vector > 1 && (s.reduce % vector != 0 || vector * split > s.reduce)) continue;
+        std::optional<int64_t> trips;
+        if (s.reduce_constant) trips = ceil_div(s.reduce, split * vector);
+        for (int64_t unroll : unroll_factors(trips))
+          for (bool local : locals) {
+            rules::ReductionConfig c = *seed;
+            c.threads_x = tx, c.threads_y = ty, c.unroll = unroll, c.local_intermediates = local;
+            c.vector = vector;
+            add(c);
+          }
+      }
     }
   rank(pool, options.topk, [&](const rules::Config &c) {
     return score(dynamic_cast<const rules::ReductionConfig &>(c)).why(arch);
@@ -240,18 +247,18 @@ std::vector<Candidate> propose_general_reduction(const ir::PrimFunc &f, const ru
     Estimate reduce, last;
     int64_t threads = c.threads_x * c.rows_per_block;
     int64_t grid = ceil_div(s.rows, c.rows_per_block);
-    int64_t trips = ceil_div(s.cols, c.threads_x);
+    int64_t trips = ceil_div(s.cols, c.threads_x * c.vector);
     int64_t unroll = std::min(c.unroll, trips);
     int64_t last_trips = ceil_div(s.cols, c.threads_x * c.vector);
     int64_t last_unroll = std::min(c.unroll, last_trips);
     Occupancy occ = occupancy(
         arch, {.threads = threads,
                .regs_per_thread = registers(
-                   arch, double(s.reductions) * 4 + double(unroll + last_unroll * c.vector) * s.elem_bytes),
+                   arch, double(s.reductions) * 4 + double((unroll + last_unroll) * c.vector) * s.elem_bytes),
                .smem_bytes = c.local_intermediates ? 0 : int64_t(4 * s.reductions * c.rows_per_block)});
     // The rows resident on an SM against what stays on chip (reuse_capacity)
     // less the lines the loads in flight hold.
-    double in_flight_reduce = double(unroll) * s.elem_bytes;
+    double in_flight_reduce = double(unroll * c.vector) * s.elem_bytes;
     double in_flight_last = double(last_unroll * c.vector) * s.elem_bytes;
     int64_t resident_blocks = std::min(occ.blocks_per_sm, ceil_div(grid, sms));
     double resident_bytes = double(resident_blocks * c.rows_per_block * s.cols) * s.elem_bytes;
@@ -268,7 +275,7 @@ std::vector<Candidate> propose_general_reduction(const ir::PrimFunc &f, const ru
     reduce.cost.dram_bytes = s.row_bytes + double(s.reductions - 1) * reread;
     reduce.in_flight_per_thread = in_flight_reduce;
     reduce.warp_instructions = double(s.reductions) * double(s.rows * s.cols) / double(warp) *
-                               (2 + step_instructions(trips, unroll));
+                               (1 + (1 + step_instructions(trips, unroll)) / double(c.vector));
     reduce.groups = s.rows;
     reduce.groups_per_block = c.rows_per_block;
     reduce.reduce_cycles =

@@ -32,6 +32,12 @@ int64_t ConfigReader::integer(const std::string &key) {
   return v.get<int64_t>();
 }
 
+int64_t ConfigReader::integer_or(const std::string &key, int64_t fallback) {
+  if (j_.contains(key)) return integer(key);
+  read_.push_back(key);  // a known field all the same (finish() lists it)
+  return fallback;
+}
+
 bool ConfigReader::boolean(const std::string &key) {
   const Json &v = field(key);
   if (!v.is_boolean()) fail(key, "true or false", v);

@@ -27,6 +27,9 @@ class ConfigReader {
  public:
   ConfigReader(const Json &j, std::string rule);
   int64_t integer(const std::string &key);
+  /// An optional integer field: `fallback` when absent (a field added to a
+  /// config after records of it were stored).
+  int64_t integer_or(const std::string &key, int64_t fallback);
   bool boolean(const std::string &key);
   std::vector<int64_t> integers(const std::string &key);
   /// Required, a string among `choices`: "conv2d config: field 'form':

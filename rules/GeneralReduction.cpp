@@ -257,11 +257,12 @@ class GeneralReductionRule final : public Rule {
       sch.set_scope(red, 0, c->local_intermediates ? "local" : "shared");
       if (inner.empty()) continue;  // a reduction of extent 1: nothing to split
       schedule::LoopRef kf = fuse_all(sch, inner, m.reductions[k] + "_k");
-      ThreadSplit ks =
-          split_for_threads(sch, kf, m.reduce_extents[k], c->threads_x, c->unroll, 1, m.reductions[k] + "_k");
+      ThreadSplit ks = split_for_threads(sch, kf, m.reduce_extents[k], c->threads_x, c->unroll, c->vector,
+                                         m.reductions[k] + "_k");
       thread_outermost(sch, ks);
       if (ks.thread) sch.bind(*ks.thread, "threadIdx.x");
       unroll_pieces(sch, ks);
+      vector_loads(sch, ks);
     }
     return sch;
   }

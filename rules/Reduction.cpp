@@ -18,6 +18,7 @@ Json ReductionConfig::to_json() const {
               {"threads_x", threads_x},
               {"threads_y", threads_y},
               {"unroll", unroll},
+              {"vector", vector},
               {"local_intermediates", local_intermediates}};
 }
 
@@ -27,6 +28,7 @@ ReductionConfig ReductionConfig::from_json(const Json &j) {
   c.threads_x = r.integer("threads_x");
   c.threads_y = r.integer("threads_y");
   c.unroll = r.integer("unroll");
+  c.vector = r.integer_or("vector", 1);
   c.local_intermediates = r.boolean("local_intermediates");
   r.finish();
   return c;
@@ -37,6 +39,8 @@ void ReductionConfig::validate(const Arch &arch) const {
   require_threads(rule(), "threads_y", threads_y, arch);
   require_block_threads(rule(), "threads_x * threads_y", threads_x * threads_y, arch);
   require_unroll(rule(), unroll);
+  require(vector >= 1 && vector <= arch.memory.max_vector_bytes && (vector & (vector - 1)) == 0, rule(), "vector",
+          vector, "is not a power of two in [1, " + std::to_string(arch.memory.max_vector_bytes) + "]");
 }
 
 namespace {
@@ -55,6 +59,7 @@ struct ReductionMatch final : Match {
   /// The reduction writes an intermediate (read by the epilogues).
   bool writes_intermediate = false;
   std::optional<int64_t> spatial_extent, reduce_extent;
+  int elem_bytes = 4;  ///< of the dominant read
   analysis::Combiner combiner = analysis::Combiner::None;
 
   std::string describe() const override {
@@ -147,7 +152,10 @@ class ReductionRule final : public Rule {
 
     // The memory layout: which iter indexes the dominant read's contiguous dimension.
     int contiguous = -1;
-    if (const analysis::Access *a = dominant_read(r)) contiguous = a->inner_iter();
+    if (const analysis::Access *a = dominant_read(r)) {
+      contiguous = a->inner_iter();
+      m->elem_bytes = std::max(1, a->buffer.dtype().bytes());
+    }
     m->inner = contiguous < 0 || r.iters[contiguous].kind == IterKind::Reduce;
     for (size_t l = 0; l < r.loops.size(); ++l) {
       const ir::Var &v = r.loops[l].as<ir::For>()->loop_var;
@@ -174,7 +182,12 @@ class ReductionRule final : public Rule {
       c->threads_y = std::max<int64_t>(1, block / c->threads_x);
       if (m.spatial_extent)
         while (c->threads_y > 1 && ceil_div(*m.spatial_extent, c->threads_y) < sms) c->threads_y /= 2;
-      if (m.reduce_extent) c->unroll = serial_unroll(ceil_div(*m.reduce_extent, c->threads_x));
+      // The widest vector the loads allow that divides the row (each vector
+      // starts aligned) and leaves each thread at least one whole vector.
+      int64_t v = std::max(1, arch.memory.max_vector_bytes / m.elem_bytes);
+      while (v > 1 && (!m.reduce_extent || *m.reduce_extent % v != 0 || v * c->threads_x > *m.reduce_extent)) v /= 2;
+      c->vector = v;
+      if (m.reduce_extent) c->unroll = serial_unroll(ceil_div(*m.reduce_extent, c->threads_x * v));
     } else {
       // One warp along the contiguous outputs (a coalesced row of loads),
       // wider while the grid stays at two waves or more; the rest of the
@@ -206,6 +219,9 @@ class ReductionRule final : public Rule {
     int64_t splitting = m.inner ? c->threads_x : c->threads_y;
     require(m.reduce_extent || splitting == 1, c->rule(), reduce_threads, splitting,
             "splits a symbolic reduce extent over threads; it must be 1 (one thread reduces each output)");
+    require(m.inner || c->vector == 1, c->rule(), "vector", c->vector,
+            "asks for vectors along the outputs of an outer reduction, which this rule does not do yet; it "
+            "must be 1");
     schedule::Schedule sch(f);
     for (const std::string &b : m.inlined) sch.compute_inline(sch.get_block(b));
     schedule::BlockRef red = sch.get_block(m.block);
@@ -234,7 +250,7 @@ class ReductionRule final : public Rule {
     if (m.inner) {
       std::vector<schedule::LoopRef> rows = {s};
       if (c->threads_y > 1) rows = sch.split(s, {std::nullopt, c->threads_y}, {"bx", "ry"});
-      ks = split_for_threads(sch, k, m.reduce_extent, c->threads_x, c->unroll, 1, "k");
+      ks = split_for_threads(sch, k, m.reduce_extent, c->threads_x, c->unroll, c->vector, "k");
       thread_outermost(sch, ks);
       sch.bind(rows[0], "blockIdx.x");
       if (rows.size() > 1) sch.bind(rows[1], "threadIdx.y");
@@ -252,6 +268,7 @@ class ReductionRule final : public Rule {
     // A reduction within one thread: the init before the loop, not an `if` in it.
     if (!ks.thread) sch.decompose_reduction(red, ks.serial);
     unroll_pieces(sch, ks);
+    vector_loads(sch, ks);
 
     // Step 3. The epilogues under the output loop, the reduced value on chip.
     // The threads that reduced one element together would all store the

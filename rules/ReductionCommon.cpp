@@ -1,6 +1,8 @@
 //===- rules/ReductionCommon.cpp - Shared by the reduction rules -----------===//
 #include "ReductionCommon.h"
 
+#include "tessera/lower/Passes.h"
+
 #include <algorithm>
 
 #include "ConfigJson.h"
@@ -241,6 +243,12 @@ void thread_outermost(schedule::Schedule &sch, const ThreadSplit &s) {
 void unroll_pieces(schedule::Schedule &sch, const ThreadSplit &s) {
   if (s.unrolled) sch.unroll(*s.unrolled);
   if (s.unroll_serial) sch.unroll(s.serial);
+}
+
+void vector_loads(schedule::Schedule &sch, const ThreadSplit &s) {
+  if (!s.vector) return;
+  sch.unroll(*s.vector);
+  sch.annotate(*s.vector, ir::kVectorLoadsAnnotation, ir::AnnValue(int64_t(1)));
 }
 
 schedule::LoopRef fuse_all(schedule::Schedule &sch, const std::vector<schedule::LoopRef> &loops,

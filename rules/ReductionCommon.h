@@ -104,6 +104,11 @@ ThreadSplit split_for_threads(schedule::Schedule &sch, const schedule::LoopRef &
 void thread_outermost(schedule::Schedule &sch, const ThreadSplit &s);
 /// Unrolls what split_for_threads marked.
 void unroll_pieces(schedule::Schedule &sch, const ThreadSplit &s);
+/// The vector piece of a reduce loop (when there is one), which cannot be
+/// vectorized: unrolled and annotated for vector loads (ir::
+/// kVectorLoadsAnnotation), so that each thread reads `vector` contiguous
+/// elements in one access where lowering proves them aligned.
+void vector_loads(schedule::Schedule &sch, const ThreadSplit &s);
 
 /// Fuses `loops` (at least one) into one loop named `name` (the loop itself when alone).
 schedule::LoopRef fuse_all(schedule::Schedule &sch, const std::vector<schedule::LoopRef> &loops,

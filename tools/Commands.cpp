@@ -11,6 +11,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "tessera/analysis/Specialize.h"
 #include "tessera/arch/Arch.h"
 #include "tessera/ir/AccessRegions.h"
 #include "tessera/arch/Arch.h"
@@ -137,6 +138,10 @@ ir::PrimFunc schedule_by_rules(const ScheduleCommandOptions &opts, const ir::Pri
 int schedule_command(const ScheduleCommandOptions &opts, std::ostream &out, std::ostream &err) {
   return guarded(err, [&] {
     auto [f, dims] = load_func(opts.file, opts.func, opts.dims);
+    if (opts.specialize) {
+      if (dims.empty()) throw UserError("--specialize needs the sizes: --dim NAME=VALUE");
+      f = analysis::specialize(f, dims);
+    }
     if (opts.verify) check_dims(f, dims);
     ir::PrimFunc scheduled;
     std::string notes;

@@ -86,6 +86,9 @@ struct ScheduleCommandOptions {
   /// sizes to bind instead.
   int64_t verify_limit = int64_t(1) << 24;
   std::vector<std::string> dims;
+  /// Schedule for the `dims` sizes: the bound symbolic sizes become
+  /// constants first (analysis::specialize), as `tessera tune --dim` does.
+  bool specialize = false;
   uint64_t seed = 0;
   std::string func;
 };

@@ -46,6 +46,8 @@ int main(int argc, char **argv) {
   sched_cmd->add_flag("--verify", sched.verify,
                       "Run original and scheduled functions on the same random inputs and compare the outputs");
   sched_cmd->add_option("--dim", sched.dims, "Bind a symbolic dimension, e.g. --dim n=64 (repeatable)");
+  sched_cmd->add_flag("--specialize", sched.specialize,
+                      "Schedule for the --dim sizes (they become constants), as tune does");
   sched_cmd->add_option("--seed", sched.seed, "Random seed for the inputs of --verify")->capture_default_str();
   sched_cmd->add_option("--func", sched.func, "Function of a module (default: the only one, or main)");
 

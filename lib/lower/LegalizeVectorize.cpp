@@ -29,6 +29,17 @@
 // (Analyzer, with the ranges of the enclosing loops and launch variables),
 // since every buffer starts 16-byte aligned (see CodegenCUDA.h).
 //
+// Vector loads in a loop that cannot be vectorized: a serial or unrolled loop
+// annotated `vector_loads` (ir::kVectorLoadsAnnotation; the reduction rules put it
+// on the innermost piece of a reduce loop, which a reduction carries from lane
+// to lane through a register) gets the same rewrite: its runs in global and
+// shared memory move in and out through registers, and the lanes run in
+// order, so a register that one lane writes and the next reads (a partial
+// sum) keeps its serial meaning. A body `if c: S` whose condition does not
+// depend on the lane (a tail predicate over whole vectors) is rewritten as
+// `if c: <S rewritten>`. When the rewrite does not apply the loop stays as it
+// was, with the reason in `vector_loads_fallback`: always correct, scalar.
+//
 //===----------------------------------------------------------------------===//
 #include <memory>
 #include <optional>
@@ -167,11 +178,17 @@ class VectorizeLegalizer : public IRMutator {
     arith::Analyzer::Scope scope(ana_);
     ana_.bind(op->loop_var, Range{op->min, op->extent});
     Stmt s = IRMutator::visit_(op, self);
-    if (op->for_kind != ForKind::Vectorized) return s;
     const auto *loop = s.as<For>();
+    bool vector_loads = op->annotations.count(kVectorLoadsAnnotation) > 0 &&
+                        (op->for_kind == ForKind::Serial || op->for_kind == ForKind::Unrolled);
+    if (op->for_kind != ForKind::Vectorized && !vector_loads) return s;
     std::string why_not;
-    if (std::optional<Stmt> v = vectorize(*loop, why_not)) return *v;
+    if (std::optional<Stmt> v = vectorize_guarded(*loop, why_not)) return *v;
     Annotations ann = loop->annotations;
+    if (vector_loads) {
+      ann[std::string(kVectorLoadsAnnotation) + "_fallback"] = why_not;
+      return For::make(loop->loop_var, loop->min, loop->extent, loop->for_kind, loop->body, "", ann);
+    }
     ann["vectorize_fallback"] = why_not;
     return For::make(loop->loop_var, loop->min, loop->extent, ForKind::Unrolled, loop->body, "", ann);
   }
@@ -183,6 +200,25 @@ class VectorizeLegalizer : public IRMutator {
   }
 
  private:
+  /// vectorize(), after taking a lane-invariant `if` (no else, no load in
+  /// its condition) out of the loop: `for v: if c: S` is `if c: for v: S`.
+  std::optional<Stmt> vectorize_guarded(const For &loop, std::string &why_not) {
+    const auto *branch = loop.body.as<IfThenElse>();
+    if (!branch || branch->else_case || mentions(branch->cond, loop.loop_var) || has_load(branch->cond))
+      return vectorize(loop, why_not);
+    Stmt inner = For::make(loop.loop_var, loop.min, loop.extent, loop.for_kind, branch->then_case, "",
+                           loop.annotations);
+    std::optional<Stmt> v = vectorize_guarded(*inner.as<For>(), why_not);
+    if (!v) return std::nullopt;
+    return IfThenElse::make(branch->cond, *v);
+  }
+
+  static bool has_load(const Expr &e) {
+    bool found = false;
+    pre_order_visit(Evaluate::make(e), [&](const Expr &x) { found = found || x.is<Load>(); }, nullptr);
+    return found;
+  }
+
   /// The loop as vector moves and a lane-wise loop, or nullopt with `why_not` set.
   std::optional<Stmt> vectorize(const For &loop, std::string &why_not) {
     const Var &v = loop.loop_var;

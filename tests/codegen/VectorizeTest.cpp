@@ -292,6 +292,80 @@ def main(A: T.Buffer((260,), "float32"), B: T.Buffer((256,), "float32"), C: T.Bu
   expect_lowered_computes_the_same(f);
 }
 
+// A row sum whose reduce loop's inner piece is annotated for vector loads
+// (as the reduction rules schedule it): 64 rows of `cols`, `guard` on the
+// update (a tail predicate).
+ir::PrimFunc vector_loads_kernel(int64_t cols, const std::string &guard) {
+  std::string n = std::to_string(cols);
+  return script::parse_func(R"(
+@T.prim_func
+def main(A: T.Buffer((64, )" + n + R"(), "float32"), C: T.Buffer((64,), "float32")):
+    for t in T.thread_binding(64, thread="threadIdx.x"):
+        with T.block("row"):
+            vt = T.axis.remap("S", [t])
+            acc = T.alloc_buffer((1,), scope="local")
+            acc[0] = T.float32(0)
+            for k_o in range(64):
+                for k_v in T.serial(4, annotations={"vector_loads": 1}):
+                    with T.block("sum"):
+                        vk = T.axis.reduce(256, k_o * 4 + k_v)
+                        )" + guard + R"(
+                        acc[0] = acc[0] + A[vt, vk]
+            C[vt] = acc[0]
+)");
+}
+
+/// The `vector_loads_fallback` reasons, checking that those loops kept their kind.
+std::vector<std::string> vector_loads_fallbacks(const lower::LoweredFunc &f) {
+  std::vector<std::string> out;
+  ir::pre_order_visit(f.body, nullptr, [&](const ir::Stmt &s) {
+    const auto *loop = s.as<ir::For>();
+    if (!loop) return;
+    auto it = loop->annotations.find("vector_loads_fallback");
+    if (it == loop->annotations.end()) return;
+    EXPECT_NE(loop->for_kind, ir::ForKind::Vectorized);
+    out.push_back(it->second.as_string());
+  });
+  return out;
+}
+
+TEST(LegalizeVectorize, VectorLoadsInAReduceLoopKeepTheLanesInOrder) {
+  ir::PrimFunc f = vector_loads_kernel(256, "T.where(True)");
+  lower::LoweredFunc l = lower::lower(f);
+  EXPECT_EQ(names(moves(l)), "A->A_vecx4 ");
+  EXPECT_TRUE(vector_loads_fallbacks(l).empty()) << lower::print(l);
+  std::string cuda = codegen::codegen_cuda(l);
+  EXPECT_TRUE(contains(cuda, "*(float4*)A_vec = *(const float4*)(A + (tx * 256 + k_o * 4));")) << cuda;
+  EXPECT_TRUE(contains(cuda, "acc[0] = acc[0] + A_vec[k_v];")) << cuda;
+  expect_lowered_computes_the_same(f);
+}
+
+TEST(LegalizeVectorize, VectorLoadsUnderAPredicateOverWholeVectors) {
+  // 62 whole vectors of a row of 248: the guard does not depend on the lane,
+  // so it goes around the vector load.
+  ir::PrimFunc f = vector_loads_kernel(248, "T.where(k_o < 62)");
+  lower::LoweredFunc l = lower::lower(f);
+  EXPECT_EQ(names(moves(l)), "A->A_vecx4 ");
+  EXPECT_TRUE(vector_loads_fallbacks(l).empty()) << lower::print(l);
+  expect_lowered_computes_the_same(f);
+}
+
+TEST(LegalizeVectorize, VectorLoadsThatCannotBeProvedStayScalarAndInOrder) {
+  // A tail inside a vector (250 = 62 * 4 + 2) and a row stride of 250 (not
+  // a multiple of 4): the loop stays a serial loop with the reason.
+  ir::PrimFunc tail = vector_loads_kernel(250, "T.where(k_o * 4 + k_v < 250)");
+  lower::LoweredFunc l = lower::lower(tail);
+  EXPECT_TRUE(moves(l).empty()) << names(moves(l));
+  EXPECT_EQ(vector_loads_fallbacks(l), std::vector<std::string>{"the body has a branch"});
+  expect_lowered_computes_the_same(tail);
+  ir::PrimFunc stride = vector_loads_kernel(258, "T.where(True)");
+  l = lower::lower(stride);
+  std::vector<std::string> why = vector_loads_fallbacks(l);
+  ASSERT_EQ(why.size(), 1u) << lower::print(l);
+  EXPECT_TRUE(contains(why[0], "is not aligned")) << why[0];
+  expect_lowered_computes_the_same(stride);
+}
+
 TEST(LegalizeVectorize, LoweredKernelsComputeWhatTheScheduledOnesDo) {
   for (const char *k : {"elementwise_vectorized", "vector_copy_f16", "vector_fallback", "vector_dtypes"}) {
     SCOPED_TRACE(k);

@@ -215,7 +215,8 @@ TEST(MemoryPolicySanity, WideSoftmaxRowGetsManyThreads) {
 }
 
 /// Reductions read coalesced: a warp's loads cover whole sectors along the
-/// contiguous axis (inner: threads per row; outer: threads along the outputs).
+/// contiguous axis (inner: threads per row times the vector; outer: threads
+/// along the outputs), and inner ones read 16 bytes per thread per load.
 TEST(MemoryPolicySanity, ReductionsReadCoalescedAndFillTheGpu) {
   for (const std::string name : {"reduce_sum_f32", "reduce_max_f16", "reduce_sum_outer_f32"}) {
     Entry e = find_entry(name);
@@ -225,8 +226,9 @@ TEST(MemoryPolicySanity, ReductionsReadCoalescedAndFillTheGpu) {
       const auto &c = config_as<rules::ReductionConfig>(p.candidates[0]);
       // Elements of one 32-byte sector.
       int64_t sector_elems = arch.memory.sector_bytes / (name == "reduce_max_f16" ? 2 : 4);
-      EXPECT_GE(c.threads_x, sector_elems) << name << " on " << arch.name << ": " << c.str();
       bool outer = name == "reduce_sum_outer_f32";
+      EXPECT_GE(c.threads_x * c.vector, sector_elems) << name << " on " << arch.name << ": " << c.str();
+      if (!outer) EXPECT_EQ(c.vector * (name == "reduce_max_f16" ? 2 : 4), arch.memory.max_vector_bytes) << c.str();
       int64_t outputs = outer ? e.full.at("cols") : e.full.at("rows");
       int64_t grid = ceil_div(outputs, outer ? c.threads_x : c.threads_y);
       EXPECT_GE(grid, arch.compute.sm_count) << name << " on " << arch.name << ": " << c.str();

@@ -42,9 +42,10 @@ inline std::ostream &operator<<(std::ostream &os, const ReductionCase &c) {
 }
 
 inline std::vector<ReductionCase> reduction_cases() {
-  auto r = [](int64_t tx, int64_t ty, int64_t unroll, bool local) {
+  auto r = [](int64_t tx, int64_t ty, int64_t unroll, bool local, int64_t vector = 1) {
     auto c = std::make_shared<rules::ReductionConfig>();
     c->threads_x = tx, c->threads_y = ty, c->unroll = unroll, c->local_intermediates = local;
+    c->vector = vector;
     return c;
   };
   auto g = [](int64_t tx, int64_t rows, int64_t vector, int64_t unroll, bool local) {
@@ -57,6 +58,11 @@ inline std::vector<ReductionCase> reduction_cases() {
     out.push_back({w, &rules::reduction_rule(), nullptr});
     for (auto c : {r(64, 2, 1, false), r(48, 3, 3, true), r(1, 8, 4, false), r(16, 1, 2, false), r(8, 5, 8, true)})
       out.push_back({w, &rules::reduction_rule(), c});
+    // Vector loads along the row (inner reductions only), dividing the
+    // small sizes' rows or not (a tail: scalar loads, still exact).
+    if (std::string(w) != "reduce_sum_outer_f32")
+      for (auto c : {r(32, 2, 2, true, 2), r(16, 3, 1, false, 8), r(8, 2, 4, true, 4)})
+        out.push_back({w, &rules::reduction_rule(), c});
   }
   for (const char *w : {"softmax_f16", "rmsnorm_f16", "layernorm_f16"}) {
     out.push_back({w, &rules::general_reduction_rule(), nullptr});

@@ -477,11 +477,11 @@ TEST(ReductionConfigs, DefaultsComeFromTheArchAndTheShape) {
   auto m = r.match(big, a100);
   ASSERT_TRUE(m);
   EXPECT_EQ(r.default_config(**m, a100)->str(),
-            R"({"rule":"reduction","threads_x":256,"threads_y":1,"unroll":4,"local_intermediates":true})");
+            R"({"rule":"reduction","threads_x":256,"threads_y":1,"unroll":4,"vector":4,"local_intermediates":true})");
   ir::PrimFunc narrow = analysis::specialize(load_func(find_entry("reduce_sum_f32")), {{"rows", 4096}, {"cols", 64}});
   m = r.match(narrow, a100);
   EXPECT_EQ(r.default_config(**m, a100)->str(),
-            R"({"rule":"reduction","threads_x":32,"threads_y":8,"unroll":2,"local_intermediates":true})");
+            R"({"rule":"reduction","threads_x":32,"threads_y":8,"unroll":1,"vector":2,"local_intermediates":true})");
   ir::PrimFunc softmax = analysis::specialize(load_func(find_entry("softmax_f16")), {{"rows", 8192}, {"cols", 4096}});
   m = g.match(softmax, a100);
   ASSERT_TRUE(m);
@@ -508,7 +508,7 @@ TEST(ReductionConfigs, JsonErrorsNameTheField) {
   j["rows_per_block"] = 2;
   EXPECT_EQ(config_error([&] { r.config_from_json(j); }),
             "reduction config: unknown field 'rows_per_block' (fields: threads_x, threads_y, unroll, "
-            "local_intermediates)");
+            "vector, local_intermediates)");
   EXPECT_EQ(config_error([&] { rules::general_reduction_rule().config_from_json(ReductionConfig().to_json()); }),
             "config is for rule 'reduction', not 'general_reduction'");
   rules::Json g = GeneralReductionConfig().to_json();

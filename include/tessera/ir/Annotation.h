@@ -86,4 +86,11 @@ inline bool AnnCall::operator==(const AnnCall &o) const { return callee == o.cal
 /// Annotations keyed by name, kept sorted so printing and hashing are canonical.
 using Annotations = std::map<std::string, AnnValue>;
 
+/// Loop annotation (value 1): the loop runs its iterations in order (it may
+/// carry a reduction from one to the next) but its contiguous, aligned runs
+/// of global and shared memory are read and written as vector accesses
+/// (lower::legalize_vectorize). The reduction rules put it on the innermost
+/// piece of a reduce loop, which `vectorize` refuses.
+inline constexpr const char *kVectorLoadsAnnotation = "vector_loads";
+
 }  // namespace tessera::ir

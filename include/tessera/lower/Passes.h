@@ -91,6 +91,11 @@ LoweredFunc flatten_buffers(const LoweredFunc &f);
 /// A body that is not a single copy loads its runs into registers `<buffer>_vec`
 /// (added to f.allocs), runs an unrolled lane-wise loop, then stores them.
 /// Illegal loops become unrolled scalar loops annotated {"vectorize_fallback": "<why>"}.
+/// A serial or unrolled loop annotated ir::kVectorLoadsAnnotation (a reduce loop:
+/// lanes carry a register from one to the next) gets the same rewrite, its
+/// lanes still in order; a lane-invariant `if` around its body is taken out
+/// first. Where illegal it stays as it is, annotated
+/// {"vector_loads_fallback": "<why>"}.
 LoweredFunc legalize_vectorize(const LoweredFunc &f);
 
 /// Puts the "shared.dyn" allocations, and every shared one when the static

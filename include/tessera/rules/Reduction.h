@@ -16,10 +16,14 @@
 // spatial loops fused, reduce loops fused (the contiguous one innermost), then
 //   bx (blockIdx.x) / ry (threadIdx.y, `threads_y` rows side by side)
 //     / k_t (threadIdx.x, `threads_x`) / k_o (serial) / k_u (unrolled, `unroll`)
-// with vk = (k_o * unroll + k_u) * threads_x + k_t: each row is reduced by a
-// group of `threads_x` threads (a cross-thread reduction: per-thread partials,
-// then warp shuffles / shared memory, lib/lower), each thread striding over
-// the row so that a warp's loads are coalesced.
+//     / k_v (unrolled, `vector`)
+// with vk = ((k_o * unroll + k_u) * threads_x + k_t) * vector + k_v: each row
+// is reduced by a group of `threads_x` threads (a cross-thread reduction:
+// per-thread partials, then warp shuffles / shared memory, lib/lower), each
+// thread striding over the row `vector` contiguous elements at a time, so
+// that a warp's loads are coalesced and each is one vector access (k_v is
+// annotated ir::kVectorLoadsAnnotation; lowering keeps scalar loads where it
+// cannot prove a vector aligned, e.g. a symbolic row length).
 //
 // Outer reduction (a spatial axis is contiguous: column sum):
 //   bx (blockIdx.x) / s_t (threadIdx.x, `threads_x` outputs) /
@@ -50,9 +54,9 @@
 // contraction whose operands are reused along two output axes (matmul,
 // conv2d), anything guarded or not bound one-to-one to loops from 0.
 //
-// Not yet: no vector loads (a reduce loop cannot be vectorized; a row cached
-// in registers by cache_read would be the way); a long symbolic row is
-// reduced by one thread.
+// Not yet: outer reductions read scalars (`vector` must be 1: vectors along
+// the outputs need the per-thread partials of an rfactor); a long symbolic
+// row is reduced by one thread.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -72,6 +76,10 @@ struct ReductionConfig final : Config {
   /// The per-thread serial reduce loop is split by this and the inner part
   /// unrolled (1: not unrolled).
   int64_t unroll = 4;
+  /// Inner: contiguous elements each thread reads per step, one vector
+  /// access (a power of two; 1: scalar). Outer: must be 1. Optional in JSON
+  /// (1 when absent: configs stored before it existed).
+  int64_t vector = 1;
   /// The reduced value an epilogue reads lives in per-thread "local" memory
   /// (true) or in "shared" memory (false). Unused without an epilogue.
   bool local_intermediates = true;
