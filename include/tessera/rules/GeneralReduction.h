@@ -18,9 +18,10 @@
 //        col loops fused -> c_t (threadIdx.x, `threads_x`) / c_o / c_u
 //                           (unrolled, `unroll`) / c_v (vectorized, `vector`)
 //   R_k: compute_at under the row loop (ry, or bx), its reduce loops fused and
-//        split the same way without the vector piece: k_t (threadIdx.x, a
-//        cross-thread reduction: per-thread partials, warp shuffles, shared
-//        memory) / k_o / k_u
+//        split the same way: k_t (threadIdx.x, a cross-thread reduction:
+//        per-thread partials, warp shuffles, shared memory) / k_o / k_u / k_v
+//        (unrolled, annotated ir::kVectorLoadsAnnotation: one vector load of
+//        `vector` elements where lowering proves it aligned)
 //
 // so each thread block reads its row once per block R_k and once for L, all
 // loads coalesced (consecutive threads, consecutive elements), and the T_k
@@ -42,8 +43,7 @@
 // by the int32 range, not by the extent).
 //
 // Not yet: elementwise per-row blocks (the mean, rsqrt) are inlined into
-// every consumer, recomputed per element rather than once per row; the
-// reductions load scalars (a reduce loop cannot be vectorized).
+// every consumer, recomputed per element rather than once per row.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -55,7 +55,7 @@ namespace tessera::rules {
 struct GeneralReductionConfig final : Config {
   int64_t threads_x = 256;       ///< threads per row (threadIdx.x), splitting every block's column loop
   int64_t rows_per_block = 1;    ///< rows per thread block, one per threadIdx.y
-  int64_t vector = 1;            ///< elements per vector access in the last block (1, 2, 4, 8, 16)
+  int64_t vector = 1;            ///< elements per vector access, in every block (1, 2, 4, 8, 16)
   int64_t unroll = 4;            ///< the per-thread serial loops are split by this and unrolled (1: not)
   bool local_intermediates = true;   ///< per-row values in "local" (every thread a copy) instead of "shared"
 
