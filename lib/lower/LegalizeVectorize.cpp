@@ -22,7 +22,9 @@
 // loop writes is accessed at exactly one index `base + v`, so each lane reads
 // and writes only its own element, through its own register. Local buffers
 // are registers already and keep their scalar accesses in the lane-wise loop,
-// in the original order. A load under `T.if_then_else` may be out of bounds
+// in the original order; so do loads of memory the loop does not write that
+// are no aligned run (a strided or misaligned read, a transpose's column
+// read feeding a vector store). A load under `T.if_then_else` may be out of bounds
 // when unguarded, so such a body stays scalar.
 //
 // Alignment: `base` must be a provable multiple of the lanes of one move
@@ -41,6 +43,7 @@
 // was, with the reason in `vector_loads_fallback`: always correct, scalar.
 //
 //===----------------------------------------------------------------------===//
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <unordered_map>
@@ -236,6 +239,7 @@ class VectorizeLegalizer : public IRMutator {
     // Step 1. Classify every access: a run `base + v` (aligned), invariant in
     // v, or (registers only) anything else.
     std::vector<Expr> bases(scan.accesses.size());
+    std::string scalar_load;  // the first load left scalar, and why
     for (size_t i = 0; i < scan.accesses.size(); ++i) {
       const Access &a = scan.accesses[i];
       if (!mentions(a.index, v)) continue;
@@ -256,6 +260,12 @@ class VectorizeLegalizer : public IRMutator {
       }
       if (problem.empty()) bases[i] = base;
       if (problem.empty() || is_register(a.buffer)) continue;
+      // A load of memory the loop does not write can stay a scalar load in
+      // the lane-wise loop (a transpose's column read feeding a vector store).
+      if (!a.is_store && !writes(scan.accesses, a.buffer)) {
+        if (scalar_load.empty()) scalar_load = describe(a) + problem;
+        continue;
+      }
       why_not = describe(a) + problem;
       return std::nullopt;
     }
@@ -302,7 +312,8 @@ class VectorizeLegalizer : public IRMutator {
       group_of[a.node] = g;
     }
     if (groups.empty()) {
-      why_not = "no access to global or shared memory is contiguous in '" + v.name() + "'";
+      why_not = !scalar_load.empty() ? scalar_load
+                                     : "no access to global or shared memory is contiguous in '" + v.name() + "'";
       return std::nullopt;
     }
     std::vector<Stmt> seq;
@@ -314,6 +325,11 @@ class VectorizeLegalizer : public IRMutator {
     for (auto &g : groups)
       if (g->written) seq.push_back(move(g->buffer, g->base, g->reg, zero, *lanes, v));
     return Seq::make(seq);
+  }
+
+  static bool writes(const std::vector<Access> &accesses, const Buffer &b) {
+    return std::any_of(accesses.begin(), accesses.end(),
+                       [&](const Access &a) { return a.is_store && a.buffer.same_as(b); });
   }
 
   /// `base` when `index` is `base + v` (v from 0), else undefined.

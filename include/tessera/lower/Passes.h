@@ -82,9 +82,10 @@ LoweredFunc flatten_buffers(const LoweredFunc &f);
 /// Turns each `T.vectorized` loop into 2/4/8/16-byte vector moves where legal:
 /// constant extent; a body of straight-line stores (no loop, branch, let or
 /// call statement, no load under T.if_then_else); every global or shared
-/// access invariant in the loop variable v (loads only) or `base + v` with
-/// `base` a provable multiple of the lanes of one move (runs wider than 16
-/// bytes are several moves); a written buffer accessed at its one run only.
+/// store `base + v` with `base` a provable multiple of the lanes of one move
+/// (runs wider than 16 bytes are several moves); a written buffer accessed at
+/// its one run only. Loads of such runs move too; other loads of memory the
+/// loop does not write (invariant, strided, misaligned) stay scalar.
 /// Afterwards a `T.vectorized` loop is exactly one move, one vector access in
 /// CUDA (buffers start 16-byte aligned):
 ///   for v in T.vectorized(8): A_vec[v] = A[tx * 8 + v]   # *(uint4*)A_vec = *(const uint4*)(A + tx * 8)

@@ -4,12 +4,16 @@
 extern "C" __global__ void __launch_bounds__(256) main_kernel(const float* __restrict__ A, const float* __restrict__ S, float* __restrict__ B, float* __restrict__ C) {
   const int bx = blockIdx.x;
   const int tx = threadIdx.x;
+  __align__(16) float B_vec[4];
+  __align__(16) float C_vec[4];
   #pragma unroll
   for (int i_2 = 0; i_2 < 4; ++i_2) {
-    B[bx * 1024 + tx * 4 + i_2] = A[bx * 1024 + tx * 4 + i_2 + 1];
+    B_vec[i_2] = A[bx * 1024 + tx * 4 + i_2 + 1];
   }
+  *(float4*)(B + (bx * 1024 + tx * 4)) = *(const float4*)B_vec;
   #pragma unroll
   for (int i_2 = 0; i_2 < 4; ++i_2) {
-    C[bx * 1024 + tx * 4 + i_2] = S[bx * 2048 + tx * 8 + i_2 * 2];
+    C_vec[i_2] = S[bx * 2048 + tx * 8 + i_2 * 2];
   }
+  *(float4*)(C + (bx * 1024 + tx * 4)) = *(const float4*)C_vec;
 }

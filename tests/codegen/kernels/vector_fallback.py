@@ -1,5 +1,6 @@
-# Vectorized loops that must stay unrolled scalar loops: a load one element
-# past an aligned run (misaligned), and a load with stride 2.
+# Vectorized loops whose loads must stay scalar: a load one element past an
+# aligned run (misaligned), and a load with stride 2; their stores are
+# aligned runs (one float4 store each, from registers).
 @T.prim_func
 def main(A: T.Buffer((4100,), "float32"), S: T.Buffer((8192,), "float32"), B: T.Buffer((4096,), "float32"), C: T.Buffer((4096,), "float32")):
     T.func_attr({"tir.noalias": True})
