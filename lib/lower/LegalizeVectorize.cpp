@@ -238,8 +238,9 @@ class VectorizeLegalizer : public IRMutator {
     }
     // Step 1. Classify every access: a run `base + v` (aligned), invariant in
     // v, or (registers only) anything else.
-    std::vector<Expr> bases(scan.accesses.size());
-    std::string scalar_load;  // the first load left scalar, and why
+    std::vector<Expr> bases(scan.accesses.size());  // aligned runs: vector accesses
+    std::vector<Expr> runs(scan.accesses.size());   // every run `base + v`, aligned or not
+    std::string scalar_access;  // the first memory access left scalar, and why
     for (size_t i = 0; i < scan.accesses.size(); ++i) {
       const Access &a = scan.accesses[i];
       if (!mentions(a.index, v)) continue;
@@ -259,11 +260,14 @@ class VectorizeLegalizer : public IRMutator {
                   " is not a provable multiple of " + std::to_string(per_move);
       }
       if (problem.empty()) bases[i] = base;
+      if (base.defined()) runs[i] = base;
       if (problem.empty() || is_register(a.buffer)) continue;
-      // A load of memory the loop does not write can stay a scalar load in
-      // the lane-wise loop (a transpose's column read feeding a vector store).
-      if (!a.is_store && !writes(scan.accesses, a.buffer)) {
-        if (scalar_load.empty()) scalar_load = describe(a) + problem;
+      // Scalar in the lane-wise loop: a load of memory the loop does not
+      // write (a transpose's column read feeding a vector store), and a run
+      // that is no vector (misaligned: a transpose's padded shared rows),
+      // whose lanes each touch their own element (Step 2).
+      if ((!a.is_store && !writes(scan.accesses, a.buffer)) || (base.defined() && !t.is_bool())) {
+        if (scalar_access.empty()) scalar_access = describe(a) + problem;
         continue;
       }
       why_not = describe(a) + problem;
@@ -274,13 +278,13 @@ class VectorizeLegalizer : public IRMutator {
     for (size_t w = 0; w < scan.accesses.size(); ++w) {
       const Access &st = scan.accesses[w];
       if (!st.is_store || is_register(st.buffer)) continue;
-      if (!bases[w].defined()) {
+      if (!runs[w].defined()) {
         why_not = describe(st) + " writes the same element from every lane";
         return std::nullopt;
       }
       for (size_t i = 0; i < scan.accesses.size(); ++i) {
         const Access &a = scan.accesses[i];
-        if (!a.buffer.same_as(st.buffer) || (bases[i].defined() && ana_.can_prove_equal(bases[i], bases[w])))
+        if (!a.buffer.same_as(st.buffer) || (runs[i].defined() && ana_.can_prove_equal(runs[i], runs[w])))
           continue;
         why_not = describe(a) + " and " + describe(st) + " may touch another lane's element";
         return std::nullopt;
@@ -312,7 +316,7 @@ class VectorizeLegalizer : public IRMutator {
       group_of[a.node] = g;
     }
     if (groups.empty()) {
-      why_not = !scalar_load.empty() ? scalar_load
+      why_not = !scalar_access.empty() ? scalar_access
                                      : "no access to global or shared memory is contiguous in '" + v.name() + "'";
       return std::nullopt;
     }

@@ -267,13 +267,34 @@ def main(a: T.handle, b: T.handle):
 }
 
 TEST(LegalizeVectorize, SymbolicStrideIsNotProvablyAligned) {
-  // The store into the symbolic rows cannot be a vector: scalar throughout.
-  std::string why = only_fallback(symbolic_stride_copy(true));
-  EXPECT_TRUE(contains(why, "the store to A[") && contains(why, "is not aligned")) << why;
-  // Loads from them stay scalar under the aligned vector store.
-  lower::LoweredFunc l = lower::lower(symbolic_stride_copy(false));
-  EXPECT_EQ(names(moves(l)), "B_vec->Bx4 ");
-  EXPECT_TRUE(fallbacks(l).empty());
+  // The symbolic rows' side stays scalar (each lane its own element), the
+  // aligned side is one vector access: a load into registers, or a store
+  // from them.
+  lower::LoweredFunc into = lower::lower(symbolic_stride_copy(true));
+  EXPECT_EQ(names(moves(into)), "B->B_vecx4 ");
+  EXPECT_TRUE(fallbacks(into).empty());
+  std::string cuda = codegen::codegen_cuda(into);
+  EXPECT_TRUE(contains(cuda, "A[(long long)tx * (long long)n + (long long)v] = B_vec[v];")) << cuda;
+  lower::LoweredFunc from = lower::lower(symbolic_stride_copy(false));
+  EXPECT_EQ(names(moves(from)), "B_vec->Bx4 ");
+  EXPECT_TRUE(fallbacks(from).empty());
+}
+
+TEST(LegalizeVectorize, NoAlignedRunAtAllFallsBackWithTheFirstReason) {
+  ir::PrimFunc f = script::parse_func(R"(
+@T.prim_func
+def main(a: T.handle, b: T.handle):
+    n = T.int32()
+    A = T.match_buffer(a, (64, n), "float32")
+    B = T.match_buffer(b, (64, n), "float32")
+    for t in T.thread_binding(64, thread="threadIdx.x"):
+        for v in T.vectorized(4):
+            with T.block("B"):
+                vt, vv = T.axis.remap("SS", [t, v])
+                B[vt, vv] = A[vt, vv]
+)");
+  std::string why = only_fallback(f);
+  EXPECT_TRUE(contains(why, "the load of A[") && contains(why, "is not aligned")) << why;
 }
 
 TEST(LegalizeVectorize, InvariantLoadsAndLocalAccumulatorsStayScalarInTheLaneLoop) {
