@@ -133,11 +133,12 @@ std::vector<Candidate> propose_elementwise(const ir::PrimFunc &f, const rules::R
     e.occ = occupancy(arch, {.threads = c.threads,
                              .regs_per_thread = registers(arch, double(per_thread) * (s.read_bytes + s.write_bytes)),
                              .smem_bytes = smem});
-    e.in_flight_per_thread = double(per_thread) * s.read_bytes;
+    e.in_flight_per_thread = double(per_thread * c.vector) * s.read_bytes;
     e.active_threads = std::min(e.cost.grid * c.threads, s.elements);
-    // Per element: a global load and a shared store, a barrier, a shared load
-    // and a global store; per tile row step the loop overhead.
-    e.warp_instructions = double(s.elements) / double(warp) * (4 + step_instructions(per_thread, per_thread));
+    // Per element: a shared store and a shared load; per vector a global
+    // load and a global store; per tile row step the loop overhead.
+    e.warp_instructions = double(s.elements) / double(warp) *
+                          (2 + (2 + step_instructions(per_thread, per_thread)) / double(c.vector));
     return e;
   };
   auto score_any = [&](const rules::ElementwiseConfig &c) { return c.transpose_tile > 0 ? score_tiled(c) : score(c); };
@@ -149,13 +150,14 @@ std::vector<Candidate> propose_elementwise(const ir::PrimFunc &f, const rules::R
   add(*seed);
   if (transpose) {
     for (int64_t tile : {16, 32, 64})
-      for (int64_t rows : powers_of_two(1, tile)) {
-        int64_t threads = tile * rows;
-        if (threads < warp || threads > arch.limits.max_threads_per_block) continue;
-        rules::ElementwiseConfig c = rules::tiled_elementwise_config(m, tile, rows, arch);
-        if (c.shared_bytes() > arch.max_smem_per_block()) continue;
-        add(c);
-      }
+      for (int64_t vector : powers_of_two(1, std::min<int64_t>(most_lanes, tile / 4)))
+        for (int64_t rows : powers_of_two(1, tile)) {
+          int64_t threads = tile / vector * rows;
+          if (threads < warp || threads > arch.limits.max_threads_per_block) continue;
+          rules::ElementwiseConfig c = rules::tiled_elementwise_config(m, tile, rows, arch, vector);
+          if (c.shared_bytes() > arch.max_smem_per_block()) continue;
+          add(c);
+        }
   }
   // The plain form's fields from a seed in the plain form.
   rules::ElementwiseConfig plain = *seed;

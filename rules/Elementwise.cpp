@@ -63,9 +63,9 @@ void ElementwiseConfig::validate(const Arch &arch) const {
           "does not divide transpose_tile = " + std::to_string(t));
   require(transpose_pad >= 0 && transpose_pad < t, rule(), "transpose_pad", transpose_pad,
           "is outside [0, transpose_tile = " + std::to_string(t) + ")");
-  require(threads == t * tile_rows, rule(), "threads", threads,
-          "is not transpose_tile x tile_rows = " + std::to_string(t * tile_rows) + tiled);
-  require(vector == 1, rule(), "vector", vector, "must be 1" + tiled);
+  require(t % vector == 0, rule(), "vector", vector, "does not divide transpose_tile = " + std::to_string(t));
+  require(threads == t / vector * tile_rows, rule(), "threads", threads,
+          "is not transpose_tile / vector x tile_rows = " + std::to_string(t / vector * tile_rows) + tiled);
   require(per_thread == 1, rule(), "per_thread", per_thread, "must be 1" + tiled);
   require(staged_bytes >= 1, rule(), "staged_bytes", staged_bytes,
           "must be at least 1" + tiled + " (the staged inputs' bytes per element)");
@@ -135,16 +135,21 @@ ElementwiseConfig plain_config(const ElementwiseMatch &m, const Arch &arch) {
   return c;
 }
 
-/// 32 x 32 tiles (smaller when a static extent is), 8 rows of threads: 256
-/// threads, 4 rows each; the plain form when no tile fits the shared memory.
+/// 32 x 32 tiles (smaller when a static extent is), moved 16 bytes at a time
+/// (at most a quarter of the tile: 8 lanes along it), tile_rows making 256
+/// threads or the whole tile; the plain form when no tile fits the shared
+/// memory.
 ElementwiseConfig tiled_default(const ElementwiseMatch &m, const Arch &arch) {
   const detail::TransposeAccess &t = *m.transpose;
   for (int64_t tile = 32; tile >= 8; tile /= 2) {
     auto below = [&](int64_t extent) { return extent > 0 && extent < tile; };
     if (tile > 8 && (below(t.extent_w) || below(t.extent_r))) continue;
-    int64_t rows = std::max<int64_t>(1, tile / 4);
-    while (rows > 1 && tile * rows > arch.limits.max_threads_per_block) rows /= 2;
-    ElementwiseConfig c = tiled_elementwise_config(m, tile, rows, arch);
+    int64_t vector = std::max<int64_t>(1, arch.memory.max_vector_bytes / std::max<int64_t>(t.elem_bytes, 1));
+    vector = std::min(vector, std::max<int64_t>(1, tile / 4));
+    int64_t lanes = tile / vector;
+    int64_t rows = std::min(tile, std::max<int64_t>(1, 256 / lanes));
+    while (rows > 1 && lanes * rows > arch.limits.max_threads_per_block) rows /= 2;
+    ElementwiseConfig c = tiled_elementwise_config(m, tile, rows, arch, vector);
     if (c.threads <= arch.limits.max_threads_per_block && c.shared_bytes() <= arch.max_smem_per_block())
       return c;
   }
@@ -215,8 +220,8 @@ class ElementwiseRule final : public Rule {
     }
     schedule::Schedule sch = inline_producers(f, m);
     if (c->is_tiled()) {
-      detail::schedule_transpose_tile(sch, m.block, *m.transpose,
-                                      {c->transpose_tile, c->tile_rows, c->transpose_pad, c->unroll});
+        detail::schedule_transpose_tile(sch, m.block, *m.transpose,
+                                      {c->transpose_tile, c->tile_rows, c->transpose_pad, c->unroll, c->vector});
       return sch;
     }
     schedule::BlockRef out = sch.get_block(m.block);
@@ -254,8 +259,8 @@ std::optional<ElementwiseTranspose> elementwise_transpose(const Match &m) {
   return ElementwiseTranspose{t.extent_w, t.extent_r, static_cast<int64_t>(t.staged.size()), t.staged_bytes};
 }
 
-ElementwiseConfig tiled_elementwise_config(const Match &m, int64_t tile, int64_t tile_rows,
-                                           const Arch &arch) {
+ElementwiseConfig tiled_elementwise_config(const Match &m, int64_t tile, int64_t tile_rows, const Arch &arch,
+                                           int64_t vector) {
   const ElementwiseMatch &e = as_elementwise(m);
   if (!e.transpose)
     throw ConfigError("elementwise config: the tiled form needs a transpose-like access, and block '" +
@@ -263,13 +268,13 @@ ElementwiseConfig tiled_elementwise_config(const Match &m, int64_t tile, int64_t
   ElementwiseConfig c;
   c.transpose_tile = tile;
   c.tile_rows = tile_rows;
-  c.threads = tile * tile_rows;
-  c.vector = 1;
+  c.threads = tile / std::max<int64_t>(vector, 1) * tile_rows;
+  c.vector = vector;
   c.per_thread = 1;
   c.unroll = true;
   c.staged_bytes = e.transpose->staged_bytes;
   c.transpose_pad =
-      tile >= 1 && tile_rows >= 1 ? detail::choose_transpose_pad(*e.transpose, tile, tile_rows, arch) : 0;
+      tile >= 1 && tile_rows >= 1 ? detail::choose_transpose_pad(*e.transpose, tile, tile_rows, arch, vector) : 0;
   return c;
 }
 

@@ -93,8 +93,10 @@ std::optional<TransposeAccess> find_transpose_access(const BlockInfo &out) {
 
 void schedule_transpose_tile(Schedule &sch, const std::string &block, const TransposeAccess &access,
                              const TransposeTile &tile) {
-  TESSERA_ICHECK(tile.tile >= 1 && tile.rows >= 1 && tile.tile % tile.rows == 0 && tile.pad >= 0)
-      << "bad transpose tile " << tile.tile << " x " << tile.rows << " + " << tile.pad;
+  TESSERA_ICHECK(tile.tile >= 1 && tile.rows >= 1 && tile.tile % tile.rows == 0 && tile.pad >= 0 &&
+                 tile.vector >= 1 && tile.tile % tile.vector == 0)
+      << "bad transpose tile " << tile.tile << " x " << tile.rows << " + " << tile.pad << " / " << tile.vector;
+  const int64_t lanes = tile.tile / tile.vector;  // threadIdx.x
   BlockRef out = sch.get_block(block);
   std::vector<LoopRef> loops = sch.get_loops(out);
   const auto nloops = static_cast<int>(loops.size());
@@ -104,6 +106,12 @@ void schedule_transpose_tile(Schedule &sch, const std::string &block, const Tran
 
   // The output: W and R tiled; R's tile is threadIdx.y x steps, W's threadIdx.x.
   std::vector<LoopRef> w = sch.split(loops[access.loop_w], {std::nullopt, tile.tile});
+  std::optional<LoopRef> vec;
+  LoopRef tx = w[1];
+  if (tile.vector > 1) {
+    std::vector<LoopRef> parts = sch.split(w[1], {lanes, tile.vector});
+    tx = parts[0], vec = parts[1];
+  }
   std::vector<LoopRef> r = sch.split(loops[access.loop_r], {std::nullopt, tile.tile});
   const int64_t steps = tile.tile / tile.rows;
   LoopRef ty = r[1];
@@ -117,8 +125,9 @@ void schedule_transpose_tile(Schedule &sch, const std::string &block, const Tran
     outer.push_back(i == access.loop_w ? w[0] : i == access.loop_r ? r[0] : loops[i]);
   std::vector<LoopRef> order = outer;
   order.push_back(ty);
-  order.push_back(w[1]);
+  order.push_back(tx);
   if (step) order.push_back(*step);
+  if (vec) order.push_back(*vec);
   sch.reorder(order);
   LoopRef tiles = outer.size() == 1 ? outer[0] : sch.fuse(outer);
 
@@ -133,10 +142,13 @@ void schedule_transpose_tile(Schedule &sch, const std::string &block, const Tran
     own.erase(own.begin(), at + 1);
     if (!own.empty()) {
       LoopRef fused = own.size() == 1 ? own[0] : sch.fuse(own);
-      std::vector<LoopRef> parts = sch.split(fused, {std::nullopt, tile.rows, tile.tile});
+      std::vector<std::optional<int64_t>> factors{std::nullopt, tile.rows, lanes};
+      if (tile.vector > 1) factors.push_back(tile.vector);
+      std::vector<LoopRef> parts = sch.split(fused, factors);
       if (tile.unroll) sch.unroll(parts[0]);
       sch.bind(parts[1], "threadIdx.y");
       sch.bind(parts[2], "threadIdx.x");
+      if (tile.vector > 1) sch.vectorize(parts[3]);
     }
     if (tile.pad > 0) {
       int ndim = sch.get(copy).as<ir::Block>()->writes[0].buffer.ndim();
@@ -146,22 +158,28 @@ void schedule_transpose_tile(Schedule &sch, const std::string &block, const Tran
   }
   sch.bind(tiles, "blockIdx.x");
   sch.bind(ty, "threadIdx.y");
-  sch.bind(w[1], "threadIdx.x");
+  sch.bind(tx, "threadIdx.x");
   if (step && tile.unroll) sch.unroll(*step);
+  if (vec) sch.vectorize(*vec);
 }
 
-int64_t choose_transpose_pad(const TransposeAccess &access, int64_t tile, int64_t rows, const Arch &arch) {
+int64_t choose_transpose_pad(const TransposeAccess &access, int64_t tile, int64_t rows, const Arch &arch,
+                             int64_t vector) {
   const int64_t e = std::max<int64_t>(access.elem_bytes, 1);
   const int64_t banks = arch.memory.smem_banks, bank_bytes = arch.memory.smem_bank_bytes;
   const int64_t pitch = tile_pitch(tile, access.extent_r);
-  const int64_t lanes = std::min<int64_t>(std::max(arch.compute.warp_size, 1), tile * rows);
+  const int64_t v = std::max<int64_t>(vector, 1), across = std::max<int64_t>(tile / v, 1);
+  const int64_t lanes = std::min<int64_t>(std::max(arch.compute.warp_size, 1), across * rows);
   auto degrees = [&](int64_t pad) {
     std::vector<int64_t> reads, writes;
     for (int64_t l = 0; l < lanes; ++l) {
-      // The stores' reads: threadIdx.x = l % tile down W, threadIdx.y along R.
-      reads.push_back(((l % tile) * (pitch + pad) + l / tile) * e);
-      // The fetch's writes: the copy's fused loop, row-major over the tile.
-      writes.push_back(((l / pitch) * (pitch + pad) + l % pitch) * e);
+      // The stores' reads (one lane of the vector at a time): threadIdx.x =
+      // l % across down W, `vector` rows apart, threadIdx.y along R.
+      reads.push_back(((l % across) * v * (pitch + pad) + l / across) * e);
+      // The fetch's writes: the copy's fused loop, row-major over the tile,
+      // `vector` elements per thread (one at a time).
+      int64_t at = l * v;
+      writes.push_back(((at / pitch) * (pitch + pad) + at % pitch) * e);
     }
     return std::pair{bank_conflict_degree(reads, e, banks, bank_bytes),
                      bank_conflict_degree(writes, e, banks, bank_bytes)};

@@ -15,7 +15,9 @@
 //                             and split step / threadIdx.y / threadIdx.x, so
 //                             threadIdx.x runs along R: coalesced loads)
 //     threadIdx.y (tile_rows) x step (tile / tile_rows, unrolled) over R,
-//     threadIdx.x (tile) over W: B[..] = f(A_shared[w, r])   (coalesced stores)
+//     threadIdx.x (tile / vector) x vec (vector, vectorized) over W:
+//       B[..] = f(A_shared[w, r])   (coalesced stores, `vector` wide)
+// and the fetch's threadIdx.x moves `vector` elements of R per load.
 //
 // The store side reads A_shared down a column, tile + pad elements apart:
 // rows padded by `pad` elements (storage_align) are bank-conflict free. The
@@ -60,6 +62,11 @@ struct TransposeTile {
   int64_t rows = 8;    ///< threadIdx.y extent; tile / rows R elements per thread
   int64_t pad = 1;     ///< elements added to each shared row (0: none)
   bool unroll = true;  ///< unroll the per-thread steps
+  /// Contiguous elements each thread moves at once on both global sides:
+  /// the fetch reads `vector` elements along R in one load, the store writes
+  /// `vector` along W in one store (its shared reads down a column stay
+  /// scalar). threadIdx.x is tile / vector wide.
+  int64_t vector = 1;
 };
 
 /// Schedules `block` (the output block, producers already inlined) in `sch`
@@ -70,6 +77,7 @@ void schedule_transpose_tile(schedule::Schedule &sch, const std::string &block, 
 /// The pad (elements, below min(tile, one bank row of elements)) with the
 /// fewest bank conflicts in the tile's column reads, then its row writes,
 /// by the arch's bank model; the smallest among equals.
-int64_t choose_transpose_pad(const TransposeAccess &access, int64_t tile, int64_t rows, const Arch &arch);
+int64_t choose_transpose_pad(const TransposeAccess &access, int64_t tile, int64_t rows, const Arch &arch,
+                             int64_t vector = 1);
 
 }  // namespace tessera::rules::detail

@@ -58,16 +58,16 @@ bool contains(const std::string &text, const std::string &part) {
   return text.find(part) != std::string::npos;
 }
 
-/// The store side reads the tile down a column: threadIdx.x steps one padded
-/// row (tile + pad elements) at a time.
+/// The store side reads the tile down a column: threadIdx.x steps `vector`
+/// padded rows (tile + pad elements each) at a time.
 void expect_padded_tile(const std::string &what, const std::string &cuda, const ElementwiseConfig &c) {
-  const std::string pitch = std::to_string(c.transpose_tile + c.transpose_pad);
+  const std::string pitch = std::to_string((c.transpose_tile + c.transpose_pad) * c.vector);
   EXPECT_TRUE(contains(cuda, "__shared__")) << what << "\n" << cuda;
   EXPECT_TRUE(contains(cuda, "A_shared[tx * " + pitch + " + ")) << what << " row pitch " << pitch << "\n"
                                                                 << cuda;
   EXPECT_TRUE(contains(cuda, "__syncthreads();")) << what << "\n" << cuda;
   EXPECT_TRUE(contains(
-      cuda, "block (" + std::to_string(c.transpose_tile) + ", " + std::to_string(c.tile_rows) + ", 1)"))
+      cuda, "block (" + std::to_string(c.transpose_tile / c.vector) + ", " + std::to_string(c.tile_rows) + ", 1)"))
       << what << "\n"
       << cuda;
 }
@@ -78,8 +78,14 @@ TEST(TransposeCompile, DefaultTileIsPaddedAndSynchronised) {
     auto [cuda, c] = compile(what, transpose_func({{"rows", rows}, {"cols", cols}}));
     EXPECT_EQ(c.transpose_tile, 32) << what;
     EXPECT_EQ(c.transpose_pad, 1) << what;
-    // A 32-element tile row padded to 33.
-    EXPECT_TRUE(contains(cuda, "A_shared[tx * 33 + ")) << what << "\n" << cuda;
+    EXPECT_EQ(c.vector, 4) << what;
+    // A 32-element tile row padded to 33, four rows per thread; float4 on
+    // both global sides where the rows are a multiple of 4 long.
+    EXPECT_TRUE(contains(cuda, "A_shared[tx * 132 + ")) << what << "\n" << cuda;
+    if (cols % 4 == 0 && rows % 4 == 0) {
+      EXPECT_TRUE(contains(cuda, "*(float4*)A_vec = *(const float4*)(A + ")) << what << "\n" << cuda;
+      EXPECT_TRUE(contains(cuda, "*(float4*)(B + ")) << what << "\n" << cuda;
+    }
     expect_padded_tile(what, cuda, c);
   }
 }

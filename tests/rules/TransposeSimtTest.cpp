@@ -32,13 +32,13 @@ ir::PrimFunc transpose_at(int64_t rows, int64_t cols) {
 /// Schedules `f` in the tiled form (`tile` x `rows`, the default config when
 /// `tile` is 0), lowers it and emulates the kernel on random inputs.
 void expect_emulation_matches(const std::string &what, const ir::PrimFunc &f, int64_t tile = 0,
-                              int64_t rows = 0) {
+                              int64_t rows = 0, int64_t vector = 1) {
   const rules::Rule &rule = rules::elementwise_rule();
   auto m = rule.match(f, test_arch());
   ASSERT_TRUE(m) << m.reason();
   ElementwiseConfig config =
       tile == 0 ? static_cast<const ElementwiseConfig &>(*rule.default_config(**m, test_arch()))
-                : rules::tiled_elementwise_config(**m, tile, rows, test_arch());
+                : rules::tiled_elementwise_config(**m, tile, rows, test_arch(), vector);
   ASSERT_TRUE(config.is_tiled()) << config.str();
   SCOPED_TRACE(what + " " + config.str());
   lower::LoweredFunc kernel = lower::lower(rule.apply(f, **m, config).func());
@@ -61,6 +61,14 @@ TEST(TransposeSimt, TailTilesWithoutRacesOrMissingBarriers) {
   expect_emulation_matches("transpose_f32 33x70", f, 16, 4);
   expect_emulation_matches("transpose_f32 33x70", f, 64, 8);
   expect_emulation_matches("transpose_f32 5x40", transpose_at(5, 40));
+}
+
+TEST(TransposeSimt, VectorMovesOnBothGlobalSides) {
+  // Rows a multiple of the vector: float4 / float2 loads and stores (the
+  // default is 32 x 32 tiles, 4 elements per access), tails in both axes.
+  expect_emulation_matches("transpose_f32 64x96", transpose_at(64, 96));
+  expect_emulation_matches("transpose_f32 36x40", transpose_at(36, 40), 16, 4, 2);
+  expect_emulation_matches("transpose_f32 40x72", transpose_at(40, 72), 64, 8, 4);
 }
 
 TEST(TransposeSimt, BatchedChainWithABroadcast) {

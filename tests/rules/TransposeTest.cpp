@@ -112,7 +112,8 @@ TEST(TransposeTile, WorkloadMatchesElementwiseWithTheTiledFormByDefault) {
   EXPECT_EQ(s.rule, "elementwise");
   ASSERT_EQ(s.config["rule"], "elementwise");
   EXPECT_EQ(s.config["transpose_tile"], 32) << s.config.dump();
-  EXPECT_EQ(s.config["tile_rows"], 8) << s.config.dump();
+  EXPECT_EQ(s.config["tile_rows"], 32) << s.config.dump();
+  EXPECT_EQ(s.config["vector"], 4) << s.config.dump();
   EXPECT_EQ(s.config["threads"], 256) << s.config.dump();
   EXPECT_EQ(s.config["staged_bytes"], 4) << s.config.dump();
   // float32 rows 32 apart hit one bank: one element of padding separates them.
@@ -263,9 +264,13 @@ TEST(TransposeTile, ConfigRoundTripsAndValidates) {
             }).find("tile_rows = 3 does not divide transpose_tile = 32"),
             std::string::npos);
   EXPECT_NE(
-      with([](auto &x) { x.threads = 128; }).find("threads = 128 is not transpose_tile x tile_rows = 256"),
+      with([](auto &x) { x.threads = 128; }).find("threads = 128 is not transpose_tile / vector x tile_rows = 256"),
       std::string::npos);
-  EXPECT_NE(with([](auto &x) { x.vector = 4; }).find("vector = 4 must be 1 in the tiled form"),
+  EXPECT_NE(with([](auto &x) { x.vector = 4; }).find("threads = 256 is not transpose_tile / vector x tile_rows = 64"),
+            std::string::npos);
+  EXPECT_NE(with([](auto &x) {
+              x.transpose_tile = 8, x.tile_rows = 8, x.vector = 16;
+            }).find("vector = 16 does not divide transpose_tile = 8"),
             std::string::npos);
   EXPECT_NE(with([](auto &x) {
               x.transpose_pad = 32;

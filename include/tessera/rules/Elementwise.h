@@ -58,7 +58,8 @@ struct ElementwiseConfig final : Config {
   /// must equal transpose_tile x tile_rows.
   int64_t threads = 256;
   /// Plain form: contiguous elements per thread and step (1, 2, 4, 8, 16).
-  /// Tiled form: must be 1.
+  /// Tiled form: elements per global load (along R) and store (along W),
+  /// dividing transpose_tile; threadIdx.x is transpose_tile / vector.
   int64_t vector = 1;
   /// Plain form: steps per thread (>= 1). Tiled form: must be 1 (the steps
   /// are transpose_tile / tile_rows).
@@ -67,7 +68,7 @@ struct ElementwiseConfig final : Config {
   bool unroll = true;
   /// 0: the plain form. Else the tiled form's tile edge T, a power of two in
   /// [8, 128]: W and R elements per thread block (T x T outputs), threadIdx.x
-  /// extent. Needs a match with a transpose-like access (elementwise_transpose).
+  /// extent times `vector`. Needs a match with a transpose-like access (elementwise_transpose).
   int64_t transpose_tile = 0;
   /// Tiled form: threadIdx.y extent, dividing transpose_tile (each thread does
   /// transpose_tile / tile_rows rows of the tile). Plain form: must be 0.
@@ -114,9 +115,10 @@ struct ElementwiseTranspose {
 std::optional<ElementwiseTranspose> elementwise_transpose(const Match &m);
 
 /// The tiled-form config for `m` with tile edge `tile` and `tile_rows`:
-/// threads = tile x tile_rows, vector = per_thread = 1, unroll, the pad the
+/// threads = tile / vector x tile_rows, per_thread = 1, unroll, the pad the
 /// arch's bank model prefers and staged_bytes. Not validated. ConfigError
 /// when `m` has no transpose-like access.
-ElementwiseConfig tiled_elementwise_config(const Match &m, int64_t tile, int64_t tile_rows, const Arch &arch);
+ElementwiseConfig tiled_elementwise_config(const Match &m, int64_t tile, int64_t tile_rows, const Arch &arch,
+                                           int64_t vector = 1);
 
 }  // namespace tessera::rules
