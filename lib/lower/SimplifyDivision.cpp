@@ -3,6 +3,7 @@
 // TensorIR's `//` and `%` round toward minus infinity, C's toward zero. They
 // agree when both operands are non-negative, which index arithmetic almost
 // always is; proving it here keeps the generated code free of helper calls.
+// Each division is first simplified with the loop ranges known.
 //
 //===----------------------------------------------------------------------===//
 #include "tessera/arith/Analyzer.h"
@@ -32,10 +33,28 @@ class DivisionSimplifier : public detail::LoopScopedMutator {
     const auto *b = e.as<Binary>();
     if (!b || !b->a.dtype().is_integer()) return e;
     if (b->op != BinaryOp::FloorDiv && b->op != BinaryOp::FloorMod) return e;
+    if (!in_simplified_) {
+      // With the loop ranges known the division may drop a term or vanish:
+      // (k_o * 512 + tx * 32 + v) // 128 with v < 32 is k_o * 4 + tx // 4,
+      // the same for every v, which lets the compiler load once.
+      Expr s = ana_.simplify(e);
+      const auto *sb = s.as<Binary>();
+      if (sb && (sb->op == BinaryOp::FloorDiv || sb->op == BinaryOp::FloorMod)) {
+        e = s, b = sb;  // still one division: converted below
+      } else if (!s.same_as(e)) {
+        in_simplified_ = true;
+        Expr out = mutate(s);
+        in_simplified_ = false;
+        return out;
+      }
+    }
     Expr zero = make_int(b->a.dtype(), 0);
     if (!ana_.can_prove(ge(b->a, zero)) || !ana_.can_prove(gt(b->b, zero))) return e;
     return Binary::make(b->op == BinaryOp::FloorDiv ? BinaryOp::Div : BinaryOp::Mod, b->a, b->b);
   }
+
+ private:
+  bool in_simplified_ = false;
 };
 
 }  // namespace

@@ -13,7 +13,7 @@ extern "C" __global__ void __launch_bounds__(64) main_kernel(const unsigned int*
   }
   for (int k_fused_0 = 0; k_fused_0 < 8; ++k_fused_0) {
     for (int i2_1 = 0; i2_1 < 8; ++i2_1) {
-      C_rf_local[i2_1] = C_rf_local[i2_1] + V[k_fused_0 * 64 + tx] * ((__float2half((float)((W[(bx * 8 + i2_1) / 8 * 512 + k_fused_0 * 64 + tx] >> ((unsigned int)((bx * 8 + i2_1) % 8) * 4U)) & 15U)) - half(7.0f)) * S[(bx * 8 + i2_1) / 32 * 512 + k_fused_0 * 64 + tx]);
+      C_rf_local[i2_1] = C_rf_local[i2_1] + V[k_fused_0 * 64 + tx] * ((__float2half((float)((W[bx * 512 + k_fused_0 * 64 + tx] >> ((unsigned int)i2_1 * 4U)) & 15U)) - half(7.0f)) * S[bx / 4 * 512 + k_fused_0 * 64 + tx]);
     }
   }
   for (int ax1_ax2_ax3_fused_0 = 0; ax1_ax2_ax3_fused_0 < 1; ++ax1_ax2_ax3_fused_0) {
