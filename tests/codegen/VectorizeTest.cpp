@@ -54,15 +54,18 @@ std::vector<Move> moves(const lower::LoweredFunc &f) {
   return out;
 }
 
-/// The `vectorize_fallback` reasons of the loops that stayed scalar.
-std::vector<std::string> fallbacks(const lower::LoweredFunc &f) {
+/// The reasons of the loops that stayed scalar: `vectorize_fallback` (a
+/// vectorized loop, now unrolled) or `vector_loads_fallback` (a loop that
+/// keeps its kind).
+std::vector<std::string> fallbacks(const lower::LoweredFunc &f, const std::string &key = "vectorize_fallback") {
   std::vector<std::string> out;
   ir::pre_order_visit(f.body, nullptr, [&](const ir::Stmt &s) {
     const auto *loop = s.as<ir::For>();
     if (!loop) return;
-    auto it = loop->annotations.find("vectorize_fallback");
+    auto it = loop->annotations.find(key);
     if (it == loop->annotations.end()) return;
-    EXPECT_EQ(loop->for_kind, ir::ForKind::Unrolled);
+    if (key == "vectorize_fallback") EXPECT_EQ(loop->for_kind, ir::ForKind::Unrolled);
+    else EXPECT_NE(loop->for_kind, ir::ForKind::Vectorized);
     out.push_back(it->second.as_string());
   });
   return out;
@@ -345,18 +348,9 @@ def main(A: T.Buffer((64, )" + n + R"(), "float32"), C: T.Buffer((64,), "float32
 )");
 }
 
-/// The `vector_loads_fallback` reasons, checking that those loops kept their kind.
+/// The `vector_loads_fallback` reasons (those loops keep their kind).
 std::vector<std::string> vector_loads_fallbacks(const lower::LoweredFunc &f) {
-  std::vector<std::string> out;
-  ir::pre_order_visit(f.body, nullptr, [&](const ir::Stmt &s) {
-    const auto *loop = s.as<ir::For>();
-    if (!loop) return;
-    auto it = loop->annotations.find("vector_loads_fallback");
-    if (it == loop->annotations.end()) return;
-    EXPECT_NE(loop->for_kind, ir::ForKind::Vectorized);
-    out.push_back(it->second.as_string());
-  });
-  return out;
+  return fallbacks(f, "vector_loads_fallback");
 }
 
 TEST(LegalizeVectorize, VectorLoadsInAReduceLoopKeepTheLanesInOrder) {
