@@ -128,8 +128,8 @@ std::vector<Candidate> propose_reduction(const ir::PrimFunc &f, const rules::Rul
     Estimate e;
     e.threads = c.threads_x * c.threads_y;
     int64_t splitting = s.inner ? c.threads_x : c.threads_y;  // threads sharing one output
-    int64_t vector = s.inner ? c.vector : 1;                    // elements per load
-    int64_t trips = ceil_div(s.reduce, splitting * vector);
+    int64_t vector = c.vector;                                  // elements per load
+    int64_t trips = ceil_div(s.reduce, splitting * (s.inner ? vector : 1));
     int64_t unroll = std::min(c.unroll, trips);
     // A warp touches threads_x * vector consecutive elements of the contiguous axis per load.
     int64_t run = std::min(c.threads_x * vector, along);
@@ -138,12 +138,13 @@ std::vector<Candidate> propose_reduction(const ir::PrimFunc &f, const rules::Rul
             ? double(sector_bytes(arch, across * ceil_div(along, run), run, eb)) * (s.elem_bytes / double(eb))
             : 0;
     e.cost.dram_bytes = dominant + s.other_bytes;
-    e.cost.grid = s.inner ? ceil_div(s.spatial, c.threads_y) : ceil_div(s.spatial, c.threads_x);
+    e.cost.grid = s.inner ? ceil_div(s.spatial, c.threads_y) : ceil_div(s.spatial, c.threads_x * vector);
     e.occ = occupancy(arch, {.threads = e.threads,
                              .regs_per_thread = registers(arch, double(unroll * vector) * s.elem_bytes + 8),
                              .smem_bytes = 0});
     e.in_flight_per_thread = double(unroll * vector) * s.elem_bytes;
-    e.active_threads = std::min(e.cost.grid * e.threads, s.spatial * std::min(splitting, s.reduce));
+    e.active_threads =
+        std::min(e.cost.grid * e.threads, ceil_div(s.spatial, s.inner ? 1 : vector) * std::min(splitting, s.reduce));
     e.groups = s.spatial;
     e.groups_per_block = s.inner ? c.threads_y : c.threads_x;
     e.reduce_cycles = reduce_cycles(arch, std::min(splitting, s.reduce), s.inner ? 1 : c.threads_x);
@@ -178,9 +179,12 @@ std::vector<Candidate> propose_reduction(const ir::PrimFunc &f, const rules::Rul
       if (threads < warp &&
           (split < int64_t(1) << ceil_log2(s.reduce) || other < int64_t(1) << ceil_log2(s.spatial)))
         continue;
-      // Vectors (inner only) that divide the row and leave each thread a whole one.
-      for (int64_t vector : s.inner && s.reduce_constant ? powers_of_two(1, most_lanes) : std::vector<int64_t>{1}) {
-        if (vector > 1 && (s.reduce % vector != 0 || vector * split > s.reduce)) continue;
+      // Vectors along the contiguous axis that divide it and leave each
+      // thread a whole one (outer: only with threads splitting the reduction).
+      bool vectors = s.inner ? s.reduce_constant : ty > 1;
+      for (int64_t vector : vectors ? powers_of_two(1, most_lanes) : std::vector<int64_t>{1}) {
+        int64_t lanes_along = s.inner ? split : other;
+        if (vector > 1 && (along % vector != 0 || vector * lanes_along > along)) continue;
         std::optional<int64_t> trips;
         if (s.reduce_constant) trips = ceil_div(s.reduce, split * vector);
         for (int64_t unroll : unroll_factors(trips))

@@ -189,17 +189,28 @@ class ReductionRule final : public Rule {
       c->vector = v;
       if (m.reduce_extent) c->unroll = serial_unroll(ceil_div(*m.reduce_extent, c->threads_x * v));
     } else {
-      // One warp along the contiguous outputs (a coalesced row of loads),
-      // wider while the grid stays at two waves or more; the rest of the
-      // block splits the reduction.
+      // One warp's worth of contiguous outputs per row of loads (coalesced),
+      // each thread `vector` adjacent ones (the widest that divides them,
+      // when threads split the reduction: the partials are per-thread
+      // arrays), wider while the grid stays at two waves or more; the rest
+      // of the block splits the reduction.
       int64_t warp = arch.compute.warp_size;
-      c->threads_x = m.spatial_extent ? std::min(warp, pow2_ceil(*m.spatial_extent)) : warp;
+      int64_t v = m.reduce_extent ? std::max(1, arch.memory.max_vector_bytes / m.elem_bytes) : 1;
+      while (v > 1 && (!m.spatial_extent || *m.spatial_extent % v != 0 || *m.spatial_extent < warp * v)) v /= 2;
+      int64_t row = m.spatial_extent ? std::min(warp * v, pow2_ceil(*m.spatial_extent)) : warp;
+      c->threads_x = std::max<int64_t>(1, row / v);
+      // Fewer threads along the outputs while the grid is under two waves,
+      // down to a 32-byte sector per row of loads.
+      while (m.spatial_extent && c->threads_x > 1 && c->threads_x * v * m.elem_bytes > 32 &&
+             ceil_div(*m.spatial_extent, c->threads_x * v) < 2 * sms)
+        c->threads_x /= 2;
       while (m.spatial_extent && c->threads_x * 2 <= block &&
-             ceil_div(*m.spatial_extent, c->threads_x * 2) >= 2 * sms)
+             ceil_div(*m.spatial_extent, c->threads_x * v * 2) >= 2 * sms)
         c->threads_x *= 2;
       c->threads_y = m.reduce_extent ? std::max<int64_t>(1, block / c->threads_x) : 1;
       if (m.reduce_extent) c->threads_y = std::min(c->threads_y, pow2_floor(std::max<int64_t>(1, *m.reduce_extent / 4)));
       if (m.reduce_extent) c->unroll = serial_unroll(ceil_div(*m.reduce_extent, c->threads_y));
+      c->vector = c->threads_y > 1 ? v : 1;
     }
     return c;
   }
@@ -219,9 +230,9 @@ class ReductionRule final : public Rule {
     int64_t splitting = m.inner ? c->threads_x : c->threads_y;
     require(m.reduce_extent || splitting == 1, c->rule(), reduce_threads, splitting,
             "splits a symbolic reduce extent over threads; it must be 1 (one thread reduces each output)");
-    require(m.inner || c->vector == 1, c->rule(), "vector", c->vector,
-            "asks for vectors along the outputs of an outer reduction, which this rule does not do yet; it "
-            "must be 1");
+    require(m.inner || c->vector == 1 || c->threads_y > 1, c->rule(), "vector", c->vector,
+            "asks for vectors along the outputs of an outer reduction that one thread reduces alone "
+            "(threads_y = 1); it must be 1 there");
     schedule::Schedule sch(f);
     for (const std::string &b : m.inlined) sch.compute_inline(sch.get_block(b));
     schedule::BlockRef red = sch.get_block(m.block);
@@ -256,10 +267,27 @@ class ReductionRule final : public Rule {
       if (rows.size() > 1) sch.bind(rows[1], "threadIdx.y");
       out_loop = rows.back();
     } else {
-      std::vector<schedule::LoopRef> cols = {s};
-      if (c->threads_x > 1) cols = sch.split(s, {std::nullopt, c->threads_x}, {"bx", "s_t"});
+      std::vector<std::optional<int64_t>> factors{std::nullopt};
+      std::vector<std::string> names{"bx"};
+      if (c->threads_x > 1) factors.push_back(c->threads_x), names.push_back("s_t");
+      if (c->vector > 1) factors.push_back(c->vector), names.push_back("s_v");
+      std::vector<schedule::LoopRef> cols = factors.size() > 1 ? sch.split(s, factors, names)
+                                                               : std::vector<schedule::LoopRef>{s};
+      std::optional<schedule::LoopRef> s_v;
+      if (c->vector > 1) s_v = cols.back(), cols.pop_back();
       ks = split_for_threads(sch, k, m.reduce_extent, c->threads_y, c->unroll, 1, "k");
       thread_outermost(sch, ks);
+      if (s_v) {
+        // `vector` adjacent outputs per thread, innermost: each reduce step
+        // reads a row segment of `vector` elements (one vector load), the
+        // partials an array over them (lib/lower keeps the loop in place).
+        std::vector<schedule::LoopRef> order;
+        if (ks.thread) order.push_back(*ks.thread);
+        for (const schedule::LoopRef &l : ks.serial_loops()) order.push_back(l);
+        order.push_back(*s_v);
+        sch.reorder(order);
+        sch.vectorize(*s_v);
+      }
       sch.bind(cols[0], "blockIdx.x");
       if (cols.size() > 1) sch.bind(cols[1], "threadIdx.x");
       out_loop = cols.back();

@@ -61,6 +61,10 @@ using VarSet = std::unordered_set<const VarNode *>;
 using VarMap = std::vector<std::pair<Var, Expr>>;
 
 /// 0, 1, 2 for threadIdx.x/y/z; -1 for any other tag.
+/// Most partials a thread keeps for spatial loops left inside the reduce
+/// loops (registers; beyond it the loops move outside the reduction).
+constexpr int64_t kMaxInPlacePartials = 64;
+
 int thread_axis(const For *f) {
   if (f->for_kind != ForKind::ThreadBinding) return -1;
   for (int a = 0; a < 3; ++a)
@@ -473,6 +477,23 @@ class CrossThreadReductionLowerer : public detail::LoopScopedMutator {
         serial_loops.push_back(f);
       }
     }
+    // Spatial loops inside the reduce loops stay in place when their extents
+    // are small constants: each thread's partials are an array over them
+    // (registers), folded in the loops' order, so a vector of outputs reads
+    // a vector per step (an outer reduction's row segment); the combining
+    // then runs per element. Otherwise they move outside the reduction.
+    int64_t in_place_lanes = 1;
+    bool in_place = !spatial_loops.empty();
+    for (const For *f : spatial_loops) {
+      std::optional<int64_t> e = as_const_int(arith::simplify(f->extent));
+      if (!e || !is_const_int(arith::simplify(f->min), 0)) in_place = false;
+      else in_place_lanes *= *e;
+    }
+    in_place = in_place && in_place_lanes <= kMaxInPlacePartials;
+    Expr lane = i32(0);  // the partial of the current spatial iteration
+    for (const For *f : spatial_loops)
+      lane = add(mul(lane, i32(*as_const_int(arith::simplify(f->extent)))), cast(DataType::int32(), f->loop_var));
+    lane = arith::simplify(lane);
     auto local = [&](const Expr &e) { return ana.simplify(substitute(e, unit_loops)); };
     VarMap bindings;
     for (size_t i = 0; i < b->iter_vars.size(); ++i) {
@@ -522,36 +543,53 @@ class CrossThreadReductionLowerer : public detail::LoopScopedMutator {
       }
     }
 
-    // Step 2. Fold the serial reduce loops into per-thread partials.
-    std::vector<Buffer> partials;
+    // Step 2. Fold the serial reduce loops into per-thread partials (an
+    // array over the spatial loops kept in place).
+    std::vector<Buffer> partials, arrays;
     std::vector<Stmt> body, folds;
+    Var init_lane("lane", DataType::int32());
     for (const Part &p : parts) {
       DataType t = p.u->out.dtype();
       Buffer partial = Buffer::make(p.u->out.name() + "_partial", t, {i32(1)}, "local");
       partials.push_back(partial);
-      body.push_back(Store::make(partial, identity_of(p.u->op, t), {i32(0)}));
-      folds.push_back(
-          Store::make(partial, Binary::make(p.u->op, Load::make(partial, {i32(0)}), own(p.u->value)), {i32(0)}));
+      Buffer acc = partial;
+      if (in_place) {
+        acc = Buffer::make(p.u->out.name() + "_partials", t, {i32(in_place_lanes)}, "local");
+        arrays.push_back(acc);
+        body.push_back(For::make(init_lane, i32(0), i32(in_place_lanes), ForKind::Unrolled,
+                                 Store::make(acc, identity_of(p.u->op, t), {init_lane})));
+      } else {
+        body.push_back(Store::make(partial, identity_of(p.u->op, t), {i32(0)}));
+      }
+      Expr at = in_place ? lane : i32(0);
+      folds.push_back(Store::make(acc, Binary::make(p.u->op, Load::make(acc, {at}), own(p.u->value)), {at}));
     }
     Stmt fold = Seq::make(folds);
     if (!is_const_int(pred, 1)) fold = IfThenElse::make(pred, fold);
-    for (auto it = serial_loops.rbegin(); it != serial_loops.rend(); ++it) {
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
       const For *f = *it;
-      fold = For::make(f->loop_var, f->min, f->extent, f->for_kind, fold, "", f->annotations);
+      bool spatial = std::find(spatial_loops.begin(), spatial_loops.end(), f) != spatial_loops.end();
+      bool kept = std::find(serial_loops.begin(), serial_loops.end(), f) != serial_loops.end() || (in_place && spatial);
+      // The partials array is registers only when indexed by constants: its
+      // loops unrolled (a vectorized one becomes unrolled lanes in lowering).
+      ForKind kind = spatial && f->for_kind != ForKind::Vectorized ? ForKind::Unrolled : f->for_kind;
+      if (kept) fold = For::make(f->loop_var, f->min, f->extent, kind, fold, "", f->annotations);
     }
     body.push_back(fold);
 
     // Step 3. Combine across threads, part by part; one thread (every thread
     // for a local output) writes the element.
+    std::vector<Stmt> combine;
     for (size_t i = 0; i < parts.size(); ++i) {
       const Part &p = parts[i];
       const Update &u = *p.u;
       Expr identity = identity_of(u.op, u.out.dtype());
       Expr partial_value = Load::make(partials[i], {i32(0)});
       bool every_thread = u.out.scope() == "local";
+      if (in_place) combine.push_back(Store::make(partials[i], Load::make(arrays[i], {lane}), {i32(0)}));
       detail::AllReduce all =
           detail::build_all_reduce({partials[i], u.op, identity, axes, every_thread, u.out.name()});
-      body.insert(body.end(), all.stmts.begin(), all.stmts.end());
+      combine.insert(combine.end(), all.stmts.begin(), all.stmts.end());
       new_allocs.insert(new_allocs.end(), all.allocs.begin(), all.allocs.end());
       Expr old = Load::make(u.out, p.indices);
       Expr before = old;
@@ -567,17 +605,32 @@ class CrossThreadReductionLowerer : public detail::LoopScopedMutator {
           if (a.var.defined() && !kernel_loop_around(a.var, chain)) guard.push_back(eq(a.var, a.min));
       }
       Expr cond = arith::simplify(conjunction(guard));
-      body.push_back(is_const_int(cond, 1) ? write : IfThenElse::make(cond, write));
+      combine.push_back(is_const_int(cond, 1) ? write : IfThenElse::make(cond, write));
     }
+    // The combining per spatial iteration: the loops again (fresh variables)
+    // around it when they stayed in place, else around everything (Step 4).
+    Stmt combined = Seq::make(combine);
+    auto spatial_nest = [&](Stmt s, bool fresh) {
+      VarMap renamed;
+      std::vector<Var> vars;
+      for (const For *f : spatial_loops) {
+        vars.push_back(fresh ? Var(f->loop_var.name(), f->loop_var.dtype()) : f->loop_var);
+        renamed.emplace_back(f->loop_var, vars.back());
+      }
+      if (fresh) s = substitute(s, renamed);
+      for (size_t k = spatial_loops.size(); k-- > 0;) {
+        const For *f = spatial_loops[k];
+        ForKind kind = fresh || f->for_kind == ForKind::Unrolled ? ForKind::Unrolled : ForKind::Serial;
+        const Var &v = vars[k];
+        s = For::make(v, f->min, f->extent, kind, s, "", fresh ? Annotations{} : f->annotations);
+      }
+      return s;
+    };
+    body.push_back(in_place ? spatial_nest(combined, true) : combined);
 
-    // Step 4. Spatial loops around the reduction, thread loops outermost
-    // (they run transparently on the GPU).
+    // Step 4. Thread loops outermost (they run transparently on the GPU).
     Stmt out = Seq::make(body);
-    for (auto it = spatial_loops.rbegin(); it != spatial_loops.rend(); ++it) {
-      const For *f = *it;
-      ForKind kind = f->for_kind == ForKind::Unrolled ? ForKind::Unrolled : ForKind::Serial;
-      out = For::make(f->loop_var, f->min, f->extent, kind, out, "", f->annotations);
-    }
+    if (!in_place) out = spatial_nest(out, false);
     for (auto it = thread_loops.rbegin(); it != thread_loops.rend(); ++it) {
       const For *f = *it;
       out = For::make(f->loop_var, f->min, f->extent, f->for_kind, out, f->thread_tag, f->annotations);
@@ -589,6 +642,7 @@ class CrossThreadReductionLowerer : public detail::LoopScopedMutator {
                         kernel_threads_[a]->thread_tag);
     }
     new_allocs.insert(new_allocs.end(), partials.begin(), partials.end());
+    new_allocs.insert(new_allocs.end(), arrays.begin(), arrays.end());
     return out;
   }
 

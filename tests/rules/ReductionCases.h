@@ -63,6 +63,9 @@ inline std::vector<ReductionCase> reduction_cases() {
     if (std::string(w) != "reduce_sum_outer_f32")
       for (auto c : {r(32, 2, 2, true, 2), r(16, 3, 1, false, 8), r(8, 2, 4, true, 4)})
         out.push_back({w, &rules::reduction_rule(), c});
+    else  // outer: adjacent outputs per thread, threads splitting the reduction
+      for (auto c : {r(4, 8, 2, true, 4), r(2, 16, 1, false, 2), r(8, 3, 3, true, 8)})
+        out.push_back({w, &rules::reduction_rule(), c});
   }
   for (const char *w : {"softmax_f16", "rmsnorm_f16", "layernorm_f16"}) {
     out.push_back({w, &rules::general_reduction_rule(), nullptr});

@@ -360,6 +360,22 @@ TEST(ReductionRule, SymbolicSizesStaySymbolic) {
   }
 }
 
+TEST(ReductionRule, OuterVectorsNeedThreadsSplittingTheReduction) {
+  // Adjacent outputs per thread keep per-thread partial arrays, which only
+  // the cross-thread form has: with threads_y = 1 a vector is a ConfigError.
+  const rules::Rule &r = rules::reduction_rule();
+  ir::PrimFunc f = analysis::specialize(load_func(find_entry("reduce_sum_outer_f32")), {{"rows", 64}, {"cols", 64}});
+  auto m = r.match(f, test_arch());
+  ASSERT_TRUE(m) << m.reason();
+  ReductionConfig alone = rconfig(16, 1, 2);
+  alone.vector = 4;
+  EXPECT_NE(config_error([&] { r.apply(f, **m, alone); }).find("vector = 4 asks for vectors along the outputs"),
+            std::string::npos);
+  ReductionConfig split = rconfig(4, 8, 2);
+  split.vector = 4;
+  apply_checked(r, f, split, {});
+}
+
 TEST(ReductionRule, ProgramsBeyondTheCorpus) {
   const rules::Rule &r = rules::reduction_rule();
   for (const char *text : {kBatchedProduct, kBatchedColumnMin, kTwoAxesWithEpilogue, kTotalSum}) {

@@ -22,6 +22,9 @@ std::vector<ir::Buffer> collect_allocations(const ir::Stmt &s);
 /// reduce thread axes (`T.shfl_xor` warp shuffles, or shared memory and
 /// `T.syncthreads()`), then the thread with reduce index 0 (every thread for
 /// a "local" output) writes `B[i] = init op total`; new buffers join `allocs`.
+/// Spatial loops inside the reduce loops stay in place when their constant
+/// extents multiply to at most 64 (the partials an array over them, one
+/// all-reduce per element afterwards), else move outside the reduction.
 /// Combiners: + * max min, & | ^ on integers. What it cannot make parallel
 /// safely (unknown combiner, a reduce thread loop feeding a spatial index,
 /// threads diverging around it, symbolic thread extents, ...) -> LowerError

@@ -26,8 +26,9 @@
 // cannot prove a vector aligned, e.g. a symbolic row length).
 //
 // Outer reduction (a spatial axis is contiguous: column sum):
-//   bx (blockIdx.x) / s_t (threadIdx.x, `threads_x` outputs) /
+//   bx (blockIdx.x) / s_t (threadIdx.x, `threads_x` x `vector` outputs) /
 //     k_t (threadIdx.y, `threads_y` threads splitting the reduction) / k_o / k_u
+//       / s_v (vectorized, `vector` adjacent outputs: a row segment per load)
 // consecutive threads own consecutive outputs (coalesced), each reduces its
 // share of the reduce axis serially; with threads_y > 1 the shares meet in a
 // cross-thread step over threadIdx.y. Without one (threads_y = 1) the init
@@ -54,9 +55,9 @@
 // contraction whose operands are reused along two output axes (matmul,
 // conv2d), anything guarded or not bound one-to-one to loops from 0.
 //
-// Not yet: outer reductions read scalars (`vector` must be 1: vectors along
-// the outputs need the per-thread partials of an rfactor); a long symbolic
-// row is reduced by one thread.
+// An outer `vector` needs threads_y > 1: the cross-thread lowering keeps
+// s_v in place with an array of per-thread partials (one register each).
+// Not yet: a long symbolic row is reduced by one thread.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -76,9 +77,10 @@ struct ReductionConfig final : Config {
   /// The per-thread serial reduce loop is split by this and the inner part
   /// unrolled (1: not unrolled).
   int64_t unroll = 4;
-  /// Inner: contiguous elements each thread reads per step, one vector
-  /// access (a power of two; 1: scalar). Outer: must be 1. Optional in JSON
-  /// (1 when absent: configs stored before it existed).
+  /// Contiguous elements each thread reads per step, one vector access (a
+  /// power of two; 1: scalar): inner along the row, outer along the outputs
+  /// (then threads_y > 1). Optional in JSON (1 when absent: configs stored
+  /// before it existed).
   int64_t vector = 1;
   /// The reduced value an epilogue reads lives in per-thread "local" memory
   /// (true) or in "shared" memory (false). Unused without an epilogue.

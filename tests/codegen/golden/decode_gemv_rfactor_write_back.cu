@@ -8,6 +8,7 @@ extern "C" __global__ void __launch_bounds__(64) main_kernel(const unsigned int*
   __align__(16) half C_rf_local[8];
   __shared__ __align__(16) half C_warp_totals[2];
   __align__(16) half C_partial[1];
+  __align__(16) half C_partials[8];
   for (int i2_1_init = 0; i2_1_init < 8; ++i2_1_init) {
     C_rf_local[i2_1_init] = half(0.0f);
   }
@@ -17,9 +18,17 @@ extern "C" __global__ void __launch_bounds__(64) main_kernel(const unsigned int*
     }
   }
   for (int ax1_ax2_ax3_fused_0 = 0; ax1_ax2_ax3_fused_0 < 1; ++ax1_ax2_ax3_fused_0) {
+    #pragma unroll
+    for (int lane = 0; lane < 8; ++lane) {
+      C_partials[lane] = half(0.0f);
+    }
+    #pragma unroll
     for (int ax1_ax2_ax3_fused_1 = 0; ax1_ax2_ax3_fused_1 < 8; ++ax1_ax2_ax3_fused_1) {
-      C_partial[0] = half(0.0f);
-      C_partial[0] = C_partial[0] + C_rf_local[ax1_ax2_ax3_fused_1];
+      C_partials[ax1_ax2_ax3_fused_1] = C_partials[ax1_ax2_ax3_fused_1] + C_rf_local[ax1_ax2_ax3_fused_1];
+    }
+    #pragma unroll
+    for (int ax1_ax2_ax3_fused_1 = 0; ax1_ax2_ax3_fused_1 < 8; ++ax1_ax2_ax3_fused_1) {
+      C_partial[0] = C_partials[ax1_ax2_ax3_fused_1];
       C_partial[0] = C_partial[0] + __shfl_xor_sync(0xffffffffU, C_partial[0], 16, 32);
       C_partial[0] = C_partial[0] + __shfl_xor_sync(0xffffffffU, C_partial[0], 8, 32);
       C_partial[0] = C_partial[0] + __shfl_xor_sync(0xffffffffU, C_partial[0], 4, 32);
