@@ -189,6 +189,8 @@ struct TuneCommandOptions {
   std::vector<std::string> dims;
   unsigned threads = 0;
   bool no_measure = false;
+  /// Skip the SASS summaries even when cuobjdump is found (TuneOptions::read_sass).
+  bool no_sass = false;
   bool progress = true;
 };
 
@@ -199,7 +201,9 @@ std::string default_database_path();
 /// fast_tune on one function (tune/FastTune.h) and a table of every
 /// candidate, ranked (by measured time, or by the policy's rank when nothing
 /// could be measured), with the speed-up over the default config and the
-/// status of each; the winner's scheduled TVMScript, CUDA C and cubins are
+/// status of each; with cuobjdump, a column of what the machine code does
+/// (widest global load/store, local memory) and the configs it contradicts
+/// (tune/SassCheck.h). The winner's scheduled TVMScript, CUDA C and cubins are
 /// written to `output_dir`. `--dim` binds (specialises) symbolic dimensions.
 /// With a database the stored best answers without tuning. Exit 1 when no
 /// candidate survives (each one's failure listed).

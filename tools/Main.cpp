@@ -90,6 +90,7 @@ int main(int argc, char **argv) {
   tune_cmd->add_option("--dim", tune.dims, "Bind a symbolic dimension, e.g. --dim n=4096 (repeatable)");
   tune_cmd->add_option("--threads", tune.threads, "Compile workers (default: all cores)");
   tune_cmd->add_flag("--no-measure", tune.no_measure, "Stop at the cubin even with a device");
+  tune_cmd->add_flag("--no-sass", tune.no_sass, "Do not summarise the candidates' SASS (cuobjdump)");
   tune_cmd->add_option("--func", tune.func, "Function of a module (default: the only one, or main)");
 
   BenchCommandOptions bench;

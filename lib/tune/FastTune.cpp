@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <fmt/format.h>
 #include <mutex>
 #include <set>
@@ -21,6 +22,7 @@
 #include "tessera/schedule/Error.h"
 #include "tessera/tune/ApplyBest.h"
 #include "tessera/tune/Database.h"
+#include "tessera/tune/SassCheck.h"
 
 namespace tessera::tune {
 
@@ -76,14 +78,33 @@ struct Job {
   CandidateReport report;
   std::unique_ptr<rules::Config> config;  ///< null for an already scheduled function
   std::optional<runtime::CudaFunction> fn;
-  double schedule_ms = 0, codegen_ms = 0;
+  double schedule_ms = 0, codegen_ms = 0, sass_ms = 0;
 };
 
 std::string sm_name(const Arch &arch) { return "sm_" + std::to_string(arch.compute_capability.sm_version()); }
 
-/// Schedules (when `rule`) and builds job `j`; every failure becomes its status.
+/// Disassembles the built job's cubins with `tool` and holds its config to
+/// the machine code. A failure is recorded, never thrown: the candidate stays Ok.
+void read_sass(Job &j, const ir::PrimFunc &func, const std::filesystem::path &tool) {
+  auto t0 = Clock::now();
+  try {
+    std::optional<runtime::SassSummary> total;
+    for (const runtime::CompiledKernel &k : j.fn->kernels())
+      for (const runtime::SassSummary &s : runtime::parse_sass(runtime::disassemble(k.compiled.cubin, tool)))
+        total ? void(*total += s) : void(total = s);
+    if (!total) throw runtime::DisassembleError("the listing has no function in it");
+    j.report.sass = std::move(total);
+    if (j.config) j.report.sass_warning = sass_warning(func, j.config->to_json(), *j.report.sass);
+  } catch (const std::exception &e) {
+    j.report.sass_error = e.what();
+  }
+  j.sass_ms = ms_since(t0);
+}
+
+/// Schedules (when `rule`) and builds job `j`, then reads its SASS (when
+/// `sass_tool`); every failure to build becomes its status.
 void schedule_and_build(Job &j, const ir::PrimFunc &func, const rules::Rule *rule, const rules::Match *match,
-                        const Arch &arch) {
+                        const Arch &arch, const std::optional<std::filesystem::path> &sass_tool) {
   auto t0 = Clock::now();
   try {
     j.report.func = rule ? rule->apply(func, *match, *j.config).func() : func;
@@ -118,6 +139,7 @@ void schedule_and_build(Job &j, const ir::PrimFunc &func, const rules::Rule *rul
                                    (k.compiled.kernels.empty() ? 0 : k.compiled.kernels[0].shared_bytes));
   }
   j.codegen_ms = std::max(0.0, wall - j.report.compile_ms);
+  if (sass_tool) read_sass(j, func, *sass_tool);
 }
 
 /// Why the candidates cannot be measured on this machine, or "" when they can.
@@ -146,7 +168,8 @@ struct Tuned {
 
 /// Steps 2 and 3 for one rule: propose, schedule and build every candidate.
 Tuned compile_candidates(const ir::PrimFunc &func, const rules::Rule *rule, const rules::Match *match,
-                         const Arch &arch, const TuneOptions &options, TunePhases &phases) {
+                         const Arch &arch, const TuneOptions &options,
+                         const std::optional<std::filesystem::path> &sass_tool, TunePhases &phases) {
   Tuned t;
   if (rule) {
     auto t0 = Clock::now();
@@ -181,7 +204,8 @@ Tuned compile_candidates(const ir::PrimFunc &func, const rules::Rule *rule, cons
   }
   auto t1 = Clock::now();
   parallel_for(
-      t.jobs.size(), options.threads, [&](size_t i) { schedule_and_build(t.jobs[i], func, rule, match, arch); },
+      t.jobs.size(), options.threads,
+      [&](size_t i) { schedule_and_build(t.jobs[i], func, rule, match, arch, sass_tool); },
       [&](int done, int total) {
         if (options.progress) options.progress("compile", done, total);
       });
@@ -191,6 +215,7 @@ Tuned compile_candidates(const ir::PrimFunc &func, const rules::Rule *rule, cons
     phases.schedule_ms += j.schedule_ms;
     phases.codegen_ms += j.codegen_ms;
     phases.nvrtc_ms += j.report.compile_ms;
+    phases.sass_ms += j.sass_ms;
   }
   return t;
 }
@@ -303,10 +328,16 @@ TuneResult fast_tune(const ir::PrimFunc &original, const Arch &arch, const TuneO
   result.phases.match_ms = ms_since(t0);
 
   // Steps 2 and 3, rule after rule until one has a candidate that builds.
+  std::optional<std::filesystem::path> sass_tool;
+  if (options.read_sass) {
+    sass_tool = runtime::find_disassembler();
+    if (sass_tool) result.sass_tool = sass_tool->string();
+    else result.sass_note = std::string(runtime::kNoDisassemblerHint);
+  }
   Tuned tuned;
   std::string abandoned_reasons;
   for (auto &[rule, match] : matched) {
-    tuned = compile_candidates(func, rule, match.get(), arch, options, result.phases);
+    tuned = compile_candidates(func, rule, match.get(), arch, options, sass_tool, result.phases);
     result.rule = rule ? rule->name() : "";
     if (any_ok(tuned.jobs)) break;
     result.rules_abandoned.push_back(result.rule);
@@ -358,6 +389,44 @@ TuneResult fast_tune(const ir::PrimFunc &original, const Arch &arch, const TuneO
   return result;
 }
 
+namespace {
+
+/// A SASS summary for --json: the one-line text, then every count (width
+/// maps keyed by the width in bytes, as strings).
+nlohmann::ordered_json sass_json(const runtime::SassSummary &s) {
+  using J = nlohmann::ordered_json;
+  auto widths = [](const runtime::WidthCounts &w) {
+    J j = J::object();
+    for (const auto &[bytes, n] : w) j[std::to_string(bytes)] = n;
+    return j;
+  };
+  auto ops = [](const std::map<std::string, int64_t> &m) {
+    J j = J::object();
+    for (const auto &[op, n] : m) j[op] = n;
+    return j;
+  };
+  return J{{"summary", s.str()},
+           {"instructions", s.instructions},
+           {"widest_global_load", s.widest_global_load()},
+           {"widest_global_store", s.widest_global_store()},
+           {"global_loads", widths(s.global_loads)},
+           {"global_stores", widths(s.global_stores)},
+           {"generic_loads", widths(s.generic_loads)},
+           {"generic_stores", widths(s.generic_stores)},
+           {"shared_loads", widths(s.shared_loads)},
+           {"shared_stores", widths(s.shared_stores)},
+           {"async_copies", widths(s.async_copies)},
+           {"ldmatrix", s.ldmatrix},
+           {"local_loads", s.local_loads},
+           {"local_stores", s.local_stores},
+           {"atomics", s.atomics},
+           {"shared_atomics", s.shared_atomics},
+           {"tensor_ops", ops(s.tensor_ops)},
+           {"fma_ops", ops(s.fma_ops)}};
+}
+
+}  // namespace
+
 nlohmann::ordered_json to_json(const TuneResult &r) {
   using J = nlohmann::ordered_json;
   const TunePhases &p = r.phases;
@@ -368,12 +437,14 @@ nlohmann::ordered_json to_json(const TuneResult &r) {
         {"why_unmeasured", r.why_unmeasured},
         {"from_db", r.from_db},
         {"rules_abandoned", r.rules_abandoned},
+        {"sass_tool", r.sass_tool},
+        {"sass_note", r.sass_note},
         {"best", r.best},
         {"default", r.default_index},
         {"speedup_over_default", r.speedup_over_default()},
         {"phases_ms",
          {{"match", p.match_ms}, {"policy", p.policy_ms}, {"schedule", p.schedule_ms}, {"codegen", p.codegen_ms},
-          {"nvrtc", p.nvrtc_ms}, {"compile_wall", p.compile_wall_ms}, {"reference", p.reference_ms},
+          {"nvrtc", p.nvrtc_ms}, {"compile_wall", p.compile_wall_ms}, {"sass", p.sass_ms}, {"reference", p.reference_ms},
           {"measure", p.measure_ms}, {"total", p.total_ms}}}};
   J cands = J::array();
   for (const CandidateReport &c : r.candidates) {
@@ -383,6 +454,9 @@ nlohmann::ordered_json to_json(const TuneResult &r) {
         {"error_ratio", c.error_ratio},  {"policy_score_us", c.policy_score}, {"policy_why", c.policy_why},
         {"registers", c.registers},  {"spill_bytes", c.spill_bytes},      {"shared_bytes", c.shared_bytes},
         {"compile_ms", c.compile_ms}};
+    j["sass"] = c.sass ? sass_json(*c.sass) : J();
+    j["sass_error"] = c.sass_error;
+    j["sass_warning"] = c.sass_warning;
     cands.push_back(std::move(j));
   }
   out["candidates"] = std::move(cands);
