@@ -16,6 +16,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+
+#include "SassLine.h"
 
 namespace tessera::runtime {
 
@@ -39,12 +42,12 @@ std::string_view next_token(std::string_view &s) {
 
 /// `/*0090*/` (hex digits between the markers, no spaces) starts an
 /// instruction line; `/* 0x000f... */` starts an encoding line.
-bool strip_address(std::string_view &line) {
+bool strip_address(std::string_view &line, uint64_t &address) {
   if (!line.starts_with("/*")) return false;
   size_t end = line.find("*/");
-  if (end == std::string_view::npos || end == 2) return false;
-  for (size_t i = 2; i < end; ++i)
-    if (!std::isxdigit(static_cast<unsigned char>(line[i]))) return false;
+  if (end == std::string_view::npos || end == 2 || end > 18) return false;
+  auto [ptr, ec] = std::from_chars(line.data() + 2, line.data() + end, address, 16);
+  if (ec != std::errc() || ptr != line.data() + end) return false;
   line.remove_prefix(end + 2);
   return true;
 }
@@ -69,7 +72,7 @@ bool is_zero_register(std::string_view op) {
   return op == "RZ";
 }
 
-/// Adds one instruction (`opcode` with its modifiers, `operands` up to the ';') to `s`.
+/// Adds one instruction (`opcode` with its modifiers, `operands` up to the ';') to its family in `s`.
 void count(SassSummary &s, std::string_view opcode, std::string_view operands) {
   std::string_view base = base_of(opcode);
   auto width = [&] { return access_width(opcode); };
@@ -202,6 +205,30 @@ SassSummary &SassSummary::operator+=(const SassSummary &o) {
   return *this;
 }
 
+namespace detail {
+
+bool read_instruction(std::string_view line, SassInstruction &out) {
+  line = trim(line);
+  if (!strip_address(line, out.address)) return false;
+  std::string_view rest = line.substr(0, line.find(';'));
+  std::string_view opcode = next_token(rest);
+  if (opcode == "{") opcode = next_token(rest);  // dual-issue braces of old architectures
+  out.predicate = {};
+  if (opcode.starts_with("@")) out.predicate = opcode, opcode = next_token(rest);
+  if (opcode.empty() || !std::isupper(static_cast<unsigned char>(opcode.front()))) return false;
+  out.opcode = opcode;
+  out.operands = trim(rest);
+  return true;
+}
+
+void count_instruction(SassSummary &s, const SassInstruction &i) {
+  ++s.instructions;
+  if (i.predicate == "@!PT") return;  // never executes: scheduling padding
+  count(s, i.opcode, i.operands);
+}
+
+}  // namespace detail
+
 std::vector<SassSummary> parse_sass(std::string_view text) {
   std::vector<SassSummary> out;
   std::string arch;
@@ -219,17 +246,9 @@ std::vector<SassSummary> parse_sass(std::string_view text) {
       continue;
     }
     // Instructions outside a function (a listing cut at the top) are dropped.
-    if (out.empty() || !strip_address(line)) continue;
-    std::string_view rest = line.substr(0, line.find(';'));
-    std::string_view opcode = next_token(rest);
-    if (opcode == "{") opcode = next_token(rest);  // dual-issue braces of old architectures
-    std::string_view predicate;
-    if (opcode.starts_with("@")) predicate = opcode, opcode = next_token(rest);
-    if (opcode.empty() || !std::isupper(static_cast<unsigned char>(opcode.front()))) continue;
-    SassSummary &s = out.back();
-    ++s.instructions;
-    if (predicate == "@!PT") continue;  // never executes: scheduling padding
-    count(s, opcode, rest);
+    detail::SassInstruction instruction;
+    if (!out.empty() && detail::read_instruction(line, instruction))
+      detail::count_instruction(out.back(), instruction);
   }
   return out;
 }

@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "tessera/runtime/NVRTC.h"
@@ -124,6 +126,41 @@ TEST(SassNvrtc, DisassemblyRunsFromManyThreadsAtOnce) {
     });
   for (std::thread &t : threads) t.join();
   EXPECT_EQ(ok.load(), 4);
+}
+
+// summarise_cubins reads many cubins in one nvdisasm run (the tuner's path):
+// the same functions and counts as cuobjdump gives one cubin at a time.
+TEST(SassNvrtc, OneBatchRunAgreesWithCuobjdumpPerCubin) {
+  SKIP_WITHOUT_DISASSEMBLER();
+  std::filesystem::path tool = *find_disassembler();
+  if (!std::filesystem::exists(tool.parent_path() / "nvdisasm"))
+    GTEST_SKIP() << "no nvdisasm beside " << tool << ": summarise_cubins falls back to cuobjdump";
+  std::vector<std::vector<uint8_t>> cubins;
+  for (const char *source : {kCopyFloat4, kCopyHalf, kTensorCore, kLocalAndAtomics})
+    cubins.push_back(compile_cuda(source, {.arch = "sm_90", .name = "batch"}).cubin);
+  std::vector<const std::vector<uint8_t> *> pointers;
+  for (const std::vector<uint8_t> &c : cubins) pointers.push_back(&c);
+  // A cuobjdump that always fails beside the real nvdisasm: any cubin the
+  // batch could not read would come back with an error.
+  std::filesystem::path dir = std::filesystem::temp_directory_path() / "tessera_sass_nvrtc_test" / "batch";
+  std::filesystem::create_directories(dir);
+  std::filesystem::remove(dir / "nvdisasm");
+  std::filesystem::create_symlink(tool.parent_path() / "nvdisasm", dir / "nvdisasm");
+  { std::ofstream(dir / "cuobjdump") << "#!/bin/sh\necho 'not the batch' >&2\nexit 1\n"; }
+  std::filesystem::permissions(dir / "cuobjdump", std::filesystem::perms::owner_all);
+  std::vector<CubinSass> batch = summarise_cubins(pointers, "sm_90", dir / "cuobjdump");
+  ASSERT_EQ(batch.size(), cubins.size());
+  for (size_t i = 0; i < cubins.size(); ++i) {
+    std::vector<SassSummary> want = parse_sass(disassemble(cubins[i], tool));
+    EXPECT_EQ(batch[i].error, "");
+    ASSERT_EQ(batch[i].functions.size(), want.size()) << i;
+    for (size_t f = 0; f < want.size(); ++f) {
+      EXPECT_EQ(batch[i].functions[f].name, want[f].name);
+      EXPECT_EQ(batch[i].functions[f].arch, "sm_90");
+      EXPECT_EQ(batch[i].functions[f].instructions, want[f].instructions) << want[f].name;
+      EXPECT_EQ(batch[i].functions[f].str(), want[f].str()) << want[f].name;
+    }
+  }
 }
 
 TEST(SassNvrtc, AnythingButACubinIsAnErrorWithTheToolsMessage) {

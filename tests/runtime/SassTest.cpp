@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "tessera/runtime/Sass.h"
@@ -335,6 +336,81 @@ TEST(SassDisassemble, TheEnvironmentVariableChoosesTheTool) {
     setenv("TESSERA_CUOBJDUMP", keep.c_str(), 1);
   else
     unsetenv("TESSERA_CUOBJDUMP");
+}
+
+std::vector<uint8_t> read_cubin_fixture() {
+  fs::path p = fs::path(TESSERA_TEST_DATA_DIR) / "runtime" / "data" / "sass" / "transpose_shared.sm_90.cubin";
+  std::ifstream in(p, std::ios::binary);
+  EXPECT_TRUE(in) << "cannot read " << p;
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+/// A stand-in for nvdisasm -b SMxy -ndf FILE: one 16-byte load per 16 bytes
+/// of input (what the real one prints for each instruction word), its
+/// arguments saved beside it.
+const char *kFakeNvdisasm =
+    "echo \"$@\" > \"$(dirname \"$0\")/nvdisasm-args\"\n"
+    "n=$(( $(wc -c < \"$4\") / 16 )); i=0\n"
+    "while [ $i -lt $n ]; do\n"
+    "  printf '        /*%04x*/                   LDG.E.128.CONSTANT R4, desc[UR4][R2.64] ;\\n' $((i * 16))\n"
+    "  i=$((i + 1))\n"
+    "done";
+
+// The code sections of several cubins in one nvdisasm run, each instruction
+// given back to its cubin and function by its offset.
+TEST(SassBatch, OneRunForManyCubinsSplitByOffset) {
+  fs::path cuobjdump = write_script("cuobjdump", "echo 'cuobjdump should not run' >&2; exit 1");
+  write_script("nvdisasm", kFakeNvdisasm);
+  // main_kernel: 0x380 bytes of code, and shared memory: a NOBITS section
+  // whose size reaches past the end of the file.
+  std::vector<uint8_t> cubin = read_cubin_fixture();
+  std::vector<const std::vector<uint8_t> *> cubins = {&cubin, &cubin, &cubin};
+  std::vector<CubinSass> got = summarise_cubins(cubins, "sm_90", cuobjdump, 2);
+  ASSERT_EQ(got.size(), 3u);
+  for (const CubinSass &c : got) {
+    EXPECT_EQ(c.error, "");
+    ASSERT_EQ(c.functions.size(), 1u);
+    EXPECT_EQ(c.functions[0].name, "main_kernel");
+    EXPECT_EQ(c.functions[0].arch, "sm_90");
+    EXPECT_EQ(c.functions[0].instructions, 0x380 / 16);
+    EXPECT_EQ(c.functions[0].global_loads, (WidthCounts{{16, 0x380 / 16}}));
+  }
+  std::ifstream args(cuobjdump.parent_path() / "nvdisasm-args");
+  std::string line;
+  std::getline(args, line);
+  EXPECT_TRUE(line.starts_with("-b SM90 -ndf ")) << line;
+}
+
+// What the batch cannot read goes to cuobjdump one cubin at a time: not an
+// ELF, no nvdisasm beside cuobjdump, or an nvdisasm whose instruction count
+// does not match its input.
+TEST(SassBatch, FallsBackToCuobjdumpPerCubin) {
+  fs::path fixture = fs::path(TESSERA_TEST_DATA_DIR) / "runtime" / "data" / "sass" / "transpose_shared.sm_90.sass";
+  fs::path cuobjdump = write_script("cuobjdump", "cat " + fixture.string());
+  std::vector<uint8_t> cubin = read_cubin_fixture();
+  std::vector<const std::vector<uint8_t> *> cubins = {&cubin, &kFakeCubin};
+  auto check = [&](const std::vector<CubinSass> &got, const std::string &why) {
+    ASSERT_EQ(got.size(), 2u) << why;
+    for (const CubinSass &c : got) {
+      EXPECT_EQ(c.error, "") << why;
+      ASSERT_EQ(c.functions.size(), 1u) << why;
+      EXPECT_EQ(c.functions[0].shared_loads, (WidthCounts{{4, 4}})) << why << ": the fixture's counts";
+    }
+  };
+  fs::remove(cuobjdump.parent_path() / "nvdisasm");  // left by an earlier run of this test
+  check(summarise_cubins(cubins, "sm_90", cuobjdump), "no nvdisasm");
+  write_script("nvdisasm", "echo '        /*0000*/ LDG.E R1, desc[UR4][R2.64] ;'");
+  check(summarise_cubins(cubins, "sm_90", cuobjdump), "one instruction for 56 words");
+  write_script("nvdisasm", "exit 1");
+  check(summarise_cubins(cubins, "sm_90", cuobjdump), "nvdisasm fails");
+  write_script("nvdisasm", kFakeNvdisasm);
+  check(summarise_cubins(cubins, "compute_90", cuobjdump), "not an sm_XX arch");
+  // A failing cuobjdump is that cubin's error, not an exception.
+  fs::path broken = write_script("cuobjdump", "echo 'cuobjdump fatal   : bad input' >&2; exit 1");
+  std::vector<CubinSass> got = summarise_cubins({&kFakeCubin}, "sm_90", broken);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_NE(got[0].error.find("bad input"), std::string::npos) << got[0].error;
+  EXPECT_TRUE(summarise_cubins({}, "sm_90", broken).empty());
 }
 
 }  // namespace

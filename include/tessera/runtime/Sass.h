@@ -25,9 +25,12 @@
 // The tool is optional: tessera works without it (the summaries are simply
 // absent). `./dev.sh` installs the nvidia-cuda-cuobjdump and
 // nvidia-cuda-nvdisasm wheels (cuobjdump runs nvdisasm from its own folder)
-// into .deps/cuda-tools/ of the source tree. Counts are static: an
-// instruction in a loop counts once, and instructions predicated off for good
-// (`@!PT`, padding the scheduler inserts) are not counted.
+// into .deps/cuda-tools/ of the source tree. Every run of either costs about
+// 0.25 s of CPU before it reads its input, more than NVRTC takes to compile a
+// tuning candidate, so the tuner reads all its candidates' cubins in one
+// nvdisasm run (summarise_cubins). Counts are static: an instruction in a
+// loop counts once, and instructions predicated off for good (`@!PT`,
+// padding the scheduler inserts) are not counted.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -127,6 +130,24 @@ std::string disassemble(const std::vector<uint8_t> &cubin, const std::filesystem
                         double timeout_s = 60);
 /// The same with find_disassembler(); DisassembleError when there is none.
 std::string disassemble(const std::vector<uint8_t> &cubin);
+
+/// The functions of one cubin of summarise_cubins, or why there are none.
+struct CubinSass {
+  std::vector<SassSummary> functions;  ///< one per code section (kernel or device function)
+  std::string error;                   ///< "" when `functions` is set
+};
+
+/// The summaries of many cubins of one architecture (`arch`: "sm_90") with
+/// few disassembler runs: a run costs ~0.25 s of CPU whatever its size (more
+/// than NVRTC's compile of a tuning candidate), so the code sections of the
+/// cubins go to one `nvdisasm -b SM90` run (nvdisasm beside `tool`) per 64
+/// cubins, at most `threads` runs in parallel (0: one per core). Cubins that cannot be read that
+/// way (no nvdisasm, not an ELF64 cubin, a run whose instruction count does
+/// not match its input) go through disassemble() one at a time. Slot i holds
+/// cubin i's functions or its error; never throws for a bad cubin.
+std::vector<CubinSass> summarise_cubins(const std::vector<const std::vector<uint8_t> *> &cubins,
+                                        const std::string &arch, const std::filesystem::path &tool,
+                                        unsigned threads = 0);
 
 /// The hint to print when find_disassembler() finds nothing.
 inline constexpr std::string_view kNoDisassemblerHint =
