@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <future>
 #include <fmt/format.h>
 #include <mutex>
 #include <set>
@@ -78,33 +79,14 @@ struct Job {
   CandidateReport report;
   std::unique_ptr<rules::Config> config;  ///< null for an already scheduled function
   std::optional<runtime::CudaFunction> fn;
-  double schedule_ms = 0, codegen_ms = 0, sass_ms = 0;
+  double schedule_ms = 0, codegen_ms = 0;
 };
 
 std::string sm_name(const Arch &arch) { return "sm_" + std::to_string(arch.compute_capability.sm_version()); }
 
-/// Disassembles the built job's cubins with `tool` and holds its config to
-/// the machine code. A failure is recorded, never thrown: the candidate stays Ok.
-void read_sass(Job &j, const ir::PrimFunc &func, const std::filesystem::path &tool) {
-  auto t0 = Clock::now();
-  try {
-    std::optional<runtime::SassSummary> total;
-    for (const runtime::CompiledKernel &k : j.fn->kernels())
-      for (const runtime::SassSummary &s : runtime::parse_sass(runtime::disassemble(k.compiled.cubin, tool)))
-        total ? void(*total += s) : void(total = s);
-    if (!total) throw runtime::DisassembleError("the listing has no function in it");
-    j.report.sass = std::move(total);
-    if (j.config) j.report.sass_warning = sass_warning(func, j.config->to_json(), *j.report.sass);
-  } catch (const std::exception &e) {
-    j.report.sass_error = e.what();
-  }
-  j.sass_ms = ms_since(t0);
-}
-
-/// Schedules (when `rule`) and builds job `j`, then reads its SASS (when
-/// `sass_tool`); every failure to build becomes its status.
+/// Schedules (when `rule`) and builds job `j`; every failure becomes its status.
 void schedule_and_build(Job &j, const ir::PrimFunc &func, const rules::Rule *rule, const rules::Match *match,
-                        const Arch &arch, const std::optional<std::filesystem::path> &sass_tool) {
+                        const Arch &arch) {
   auto t0 = Clock::now();
   try {
     j.report.func = rule ? rule->apply(func, *match, *j.config).func() : func;
@@ -139,7 +121,33 @@ void schedule_and_build(Job &j, const ir::PrimFunc &func, const rules::Rule *rul
                                    (k.compiled.kernels.empty() ? 0 : k.compiled.kernels[0].shared_bytes));
   }
   j.codegen_ms = std::max(0.0, wall - j.report.compile_ms);
-  if (sass_tool) read_sass(j, func, *sass_tool);
+}
+
+/// Every built job's SASS summary (all its kernels summed) and its config
+/// held to it (tune/SassCheck.h). The cubins of all jobs go to the
+/// disassembler together (runtime::summarise_cubins: a run costs more than a
+/// compile, so runs are shared), on the same number of workers. A failure is
+/// recorded on the job, never thrown: the candidate stays Ok.
+void read_sass(std::vector<Job> &jobs, const ir::PrimFunc &func, const Arch &arch, const std::filesystem::path &tool,
+               unsigned threads) {
+  std::vector<const std::vector<uint8_t> *> cubins;
+  std::vector<size_t> owner;
+  for (size_t i = 0; i < jobs.size(); ++i)
+    if (jobs[i].fn)
+      for (const runtime::CompiledKernel &k : jobs[i].fn->kernels()) {
+        cubins.push_back(&k.compiled.cubin);
+        owner.push_back(i);
+      }
+  std::vector<runtime::CubinSass> sass = runtime::summarise_cubins(cubins, sm_name(arch), tool, threads);
+  for (size_t c = 0; c < sass.size(); ++c) {
+    CandidateReport &r = jobs[owner[c]].report;
+    if (!sass[c].error.empty()) r.sass_error = sass[c].error;
+    for (const runtime::SassSummary &s : sass[c].functions) r.sass ? void(*r.sass += s) : void(r.sass = s);
+  }
+  for (Job &j : jobs) {
+    if (!j.report.sass_error.empty()) j.report.sass.reset();  // a partial sum would mislead
+    if (j.report.sass && j.config) j.report.sass_warning = sass_warning(func, j.config->to_json(), *j.report.sass);
+  }
 }
 
 /// Why the candidates cannot be measured on this machine, or "" when they can.
@@ -168,8 +176,7 @@ struct Tuned {
 
 /// Steps 2 and 3 for one rule: propose, schedule and build every candidate.
 Tuned compile_candidates(const ir::PrimFunc &func, const rules::Rule *rule, const rules::Match *match,
-                         const Arch &arch, const TuneOptions &options,
-                         const std::optional<std::filesystem::path> &sass_tool, TunePhases &phases) {
+                         const Arch &arch, const TuneOptions &options, TunePhases &phases) {
   Tuned t;
   if (rule) {
     auto t0 = Clock::now();
@@ -205,7 +212,7 @@ Tuned compile_candidates(const ir::PrimFunc &func, const rules::Rule *rule, cons
   auto t1 = Clock::now();
   parallel_for(
       t.jobs.size(), options.threads,
-      [&](size_t i) { schedule_and_build(t.jobs[i], func, rule, match, arch, sass_tool); },
+      [&](size_t i) { schedule_and_build(t.jobs[i], func, rule, match, arch); },
       [&](int done, int total) {
         if (options.progress) options.progress("compile", done, total);
       });
@@ -215,7 +222,6 @@ Tuned compile_candidates(const ir::PrimFunc &func, const rules::Rule *rule, cons
     phases.schedule_ms += j.schedule_ms;
     phases.codegen_ms += j.codegen_ms;
     phases.nvrtc_ms += j.report.compile_ms;
-    phases.sass_ms += j.sass_ms;
   }
   return t;
 }
@@ -328,22 +334,33 @@ TuneResult fast_tune(const ir::PrimFunc &original, const Arch &arch, const TuneO
   result.phases.match_ms = ms_since(t0);
 
   // Steps 2 and 3, rule after rule until one has a candidate that builds.
-  std::optional<std::filesystem::path> sass_tool;
-  if (options.read_sass) {
-    sass_tool = runtime::find_disassembler();
-    if (sass_tool) result.sass_tool = sass_tool->string();
-    else result.sass_note = std::string(runtime::kNoDisassemblerHint);
-  }
   Tuned tuned;
   std::string abandoned_reasons;
   for (auto &[rule, match] : matched) {
-    tuned = compile_candidates(func, rule, match.get(), arch, options, sass_tool, result.phases);
+    tuned = compile_candidates(func, rule, match.get(), arch, options, result.phases);
     result.rule = rule ? rule->name() : "";
     if (any_ok(tuned.jobs)) break;
     result.rules_abandoned.push_back(result.rule);
     abandoned_reasons += fmt::format("\nrule '{}':{}", result.rule, failure_list(tuned.jobs));
   }
   if (!any_ok(tuned.jobs)) throw TuneError("no candidate could be scheduled and compiled:" + abandoned_reasons);
+
+  // The machine code of the candidates (when cuobjdump is found), read on
+  // other threads while the device measures them: it touches only the sass
+  // fields of the reports, measuring only the others.
+  std::optional<std::filesystem::path> sass_tool;
+  if (options.read_sass) {
+    sass_tool = runtime::find_disassembler();
+    if (sass_tool) result.sass_tool = sass_tool->string();
+    else result.sass_note = std::string(runtime::kNoDisassemblerHint);
+  }
+  std::future<void> sass;
+  if (sass_tool)
+    sass = std::async(std::launch::async, [&] {
+      auto t = Clock::now();
+      read_sass(tuned.jobs, func, arch, *sass_tool, options.threads);
+      result.phases.sass_ms = ms_since(t);
+    });
 
   // Step 4 or 5.
   result.why_unmeasured = why_not_measurable(func, arch, options);
@@ -363,6 +380,8 @@ TuneResult fast_tune(const ir::PrimFunc &original, const Arch &arch, const TuneO
     result.measured = stats.error.empty();
     result.why_unmeasured = stats.error;
   }
+
+  if (sass.valid()) sass.get();
 
   // Pick: the fastest verified when measured, else the policy's best-ranked that built.
   for (size_t i = 0; i < tuned.jobs.size(); ++i) {

@@ -13,10 +13,12 @@
 //   2. the policy's top-k configs (policies::propose) plus the rule's default
 //      config (kept once if the policy proposed it too);
 //   3. every candidate scheduled, lowered and printed, then compiled with NVRTC,
-//      all on a pool of `threads` workers (all cores by default); in the same
-//      workers, when cuobjdump is found (`read_sass`), its cubins are
-//      disassembled and summarised (runtime/Sass.h), and a config whose
-//      machine code contradicts it gets a warning (tune/SassCheck.h);
+//      all on a pool of `threads` workers (all cores by default); then, when
+//      cuobjdump is found (`read_sass`), the cubins are disassembled together
+//      (runtime::summarise_cubins: a disassembler run costs more than a
+//      compile, so all candidates share one) on another thread while step 4
+//      measures, and a config whose machine code contradicts it gets a
+//      warning (tune/SassCheck.h);
 //   4. on a device (when `measure` and the driver is usable): the inputs are
 //      random and never zero; the reference is the unscheduled function in
 //      float64 with its rounding-error bounds (runtime/Verify.h), computed by
@@ -88,7 +90,7 @@ struct TunePhases {
   double codegen_ms = 0;   ///< lowering + CUDA C, summed
   double nvrtc_ms = 0;     ///< NVRTC, summed
   double compile_wall_ms = 0;
-  double sass_ms = 0;       ///< disassembling and summarising, summed (part of the compile wall)
+  double sass_ms = 0;  ///< disassembling and summarising every candidate (wall; overlaps reference and measure)
   double reference_ms = 0;  ///< computing the reference output
   double measure_ms = 0;    ///< verifying and timing on the device
   double total_ms = 0;
@@ -147,9 +149,9 @@ struct TuneOptions {
   /// Leaders within this fraction of the fastest median are re-timed.
   double retime_within = 0.03;
   uint64_t seed = 1;
-  /// Summarise every built candidate's SASS with cuobjdump when
-  /// runtime::find_disassembler() finds one (~0.3 s of CPU per kernel, in
-  /// the compile workers).
+  /// Summarise every built candidate's SASS when runtime::find_disassembler()
+  /// finds cuobjdump (a few disassembler runs for all candidates, ~0.3 s of
+  /// CPU each: runtime::summarise_cubins).
   bool read_sass = true;
   /// Consulted before tuning and appended to afterwards; may be null.
   Database *db = nullptr;
