@@ -137,14 +137,16 @@ bool run_batch(const std::vector<size_t> &cubins, const std::vector<std::vector<
       blob.insert(blob.end(), all[c]->begin() + t.offset, all[c]->begin() + t.offset + t.size);
     }
   if (blob.empty()) return false;
+  // About 12 us an instruction after the start-up: a generous deadline.
+  double timeout_s = 60 + double(blob.size() / kInstructionBytes) * 1e-4;
   detail::ProcessResult r;
   try {
     detail::TempFile file(blob, ".bin");
-    r = detail::run_process({nvdisasm.string(), "-b", raw_arch(arch), "-ndf", file.path()}, 60);
+    r = detail::run_process({nvdisasm.string(), "-b", raw_arch(arch), "-ndf", file.path()}, timeout_s);
   } catch (const std::exception &) {
     return false;
   }
-  if (!detail::process_failure("nvdisasm", r, 60).empty()) return false;
+  if (!detail::process_failure("nvdisasm", r, timeout_s).empty()) return false;
 
   std::vector<std::vector<SassSummary>> got(all.size());
   for (size_t c : cubins) {
@@ -181,6 +183,10 @@ std::vector<CubinSass> summarise_cubins(const std::vector<const std::vector<uint
   fs::path nvdisasm = tool.parent_path() / "nvdisasm";
   bool raw = !raw_arch(arch).empty() && ::access(nvdisasm.c_str(), X_OK) == 0;
   for (size_t c = 0; c < cubins.size(); ++c) {
+    if (!cubins[c]) {
+      out[c].error = "no cubin";
+      continue;
+    }
     std::optional<std::vector<TextSection>> s = raw ? text_sections(*cubins[c]) : std::nullopt;
     if (s && !s->empty())
       sections[c] = std::move(*s), batchable.push_back(c);

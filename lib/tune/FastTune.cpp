@@ -126,7 +126,7 @@ void schedule_and_build(Job &j, const ir::PrimFunc &func, const rules::Rule *rul
 /// Every built job's SASS summary (all its kernels summed) and its config
 /// held to it (tune/SassCheck.h). The cubins of all jobs go to the
 /// disassembler together (runtime::summarise_cubins: a run costs more than a
-/// compile, so runs are shared), on the same number of workers. A failure is
+/// compile, so runs are shared), on at most `threads` workers. A failure is
 /// recorded on the job, never thrown: the candidate stays Ok.
 void read_sass(std::vector<Job> &jobs, const ir::PrimFunc &func, const Arch &arch, const std::filesystem::path &tool,
                unsigned threads) {
@@ -211,8 +211,7 @@ Tuned compile_candidates(const ir::PrimFunc &func, const rules::Rule *rule, cons
   }
   auto t1 = Clock::now();
   parallel_for(
-      t.jobs.size(), options.threads,
-      [&](size_t i) { schedule_and_build(t.jobs[i], func, rule, match, arch); },
+      t.jobs.size(), options.threads, [&](size_t i) { schedule_and_build(t.jobs[i], func, rule, match, arch); },
       [&](int done, int total) {
         if (options.progress) options.progress("compile", done, total);
       });
