@@ -39,10 +39,10 @@ namespace {
 static_assert(std::endian::native == std::endian::little, "cubins are little-endian ELF");
 
 constexpr uint64_t kInstructionBytes = 16;
-/// Cubins per nvdisasm run: a run's time is mostly its start-up (80 kernels
-/// take 0.27 s of CPU, one 0.24 s), so runs in parallel only save time for
-/// many cubins.
-constexpr size_t kCubinsPerRun = 64;
+/// Code per nvdisasm run: a run costs ~0.23 s of start-up plus ~12 us an
+/// instruction, so another run in parallel pays for itself once each has
+/// about as much code to read as its start-up costs (~20k instructions).
+constexpr uint64_t kBytesPerRun = 20000 * kInstructionBytes;
 
 struct TextSection {
   std::string function;
@@ -194,10 +194,26 @@ std::vector<CubinSass> summarise_cubins(const std::vector<const std::vector<uint
       alone.push_back(c);
   }
 
-  // Runs of about equal size, one per kCubinsPerRun cubins, one per thread at most.
-  size_t runs = std::min<size_t>(threads, (batchable.size() + kCubinsPerRun - 1) / kCubinsPerRun);
+  // Runs of about equal code size (the largest cubins first, each to the
+  // run with the least so far), one per kBytesPerRun, one per thread at most.
+  auto code_bytes = [&](size_t c) {
+    uint64_t n = 0;
+    for (const TextSection &t : sections[c]) n += t.size;
+    return n;
+  };
+  uint64_t total = 0;
+  for (size_t c : batchable) total += code_bytes(c);
+  size_t runs =
+      batchable.empty() ? 0 : std::clamp<size_t>((total + kBytesPerRun - 1) / kBytesPerRun, 1, threads);
+  std::stable_sort(batchable.begin(), batchable.end(),
+                   [&](size_t a, size_t b) { return code_bytes(a) > code_bytes(b); });
   std::vector<std::vector<size_t>> batches(runs);
-  for (size_t i = 0; i < batchable.size(); ++i) batches[i % runs].push_back(batchable[i]);
+  std::vector<uint64_t> load(runs, 0);
+  for (size_t c : batchable) {
+    size_t r = size_t(std::min_element(load.begin(), load.end()) - load.begin());
+    batches[r].push_back(c);
+    load[r] += code_bytes(c);
+  }
   std::vector<char> failed(runs, 0);
   for_each_parallel(runs, threads, [&](size_t b) {
     failed[b] = !run_batch(batches[b], sections, cubins, arch, nvdisasm, out);

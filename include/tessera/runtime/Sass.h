@@ -140,8 +140,8 @@ struct CubinSass {
 /// The summaries of many cubins of one architecture (`arch`: "sm_90") with
 /// few disassembler runs: a run costs ~0.25 s of CPU whatever its size (more
 /// than NVRTC's compile of a tuning candidate), so the code sections of the
-/// cubins go to one `nvdisasm -b SM90` run (nvdisasm beside `tool`) per 64
-/// cubins, at most `threads` runs in parallel (0: one per core). Cubins that cannot be read that
+/// cubins go to one `nvdisasm -b SM90` run (nvdisasm beside `tool`) per
+/// ~20k instructions, at most `threads` runs in parallel (0: one per core). Cubins that cannot be read that
 /// way (no nvdisasm, not an ELF64 cubin, a run whose instruction count does
 /// not match its input) go through disassemble() one at a time. Slot i holds
 /// cubin i's functions or its error; never throws for a bad cubin.
