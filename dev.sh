@@ -20,6 +20,11 @@ APT_PKGS=(cmake ninja-build g++ ccache
 JOBS=${JOBS:-2}
 
 install_deps() {
+  install_apt "$@"
+  install_cuda_tools
+}
+
+install_apt() {
   local missing=() p
   for p in "${APT_PKGS[@]}" "$@"; do
     [[ "$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null)" == installed ]] || missing+=("$p")
@@ -31,6 +36,24 @@ install_deps() {
   export DEBIAN_FRONTEND=noninteractive
   $sudo apt-get -o DPkg::Lock::Timeout=600 update -qq
   $sudo apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# NVIDIA's disassemblers (PyPI wheels) for the SASS summaries of `tessera compile`
+# and `tessera tune` (runtime/Sass.h): optional, installed into a project-local,
+# git-ignored folder; a failed install (offline) is only a warning.
+CUDA_TOOLS=.deps/cuda-tools
+install_cuda_tools() {
+  compgen -G "$CUDA_TOOLS/nvidia/cu*/bin/cuobjdump" >/dev/null &&
+    compgen -G "$CUDA_TOOLS/nvidia/cu*/bin/nvdisasm" >/dev/null && return 0
+  python3 -m pip --version >/dev/null 2>&1 || install_apt python3-pip || true
+  echo "dev.sh: installing nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm into $CUDA_TOOLS"
+  local log
+  if ! log=$(python3 -m pip install -q --disable-pip-version-check --no-warn-script-location --upgrade \
+             --retries 1 --timeout 20 --target "$CUDA_TOOLS" nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm 2>&1); then
+    echo "dev.sh: warning: could not install the CUDA disassemblers (tessera works without them," \
+         "minus the SASS summaries): $(tail -n 1 <<<"$log")" >&2
+  fi
+  return 0
 }
 
 build() {

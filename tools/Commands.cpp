@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <cstdio>
 #include <fstream>
+#include <future>
 #include <ostream>
 #include <sstream>
 
@@ -19,6 +20,7 @@
 #include "tessera/runtime/CudaDriver.h"
 #include "tessera/runtime/CudaFunction.h"
 #include "tessera/runtime/NVRTC.h"
+#include "tessera/runtime/Sass.h"
 #include "tessera/schedule/Schedule.h"
 #include "tessera/runtime/Interpreter.h"
 #include "tessera/script/Parser.h"
@@ -219,6 +221,40 @@ int codegen_command(const CodegenCommandOptions &opts, std::ostream &out, std::o
   });
 }
 
+namespace {
+
+/// The `  sass:` line of one kernel: its summary, or why there is none.
+std::string sass_line(const std::string &listing, const std::string &error, const std::string &kernel) {
+  if (!error.empty()) return "not available: " + error.substr(0, error.find('\n'));
+  for (const runtime::SassSummary &s : runtime::parse_sass(listing))
+    if (s.name == kernel) return s.str();
+  return "not available: the listing has no function '" + kernel + "'";
+}
+
+/// The SASS of every kernel of every arch, disassembled in parallel (a
+/// cuobjdump run is mostly its own start-up, ~0.3 s of CPU); slot [f][k] holds
+/// function f's kernel k: the listing, or the error that replaced it.
+std::vector<std::vector<std::pair<std::string, std::string>>> disassemble_all(
+    const std::vector<runtime::CudaFunction> &fns, const std::filesystem::path &tool) {
+  std::vector<std::vector<std::future<std::string>>> pending(fns.size());
+  for (size_t f = 0; f < fns.size(); ++f)
+    for (const runtime::CompiledKernel &k : fns[f].kernels())
+      pending[f].push_back(std::async(std::launch::async,
+                                      [&tool, &k] { return runtime::disassemble(k.compiled.cubin, tool); }));
+  std::vector<std::vector<std::pair<std::string, std::string>>> out(fns.size());
+  for (size_t f = 0; f < fns.size(); ++f)
+    for (std::future<std::string> &p : pending[f]) {
+      try {
+        out[f].push_back({p.get(), ""});
+      } catch (const std::exception &e) {
+        out[f].push_back({"", e.what()});
+      }
+    }
+  return out;
+}
+
+}  // namespace
+
 int compile_command(const CompileCommandOptions &opts, std::ostream &out, std::ostream &err) {
   return guarded(err, [&] {
     std::vector<std::string> archs;
@@ -228,8 +264,14 @@ int compile_command(const CompileCommandOptions &opts, std::ostream &out, std::o
     if (archs.empty()) throw UserError("--arch: no architecture given");
     auto [f, dims] = load_func(opts.file, opts.func, {});
     std::vector<runtime::CudaFunction> fns = runtime::CudaFunction::build_for_archs(f, archs);
-    for (const runtime::CudaFunction &fn : fns) {
-      for (const runtime::CompiledKernel &k : fn.kernels()) {
+    // What the GPU will run (runtime/Sass.h), when cuobjdump is installed.
+    std::optional<std::filesystem::path> tool = runtime::find_disassembler();
+    std::vector<std::vector<std::pair<std::string, std::string>>> sass;
+    if (tool) sass = disassemble_all(fns, *tool);
+    for (size_t fi = 0; fi < fns.size(); ++fi) {
+      const runtime::CudaFunction &fn = fns[fi];
+      for (size_t ki = 0; ki < fn.kernels().size(); ++ki) {
+        const runtime::CompiledKernel &k = fn.kernels()[ki];
         const runtime::CompileResult &r = k.compiled;
         out << fmt::format("{}: {} compiled in {:.1f} ms", fn.arch(), k.name, r.compile_ms);
         if (const runtime::KernelResources *res = r.find_kernel(k.name)) {
@@ -242,17 +284,22 @@ int compile_command(const CompileCommandOptions &opts, std::ostream &out, std::o
               << ")";
         }
         out << "\n";
+        std::string listing = tool ? sass[fi][ki].first : "";
+        if (tool) out << "  sass: " << sass_line(listing, sass[fi][ki].second, k.name) << "\n";
         if (opts.output_dir.empty()) continue;
         std::filesystem::create_directories(opts.output_dir);
         std::filesystem::path dir(opts.output_dir);
         std::ofstream(dir / (k.name + ".cu")) << k.source;
         std::ofstream(dir / (k.name + "." + fn.arch() + ".log")) << r.log;
+        if (!listing.empty()) std::ofstream(dir / (k.name + "." + fn.arch() + ".sass")) << listing;
         std::ofstream bin(dir / (k.name + "." + fn.arch() + ".cubin"), std::ios::binary);
         bin.write(reinterpret_cast<const char *>(r.cubin.data()), static_cast<std::streamsize>(r.cubin.size()));
         if (!bin) throw UserError("cannot write to '" + opts.output_dir + "'");
       }
     }
-    if (!opts.output_dir.empty()) out << "wrote the source and cubins to " << opts.output_dir << "\n";
+    if (!tool) out << runtime::kNoDisassemblerHint << "\n";
+    if (!opts.output_dir.empty())
+      out << "wrote the source, cubins" << (tool ? ", SASS" : "") << " and NVRTC logs to " << opts.output_dir << "\n";
     return 0;
   });
 }

@@ -133,14 +133,19 @@ struct CompileCommandOptions {
   /// Comma-separated architectures, "sm_80,sm_90".
   std::string archs = "sm_80,sm_90";
   std::string func;
-  /// When set, writes <kernel>.cu and <kernel>.<arch>.cubin there.
+  /// When set, writes <kernel>.cu, <kernel>.<arch>.cubin, .log and (with
+  /// cuobjdump) .sass there.
   std::string output_dir;
 };
 
 /// Lowers, prints and compiles a scheduled function with NVRTC for each
-/// architecture (in parallel) and reports, one line per architecture:
+/// architecture (in parallel) and reports, one line per kernel and architecture:
 ///   sm_90: main_kernel compiled in 152.3 ms, 40 registers, 8448 bytes shared
 ///     (static 8448, dynamic 0), 0 bytes spilled
+/// followed, when runtime::find_disassembler() finds cuobjdump, by the
+/// machine code's summary (runtime/Sass.h):
+///     sass: global ld 16B x8 | st 16B x8 | shared 0 | local 0 | mma 0 | FFMA 12
+/// and otherwise by one line saying how to install it (not an error).
 /// Needs the CUDA toolkit, not a device. A compile failure exits 1 with the
 /// NVRTC log and the path of the dumped source.
 int compile_command(const CompileCommandOptions &opts, std::ostream &out, std::ostream &err);
@@ -187,6 +192,8 @@ struct TuneCommandOptions {
   std::vector<std::string> dims;
   unsigned threads = 0;
   bool no_measure = false;
+  /// Skip the SASS summaries even when cuobjdump is found (TuneOptions::read_sass).
+  bool no_sass = false;
   bool progress = true;
 };
 
@@ -197,7 +204,9 @@ std::string default_database_path();
 /// fast_tune on one function (tune/FastTune.h) and a table of every
 /// candidate, ranked (by measured time, or by the policy's rank when nothing
 /// could be measured), with the speed-up over the default config and the
-/// status of each; the winner's scheduled TVMScript, CUDA C and cubins are
+/// status of each; with cuobjdump, a column of what the machine code does
+/// (widest global load/store, local memory) and the configs it contradicts
+/// (tune/SassCheck.h). The winner's scheduled TVMScript, CUDA C and cubins are
 /// written to `output_dir`. `--dim` binds (specialises) symbolic dimensions.
 /// With a database the stored best answers without tuning. Exit 1 when no
 /// candidate survives (each one's failure listed).

@@ -65,7 +65,7 @@ int main(int argc, char **argv) {
   compile_cmd->add_option("file", comp.file, "TVMScript file")->required()->check(CLI::ExistingFile);
   compile_cmd->add_option("--arch", comp.archs, "Comma-separated architectures")->capture_default_str();
   compile_cmd->add_option("--func", comp.func, "Function of a module (default: the only one, or main)");
-  compile_cmd->add_option("-o,--output", comp.output_dir, "Write the CUDA source, the cubins and the NVRTC logs to this directory");
+  compile_cmd->add_option("-o,--output", comp.output_dir, "Write the CUDA source, the cubins, the NVRTC logs and (with cuobjdump) the SASS to this directory");
 
   ArchCommandOptions arch;
   CLI::App *arch_cmd = app.add_subcommand("arch", "Print a GPU description (arch/*.json), or the live device's");
@@ -92,6 +92,7 @@ int main(int argc, char **argv) {
   tune_cmd->add_option("--dim", tune.dims, "Bind a symbolic dimension, e.g. --dim n=4096 (repeatable)");
   tune_cmd->add_option("--threads", tune.threads, "Compile workers (default: all cores)");
   tune_cmd->add_flag("--no-measure", tune.no_measure, "Stop at the cubin even with a device");
+  tune_cmd->add_flag("--no-sass", tune.no_sass, "Do not summarise the candidates' SASS (cuobjdump)");
   tune_cmd->add_option("--func", tune.func, "Function of a module (default: the only one, or main)");
 
   BenchCommandOptions bench;

@@ -61,12 +61,26 @@ std::string format_kb(int64_t bytes) {
   return bytes == 0 ? std::string("0") : fmt::format("{:.1f}K", double(bytes) / 1024);
 }
 
+/// The table's SASS column: widest global load / widest global store (bytes)
+/// / local loads and stores, "16/16/0"; "!" marks a warning, "?" a failed
+/// disassembly, "-" a candidate that did not build.
+std::string sass_cell(const tune::CandidateReport &c) {
+  if (!c.sass) return c.sass_error.empty() ? "-" : "?";
+  const runtime::SassSummary &s = *c.sass;
+  return fmt::format("{}/{}/{}{}", s.widest_global_load(), s.widest_global_store(), s.local_loads + s.local_stores,
+                     c.sass_warning.empty() ? "" : " !");
+}
+
 void print_table(const tune::TuneResult &r, std::ostream &out) {
   double base = r.default_index >= 0 && r.candidates[r.default_index].measured
                     ? r.candidates[r.default_index].time_us
                     : 0;
-  out << fmt::format("{:>4}  {:>10}  {:>8}  {:<14}  {:>4}  {:>6}  {:<20}  {}\n", "rank",
-                     r.measured ? "time(us)" : "est.(us)", "vs dflt", "status", "regs", "smem", "origin", "config");
+  // The SASS column only when cuobjdump summarised the candidates.
+  bool sass = !r.sass_tool.empty();
+  auto sass_col = [&](const std::string &text) { return sass ? fmt::format("{:<10}  ", text) : std::string(); };
+  out << fmt::format("{:>4}  {:>10}  {:>8}  {:<14}  {:>4}  {:>6}  {}{:<20}  {}\n", "rank",
+                     r.measured ? "time(us)" : "est.(us)", "vs dflt", "status", "regs", "smem",
+                     sass_col("ld/st/lcl"), "origin", "config");
   int rank = 0;
   for (size_t i : ranking(r)) {
     const tune::CandidateReport &c = r.candidates[i];
@@ -74,10 +88,18 @@ void print_table(const tune::TuneResult &r, std::ostream &out) {
     std::string time = !ok ? "-" : r.measured ? fmt::format("{:.2f}", c.time_us)
                                               : (c.policy_score > 0 ? fmt::format("{:.2f}", c.policy_score) : "-");
     std::string vs = ok && r.measured && base > 0 && c.time_us > 0 ? fmt::format("{:.2f}x", base / c.time_us) : "-";
-    out << fmt::format("{:>4}  {:>10}  {:>8}  {:<14}  {:>4}  {:>6}  {:<20}  {}\n", ++rank, time, vs,
+    out << fmt::format("{:>4}  {:>10}  {:>8}  {:<14}  {:>4}  {:>6}  {}{:<20}  {}\n", ++rank, time, vs,
                        tune::to_string(c.status), ok ? std::to_string(c.registers) : "-",
-                       ok ? format_kb(c.shared_bytes) : "-", c.origin + (int(i) == r.best ? " *" : ""), c.config);
+                       ok ? format_kb(c.shared_bytes) : "-", sass_col(sass_cell(c)),
+                       c.origin + (int(i) == r.best ? " *" : ""), c.config);
     if (!ok) out << "        " << c.error.substr(0, c.error.find('\n')) << "\n";
+  }
+  if (sass) out << "# ld/st/lcl: the widest global load and store in bytes, local loads + stores (SASS)\n";
+  // What the machine code contradicts, candidate by candidate (warnings, not failures).
+  for (const tune::CandidateReport &c : r.candidates) {
+    if (!c.sass_warning.empty()) out << "# warning: " << c.origin << ": " << c.sass_warning << "\n";
+    if (!c.sass_error.empty())
+      out << "# sass: " << c.origin << ": " << c.sass_error.substr(0, c.sass_error.find('\n')) << "\n";
   }
 }
 
@@ -126,7 +148,8 @@ int tune_command(const TuneCommandOptions &opts, std::ostream &out, std::ostream
     }
 
     ProgressBar bar(err, opts.progress && isatty(STDERR_FILENO));
-    tune::TuneOptions to{.topk = opts.topk, .rule = opts.rule, .threads = opts.threads, .measure = !opts.no_measure};
+    tune::TuneOptions to{.topk = opts.topk, .rule = opts.rule, .threads = opts.threads, .measure = !opts.no_measure,
+                        .read_sass = !opts.no_sass};
     to.db = db ? &*db : nullptr;
     to.progress = [&](const std::string &phase, int done, int total) { bar.update(phase, done, total); };
     tune::TuneResult r = tune::fast_tune(f, arch, to);
@@ -146,13 +169,14 @@ int tune_command(const TuneCommandOptions &opts, std::ostream &out, std::ostream
       else
         out << "# NOT MEASURED (" << r.why_unmeasured
             << "): the policy's best-ranked candidate that compiled is picked; times are the policy's estimates\n";
+      if (!r.sass_note.empty()) out << "# " << r.sass_note << "\n";
       print_table(r, out);
       const tune::TunePhases &p = r.phases;
       out << fmt::format(
           "# phases (ms): match {:.1f}, policy {:.1f}, schedule {:.1f}, codegen {:.1f}, nvrtc {:.1f} "
-          "(compile wall {:.1f}), reference {:.1f}, measure {:.1f}, total {:.1f}\n",
-          p.match_ms, p.policy_ms, p.schedule_ms, p.codegen_ms, p.nvrtc_ms, p.compile_wall_ms, p.reference_ms,
-          p.measure_ms, p.total_ms);
+          "(compile wall {:.1f}), sass {:.1f}, reference {:.1f}, measure {:.1f}, total {:.1f}\n",
+          p.match_ms, p.policy_ms, p.schedule_ms, p.codegen_ms, p.nvrtc_ms, p.compile_wall_ms, p.sass_ms,
+          p.reference_ms, p.measure_ms, p.total_ms);
       if (double s = r.speedup_over_default(); s > 0) out << fmt::format("# speed-up over the default config: {:.2f}x\n", s);
       if (db && r.measured) out << "# database: " << db_path << " (" << r.candidates.size() << " records appended)\n";
       else if (db) out << "# database: " << db_path << " (nothing measured, nothing stored)\n";

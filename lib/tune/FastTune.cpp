@@ -5,6 +5,8 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
+#include <future>
 #include <fmt/format.h>
 #include <mutex>
 #include <set>
@@ -21,6 +23,7 @@
 #include "tessera/schedule/Error.h"
 #include "tessera/tune/ApplyBest.h"
 #include "tessera/tune/Database.h"
+#include "tessera/tune/SassCheck.h"
 
 namespace tessera::tune {
 
@@ -118,6 +121,33 @@ void schedule_and_build(Job &j, const ir::PrimFunc &func, const rules::Rule *rul
                                    (k.compiled.kernels.empty() ? 0 : k.compiled.kernels[0].shared_bytes));
   }
   j.codegen_ms = std::max(0.0, wall - j.report.compile_ms);
+}
+
+/// Every built job's SASS summary (all its kernels summed) and its config
+/// held to it (tune/SassCheck.h). The cubins of all jobs go to the
+/// disassembler together (runtime::summarise_cubins: a run costs more than a
+/// compile, so runs are shared), on at most `threads` workers. A failure is
+/// recorded on the job, never thrown: the candidate stays Ok.
+void read_sass(std::vector<Job> &jobs, const ir::PrimFunc &func, const Arch &arch, const std::filesystem::path &tool,
+               unsigned threads) {
+  std::vector<const std::vector<uint8_t> *> cubins;
+  std::vector<size_t> owner;
+  for (size_t i = 0; i < jobs.size(); ++i)
+    if (jobs[i].fn)
+      for (const runtime::CompiledKernel &k : jobs[i].fn->kernels()) {
+        cubins.push_back(&k.compiled.cubin);
+        owner.push_back(i);
+      }
+  std::vector<runtime::CubinSass> sass = runtime::summarise_cubins(cubins, sm_name(arch), tool, threads);
+  for (size_t c = 0; c < sass.size(); ++c) {
+    CandidateReport &r = jobs[owner[c]].report;
+    if (!sass[c].error.empty()) r.sass_error = sass[c].error;
+    for (const runtime::SassSummary &s : sass[c].functions) r.sass ? void(*r.sass += s) : void(r.sass = s);
+  }
+  for (Job &j : jobs) {
+    if (!j.report.sass_error.empty()) j.report.sass.reset();  // a partial sum would mislead
+    if (j.report.sass && j.config) j.report.sass_warning = sass_warning(func, j.config->to_json(), *j.report.sass);
+  }
 }
 
 /// Why the candidates cannot be measured on this machine, or "" when they can.
@@ -314,6 +344,23 @@ TuneResult fast_tune(const ir::PrimFunc &original, const Arch &arch, const TuneO
   }
   if (!any_ok(tuned.jobs)) throw TuneError("no candidate could be scheduled and compiled:" + abandoned_reasons);
 
+  // The machine code of the candidates (when cuobjdump is found), read on
+  // other threads while the device measures them: it touches only the sass
+  // fields of the reports, measuring only the others.
+  std::optional<std::filesystem::path> sass_tool;
+  if (options.read_sass) {
+    sass_tool = runtime::find_disassembler();
+    if (sass_tool) result.sass_tool = sass_tool->string();
+    else result.sass_note = std::string(runtime::kNoDisassemblerHint);
+  }
+  std::future<void> sass;
+  if (sass_tool)
+    sass = std::async(std::launch::async, [&] {
+      auto t = Clock::now();
+      read_sass(tuned.jobs, func, arch, *sass_tool, options.threads);
+      result.phases.sass_ms = ms_since(t);
+    });
+
   // Step 4 or 5.
   result.why_unmeasured = why_not_measurable(func, arch, options);
   std::vector<CandidateReport *> reports;
@@ -332,6 +379,8 @@ TuneResult fast_tune(const ir::PrimFunc &original, const Arch &arch, const TuneO
     result.measured = stats.error.empty();
     result.why_unmeasured = stats.error;
   }
+
+  if (sass.valid()) sass.get();
 
   // Pick: the fastest verified when measured, else the policy's best-ranked that built.
   for (size_t i = 0; i < tuned.jobs.size(); ++i) {
@@ -358,6 +407,44 @@ TuneResult fast_tune(const ir::PrimFunc &original, const Arch &arch, const TuneO
   return result;
 }
 
+namespace {
+
+/// A SASS summary for --json: the one-line text, then every count (width
+/// maps keyed by the width in bytes, as strings).
+nlohmann::ordered_json sass_json(const runtime::SassSummary &s) {
+  using J = nlohmann::ordered_json;
+  auto widths = [](const runtime::WidthCounts &w) {
+    J j = J::object();
+    for (const auto &[bytes, n] : w) j[std::to_string(bytes)] = n;
+    return j;
+  };
+  auto ops = [](const std::map<std::string, int64_t> &m) {
+    J j = J::object();
+    for (const auto &[op, n] : m) j[op] = n;
+    return j;
+  };
+  return J{{"summary", s.str()},
+           {"instructions", s.instructions},
+           {"widest_global_load", s.widest_global_load()},
+           {"widest_global_store", s.widest_global_store()},
+           {"global_loads", widths(s.global_loads)},
+           {"global_stores", widths(s.global_stores)},
+           {"generic_loads", widths(s.generic_loads)},
+           {"generic_stores", widths(s.generic_stores)},
+           {"shared_loads", widths(s.shared_loads)},
+           {"shared_stores", widths(s.shared_stores)},
+           {"async_copies", widths(s.async_copies)},
+           {"ldmatrix", s.ldmatrix},
+           {"local_loads", s.local_loads},
+           {"local_stores", s.local_stores},
+           {"atomics", s.atomics},
+           {"shared_atomics", s.shared_atomics},
+           {"tensor_ops", ops(s.tensor_ops)},
+           {"fma_ops", ops(s.fma_ops)}};
+}
+
+}  // namespace
+
 nlohmann::ordered_json to_json(const TuneResult &r) {
   using J = nlohmann::ordered_json;
   const TunePhases &p = r.phases;
@@ -368,12 +455,14 @@ nlohmann::ordered_json to_json(const TuneResult &r) {
         {"why_unmeasured", r.why_unmeasured},
         {"from_db", r.from_db},
         {"rules_abandoned", r.rules_abandoned},
+        {"sass_tool", r.sass_tool},
+        {"sass_note", r.sass_note},
         {"best", r.best},
         {"default", r.default_index},
         {"speedup_over_default", r.speedup_over_default()},
         {"phases_ms",
          {{"match", p.match_ms}, {"policy", p.policy_ms}, {"schedule", p.schedule_ms}, {"codegen", p.codegen_ms},
-          {"nvrtc", p.nvrtc_ms}, {"compile_wall", p.compile_wall_ms}, {"reference", p.reference_ms},
+          {"nvrtc", p.nvrtc_ms}, {"compile_wall", p.compile_wall_ms}, {"sass", p.sass_ms}, {"reference", p.reference_ms},
           {"measure", p.measure_ms}, {"total", p.total_ms}}}};
   J cands = J::array();
   for (const CandidateReport &c : r.candidates) {
@@ -383,6 +472,9 @@ nlohmann::ordered_json to_json(const TuneResult &r) {
         {"error_ratio", c.error_ratio},  {"policy_score_us", c.policy_score}, {"policy_why", c.policy_why},
         {"registers", c.registers},  {"spill_bytes", c.spill_bytes},      {"shared_bytes", c.shared_bytes},
         {"compile_ms", c.compile_ms}};
+    j["sass"] = c.sass ? sass_json(*c.sass) : J();
+    j["sass_error"] = c.sass_error;
+    j["sass_warning"] = c.sass_warning;
     cands.push_back(std::move(j));
   }
   out["candidates"] = std::move(cands);

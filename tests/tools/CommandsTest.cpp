@@ -3,11 +3,13 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "tessera/runtime/NVRTC.h"
+#include "tessera/runtime/Sass.h"
 #include "tessera/support/Error.h"
 
 namespace tessera::cli {
@@ -336,6 +338,49 @@ TEST(CompileCommand, ReportsEachArchAndWritesSourceAndCubins) {
   EXPECT_TRUE(fs::exists(dir / "scaled_kernel.cu"));
   EXPECT_GT(fs::file_size(dir / "scaled_kernel.sm_80.cubin"), 0u);
   EXPECT_GT(fs::file_size(dir / "scaled_kernel.sm_90.cubin"), 0u);
+}
+
+// With cuobjdump, every kernel's resource line is followed by its SASS
+// summary, and -o also writes the listing (runtime/Sass.h).
+TEST(CompileCommand, PrintsASassSummaryLineWhenCuobjdumpIsFound) {
+  if (!runtime::nvrtc_available()) GTEST_SKIP() << "built without NVRTC";
+  if (!runtime::find_disassembler()) GTEST_SKIP() << runtime::kNoDisassemblerHint;
+  std::string file = std::string(TESSERA_TEST_DATA_DIR) + "/codegen/kernels/vector_copy_f16.py";
+  fs::path dir = fs::path(write_temp("unused", "")).parent_path() / "out";
+  std::ostringstream out, err;
+  ASSERT_EQ(compile_command({.file = file, .archs = "sm_80,sm_90", .output_dir = dir.string()}, out, err), 0)
+      << err.str();
+  std::string text = out.str();
+  // One 16-byte load and one 16-byte store per thread, for both archs.
+  const std::string line = "\n  sass: global ld 16B x1 | st 16B x1 | shared 0 | local 0 | mma 0 | FMA 0\n";
+  size_t first = text.find(line);
+  ASSERT_NE(first, std::string::npos) << text;
+  EXPECT_NE(text.find(line, first + 1), std::string::npos) << text;
+  EXPECT_EQ(text.find(runtime::kNoDisassemblerHint), std::string::npos) << text;
+  std::ifstream sass(dir / "main_kernel.sm_90.sass");
+  std::stringstream listing;
+  listing << sass.rdbuf();
+  EXPECT_NE(listing.str().find("Function : main_kernel"), std::string::npos);
+  EXPECT_NE(listing.str().find("STG.E.128"), std::string::npos);
+}
+
+// Without one the command still succeeds and says once how to get it.
+TEST(CompileCommand, WithoutCuobjdumpNoSassLineAndTheHintOnce) {
+  if (!runtime::nvrtc_available()) GTEST_SKIP() << "built without NVRTC";
+  const char *saved = std::getenv("TESSERA_CUOBJDUMP");
+  std::string keep = saved ? saved : "";
+  setenv("TESSERA_CUOBJDUMP", "/nonexistent/cuobjdump", 1);
+  std::string file = write_temp("scaled.py", kScaledAdd);
+  std::ostringstream out, err;
+  int status = compile_command({.file = file, .archs = "sm_80,sm_90"}, out, err);
+  if (saved) setenv("TESSERA_CUOBJDUMP", keep.c_str(), 1);
+  else unsetenv("TESSERA_CUOBJDUMP");
+  ASSERT_EQ(status, 0) << err.str();
+  std::string text = out.str();
+  size_t hint = text.find(runtime::kNoDisassemblerHint);
+  ASSERT_NE(hint, std::string::npos) << text;
+  EXPECT_EQ(text.find(runtime::kNoDisassemblerHint, hint + 1), std::string::npos) << "said more than once: " << text;
+  EXPECT_EQ(text.find("sass:"), std::string::npos) << text;
 }
 
 TEST(CompileCommand, LoweringAndArchErrorsExitOne) {

@@ -14,6 +14,7 @@
 #include "tessera/runtime/Interpreter.h"
 #include "tessera/runtime/Verify.h"
 #include "tessera/runtime/NDArray.h"
+#include "tessera/runtime/Sass.h"
 #include "tessera/tune/FastTune.h"
 #include "tessera/tune/Reference.h"
 #include "Measure.h"  // lib/tune: the private sizing helpers
@@ -112,6 +113,36 @@ TEST(FastTune, JsonReportListsEveryCandidate) {
   EXPECT_EQ(j["candidates"][0]["config"]["rule"], "general_reduction");
   EXPECT_EQ(j["best"], r.best);
   EXPECT_GT(j["phases_ms"]["nvrtc"].get<double>(), 0);
+}
+
+// With cuobjdump, every candidate that built carries its SASS summary, in the
+// report and in the JSON; read_sass = false (or no tool) leaves them out.
+TEST(FastTuneSass, EveryBuiltCandidateCarriesItsSassSummary) {
+  if (!runtime::find_disassembler()) GTEST_SKIP() << runtime::kNoDisassemblerHint;
+  ir::PrimFunc f = small_workload("softmax_f16");
+  TuneResult r = fast_tune(f, Arch::by_name("h100"), {.topk = 4, .measure = false});
+  EXPECT_FALSE(r.sass_tool.empty());
+  EXPECT_EQ(r.sass_note, "");
+  EXPECT_GT(r.phases.sass_ms, 0);
+  auto j = to_json(r);
+  for (size_t i = 0; i < r.candidates.size(); ++i) {
+    const CandidateReport &c = r.candidates[i];
+    if (c.status != CandidateStatus::Ok) continue;
+    ASSERT_TRUE(c.sass) << c.origin << ": " << c.sass_error;
+    EXPECT_GT(c.sass->instructions, 0);
+    EXPECT_GT(c.sass->widest_global_load(), 0) << c.sass->str();
+    EXPECT_EQ(c.sass_error, "");
+    // The warning, when there is one, is the config's vector against the code.
+    if (!c.sass_warning.empty()) {
+      EXPECT_TRUE(c.sass_warning.starts_with("sass: asks for vector ")) << c.sass_warning;
+    }
+    EXPECT_EQ(j["candidates"][i]["sass"]["summary"], c.sass->str());
+    EXPECT_EQ(j["candidates"][i]["sass_warning"], c.sass_warning);
+  }
+  TuneResult off = fast_tune(f, Arch::by_name("h100"), {.topk = 2, .measure = false, .read_sass = false});
+  EXPECT_EQ(off.sass_tool, "");
+  for (const CandidateReport &c : off.candidates) EXPECT_FALSE(c.sass);
+  EXPECT_TRUE(to_json(off)["candidates"][0]["sass"].is_null());
 }
 
 }  // namespace

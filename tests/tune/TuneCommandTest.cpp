@@ -13,6 +13,7 @@
 #include "Commands.h"
 #include "TuneTestUtil.h"
 #include "tessera/analysis/Specialize.h"
+#include "tessera/runtime/Sass.h"
 #include "tessera/script/Parser.h"
 #include "tessera/tune/Database.h"
 
@@ -51,6 +52,32 @@ TEST(TuneCommand, WithoutADeviceCompilesEveryCandidateAndWritesTheBest) {
   EXPECT_GE(report["candidates"].size(), 2u);
   // Nothing measured: the database stays empty.
   EXPECT_TRUE(tune::Database::open(dir.file("db.jsonl")).records().empty());
+}
+
+// The table's SASS column (with cuobjdump) or the hint saying how to get one.
+TEST(TuneCommand, SassColumnOrTheHintToInstallCuobjdump) {
+  test::ScratchDir dir;
+  CommandRun r = tune({.file = workload("add_f16.py"), .arch = "h100", .topk = 2, .db = "none",
+                       .json = dir.file("r.json"), .output_dir = dir.file("out"), .dims = {"rows=64", "cols=96"},
+                       .no_measure = true});
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::ifstream j(dir.file("r.json"));
+  auto report = nlohmann::json::parse(j);
+  if (!runtime::find_disassembler()) {
+    EXPECT_NE(r.out.find(std::string("# ") + std::string(runtime::kNoDisassemblerHint)), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("ld/st/lcl"), std::string::npos) << r.out;
+    EXPECT_TRUE(report["candidates"][0]["sass"].is_null());
+    return;
+  }
+  EXPECT_NE(r.out.find("ld/st/lcl"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("# ld/st/lcl: the widest global load and store in bytes"), std::string::npos) << r.out;
+  EXPECT_TRUE(report["candidates"][0]["sass"]["summary"].get<std::string>().starts_with("global ld ")) << report;
+  // --no-sass: no column, no summaries.
+  CommandRun off = tune({.file = workload("add_f16.py"), .arch = "h100", .topk = 2, .db = "none",
+                         .output_dir = dir.file("out2"), .dims = {"rows=64", "cols=96"}, .no_measure = true,
+                         .no_sass = true});
+  ASSERT_EQ(off.status, 0) << off.err;
+  EXPECT_EQ(off.out.find("ld/st/lcl"), std::string::npos) << off.out;
 }
 
 TEST(TuneCommand, SecondRunAnswersFromTheDatabase) {

@@ -13,7 +13,12 @@
 //   2. the policy's top-k configs (policies::propose) plus the rule's default
 //      config (kept once if the policy proposed it too);
 //   3. every candidate scheduled, lowered and printed, then compiled with NVRTC,
-//      all on a pool of `threads` workers (all cores by default);
+//      all on a pool of `threads` workers (all cores by default); then, when
+//      cuobjdump is found (`read_sass`), the cubins are disassembled together
+//      (runtime::summarise_cubins: a disassembler run costs more than a
+//      compile, so all candidates share one) on another thread while step 4
+//      measures, and a config whose machine code contradicts it gets a
+//      warning (tune/SassCheck.h);
 //   4. on a device (when `measure` and the driver is usable): the inputs are
 //      random and never zero; the reference is the unscheduled function in
 //      float64 with its rounding-error bounds (runtime/Verify.h), computed by
@@ -53,6 +58,7 @@
 #include "tessera/arch/Arch.h"
 #include "tessera/ir/Func.h"
 #include "tessera/runtime/Interpreter.h"
+#include "tessera/runtime/Sass.h"
 #include "tessera/support/Error.h"
 
 namespace tessera::tune {
@@ -84,6 +90,7 @@ struct TunePhases {
   double codegen_ms = 0;   ///< lowering + CUDA C, summed
   double nvrtc_ms = 0;     ///< NVRTC, summed
   double compile_wall_ms = 0;
+  double sass_ms = 0;  ///< disassembling and summarising every candidate (wall; overlaps reference and measure)
   double reference_ms = 0;  ///< computing the reference output
   double measure_ms = 0;    ///< verifying and timing on the device
   double total_ms = 0;
@@ -107,6 +114,15 @@ struct CandidateReport {
   ir::PrimFunc func;       ///< the scheduled function (undefined when not scheduled)
   std::vector<std::string> sources;         ///< CUDA C per kernel
   std::vector<std::vector<uint8_t>> cubins; ///< per kernel
+  /// The machine code's instruction mix, every kernel summed (runtime/Sass.h);
+  /// absent when not built, not disassembled (no cuobjdump, or `read_sass`
+  /// off) or when disassembling failed (`sass_error` says why).
+  std::optional<runtime::SassSummary> sass;
+  std::string sass_error;
+  /// Where the machine code contradicts the config, "" when it does not
+  /// (tune/SassCheck.h): "sass: asks for vector 8 (16 bytes) but its widest
+  /// global access is 2 bytes". Not a failure.
+  std::string sass_warning;
 };
 
 struct TuneOptions {
@@ -133,6 +149,10 @@ struct TuneOptions {
   /// Leaders within this fraction of the fastest median are re-timed.
   double retime_within = 0.03;
   uint64_t seed = 1;
+  /// Summarise every built candidate's SASS when runtime::find_disassembler()
+  /// finds cuobjdump (a few disassembler runs for all candidates, ~0.3 s of
+  /// CPU each: runtime::summarise_cubins).
+  bool read_sass = true;
   /// Consulted before tuning and appended to afterwards; may be null.
   Database *db = nullptr;
   /// Called as work completes: (phase, done, total), phase one of
@@ -151,6 +171,11 @@ struct TuneResult {
   std::string db_note;
   /// The rules that matched before `rule` but whose every candidate failed.
   std::vector<std::string> rules_abandoned;
+  /// The cuobjdump that summarised the candidates; "" when none did.
+  std::string sass_tool;
+  /// Why the candidates have no SASS summaries ("" when they have, or
+  /// read_sass was off): runtime::kNoDisassemblerHint when there is no tool.
+  std::string sass_note;
   std::vector<CandidateReport> candidates;  ///< in proposal order: policy ranks, then the default
   int best = -1;           ///< index into candidates
   int default_index = -1;  ///< the rule's default config among candidates
@@ -168,7 +193,7 @@ TuneResult fast_tune(const ir::PrimFunc &func, const Arch &arch, const TuneOptio
 
 /// The result for `tessera tune --json`: rule, arch, device, measured, phases,
 /// and every candidate (origin, config as JSON, status, error, time, policy
-/// score, resources), without sources and cubins.
+/// score, resources, the SASS summary and its warning), without sources and cubins.
 nlohmann::ordered_json to_json(const TuneResult &r);
 
 }  // namespace tessera::tune

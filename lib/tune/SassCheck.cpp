@@ -1,0 +1,39 @@
+//===- lib/tune/SassCheck.cpp - Configs held to their machine code ----------===//
+#include "tessera/tune/SassCheck.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace tessera::tune {
+
+int expected_access_bytes(const ir::PrimFunc &func, const nlohmann::ordered_json &config) {
+  auto it = config.find("vector");
+  if (it == config.end() || !it->is_number_integer()) return 0;
+  int64_t vector = it->get<int64_t>();
+  if (vector <= 1) return 0;
+  // The narrowest element decides: with float16 inputs and a float32 output,
+  // a vector of 8 is 16 bytes of input, and at least that wide an access
+  // should exist.
+  int bytes = 0;
+  for (const ir::Var &param : func.params()) {
+    ir::Buffer b = func.buffer_of(param);
+    if (!b.defined()) continue;
+    ir::DataType t = b.dtype();
+    if (!(t.is_float() || t.is_integer()) || t.bits() < 8) continue;
+    bytes = bytes ? std::min(bytes, t.bytes()) : t.bytes();
+  }
+  if (bytes == 0) return 0;
+  return int(std::min<int64_t>(16, vector * bytes));
+}
+
+std::string sass_warning(const ir::PrimFunc &func, const nlohmann::ordered_json &config,
+                         const runtime::SassSummary &sass) {
+  int expected = expected_access_bytes(func, config);
+  if (!runtime::width_contradiction(sass, expected)) return "";
+  int widest = std::max(sass.widest_global_load(), sass.widest_global_store());
+  return fmt::format("sass: asks for vector {} ({} bytes) but its widest global access is {} bytes",
+                     config["vector"].get<int64_t>(), expected, widest);
+}
+
+}  // namespace tessera::tune
