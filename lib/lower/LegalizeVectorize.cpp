@@ -336,8 +336,38 @@ class VectorizeLegalizer : public IRMutator {
                        [&](const Access &a) { return a.is_store && a.buffer.same_as(b); });
   }
 
+  /// `e` with narrowing integer casts moved onto the leaves where no value
+  /// changes (every part within the narrow type's range) and a widening
+  /// cast under a narrowing one dropped: int64 programs (what TVM prints for
+  /// relax) flatten to `(int)(k_o * 32LL + tx * 4LL + v)`, whose runs in `v`
+  /// only show once the cast is inside.
+  Expr narrow_casts(const Expr &e) const {
+    if (const auto *c = e.as<Cast>(); c && c->dtype.is_int() && c->value.dtype().is_int()) {
+      const Expr &x = c->value;
+      if (const auto *inner = x.as<Cast>(); inner && inner->value.dtype() == c->dtype &&
+                                             inner->dtype.is_int() && inner->dtype.bits() >= c->dtype.bits())
+        return narrow_casts(inner->value);
+      if (auto k = as_const_int(x); k && arith::IntBound::of_dtype(c->dtype).contains(*k))
+        return make_int(c->dtype, *k);
+      const auto *b = x.as<Binary>();
+      arith::IntBound range = arith::IntBound::of_dtype(c->dtype);
+      auto fits = [&](const Expr &part) {
+        arith::IntBound pb = ana_.const_bound(part);
+        return range.contains(pb.min) && range.contains(pb.max);
+      };
+      if (b && (b->op == BinaryOp::Add || b->op == BinaryOp::Sub || b->op == BinaryOp::Mul) && fits(x) &&
+          fits(b->a) && fits(b->b))
+        return Binary::make(b->op, narrow_casts(Cast::make(c->dtype, b->a)), narrow_casts(Cast::make(c->dtype, b->b)));
+      return e;
+    }
+    if (const auto *b = e.as<Binary>(); b && e.dtype().is_int())
+      return Binary::make(b->op, narrow_casts(b->a), narrow_casts(b->b));
+    return e;
+  }
+
   /// `base` when `index` is `base + v` (v from 0), else undefined.
-  Expr contiguous_base(const Expr &index, const Var &v) {
+  Expr contiguous_base(const Expr &raw_index, const Var &v) {
+    Expr index = narrow_casts(raw_index);
     Expr base = ana_.simplify(substitute(index, {{v, make_int(v.dtype(), 0)}}));
     if (mentions(base, v) || !is_loop_var(ana_.simplify(sub(index, base)), v)) return Expr();
     return base;

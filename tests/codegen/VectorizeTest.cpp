@@ -16,6 +16,7 @@
 
 #include "tessera/codegen/CodegenCUDA.h"
 #include "tessera/ir/Functor.h"
+#include "tessera/ir/Op.h"
 #include "tessera/lower/Passes.h"
 #include "tessera/runtime/Interpreter.h"
 #include "tessera/script/Parser.h"
@@ -86,10 +87,10 @@ ir::PrimFunc as_runnable(const lower::LoweredFunc &f) {
   ir::Stmt body = f.body;
   for (int a = 0; a < 3; ++a)
     if (const ir::Var &v = f.launch.thread_vars[a]; v.defined())
-      body = ir::For::make(v, ir::i32(0), f.launch.block[a], ir::ForKind::ThreadBinding, body, v.name());
+      body = ir::For::make(v, ir::i32(0), ir::cast(v.dtype(), f.launch.block[a]), ir::ForKind::ThreadBinding, body, v.name());
   for (int a = 0; a < 3; ++a)
     if (const ir::Var &v = f.launch.block_vars[a]; v.defined())
-      body = ir::For::make(v, ir::i32(0), f.launch.grid[a], ir::ForKind::ThreadBinding, body, v.name());
+      body = ir::For::make(v, ir::i32(0), ir::cast(v.dtype(), f.launch.grid[a]), ir::ForKind::ThreadBinding, body, v.name());
   std::vector<ir::Var> params;
   std::vector<std::pair<ir::Var, ir::Buffer>> buffer_map;
   for (const lower::KernelParam &p : f.params) {
@@ -388,6 +389,27 @@ TEST(LegalizeVectorize, VectorLoadsThatCannotBeProvedStayScalarAndInOrder) {
   ASSERT_EQ(why.size(), 1u) << lower::print(l);
   EXPECT_TRUE(contains(why[0], "is not aligned")) << why[0];
   expect_lowered_computes_the_same(stride);
+}
+
+TEST(LegalizeVectorize, Int64IndicesVectorizeLikeInt32) {
+  // TVM prints relax's functions with T.int64 loops; their flattened indices
+  // are int32 casts of int64 sums, `(int)((long long)tx * 4LL + v)`, whose
+  // runs in v show once the cast is moved inside (no value changes).
+  ir::PrimFunc f = script::parse_func(R"(
+@T.prim_func
+def main(A: T.Buffer((T.int64(64), T.int64(256)), "float32"), B: T.Buffer((T.int64(64), T.int64(256)), "float32")):
+    for i in T.thread_binding(T.int64(64), thread="blockIdx.x"):
+        for t in T.thread_binding(T.int64(64), thread="threadIdx.x"):
+            for v in T.vectorized(T.int64(4)):
+                with T.block("B"):
+                    vi = T.axis.spatial(T.int64(64), i)
+                    vj = T.axis.spatial(T.int64(256), t * T.int64(4) + v)
+                    B[vi, vj] = A[vi, vj] * T.float32(2)
+)");
+  lower::LoweredFunc l = lower::lower(f);
+  EXPECT_EQ(names(moves(l)), "A->A_vecx4 B_vec->Bx4 ");
+  EXPECT_TRUE(fallbacks(l).empty());
+  expect_lowered_computes_the_same(f);
 }
 
 TEST(LegalizeVectorize, LoweredKernelsComputeWhatTheScheduledOnesDo) {

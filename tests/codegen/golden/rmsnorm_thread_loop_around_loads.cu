@@ -11,10 +11,7 @@ extern "C" __global__ void __launch_bounds__(128) main_kernel(const half* __rest
   __shared__ __align__(16) float rsqrt_shared[1];
   __shared__ __align__(16) float sum_sq_local_warp_totals[4];
   __align__(16) float sum_sq_local_partial[1];
-  #pragma unroll
-  for (long long ax1_1 = 0LL; ax1_1 < 8LL; ++ax1_1) {
-    data_local[(int)ax1_1] = data[(int)(long long)bx * 1024 + (int)((long long)tx * 8LL + ax1_1)];
-  }
+  *(uint4*)data_local = *(const uint4*)(data + (bx * 1024 + tx * 8));
   for (long long ax1 = 0LL; ax1 < 8LL; ++ax1) {
     sq_local[(int)ax1] = __half2float(data_local[(int)ax1]) * __half2float(data_local[(int)ax1]);
   }
