@@ -3,6 +3,7 @@
 #   make-bundle.sh BUILD_DIR BUNDLE_DIR
 # BUNDLE_DIR/ gets
 #   run-gpu.sh            the one command a GPU machine runs (see its header)
+#   torch-baseline.py     the memory-bound workloads in PyTorch eager (run-gpu.sh step c)
 #   BUNDLE.txt            git hash, date, toolkit, programs, size
 #   bin/                  tessera, the GPU benchmarks, every gpu-labelled test (stripped)
 #   lib/                  every shared library a bare CUDA machine lacks (RUNPATH $ORIGIN/../lib)
@@ -72,7 +73,8 @@ else
   echo "make-bundle: warning: no shared/examples beside the checkout; the long-tail workloads will be missing" >&2
 fi
 cp "$src/tools/bundle/run-gpu.sh" "$bundle/run-gpu.sh"
-chmod +x "$bundle/run-gpu.sh"
+cp "$src/tools/bundle/torch-baseline.py" "$bundle/torch-baseline.py"
+chmod +x "$bundle/run-gpu.sh" "$bundle/torch-baseline.py"
 
 git_hash=$(git -C "$src" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 git -C "$src" diff --quiet HEAD 2>/dev/null || git_hash="$git_hash+dirty"

@@ -9,7 +9,9 @@
 #      from its preset); the device-to-device copy bandwidth;
 #   b. every gpu-labelled test binary (gtest XML in OUTDIR/tests/);
 #   c. tessera_bench_workloads (every workload at full size, default config,
-#      against cuBLAS and the copy bandwidth) and tessera_bench_kernels;
+#      against cuBLAS and the copy bandwidth), tessera_bench_kernels and the
+#      memory-bound workloads in PyTorch eager (torch-baseline.py, when the
+#      machine's python3 has torch: bench/torch.json);
 #   d. tessera bench --suite seed004 and --suite llm_decode (JSON, Markdown,
 #      SVG) in whatever time the budget leaves after keeping 50 s for e
 #      (skipped workloads are listed as such);
@@ -214,6 +216,17 @@ step bench-workloads 150 100 "$bin/tessera_bench_workloads" --json "$out/bench/w
 finish bench-workloads "$( ((gpu)) && echo "$(grep -c '^| [a-z].* | ok ' "$log") of $(($(grep -c '^| [a-z]' "$log") - 1)) workloads checked ok" || output_line 1)"
 step bench-kernels 90 90 "$bin/tessera_bench_kernels" --json "$out/bench/kernels.json" --git "$git_hash"
 finish bench-kernels "$( ((gpu)) && echo "$(grep -c '^| [a-z]' "$log") kernel rows" || output_line 1 | tr '\n' ' ')"
+if ((gpu)); then
+  step torch-baseline 60 60 python3 "$here/torch-baseline.py" "$TESSERA_HOME/workloads/workloads.json" \
+    "$out/bench/torch.json"
+  if ((rc == 3)); then  # no torch, or torch without CUDA: nothing to compare with
+    ((skipped)) || record torch-baseline skip "$step_secs" "$(output_line 1)"
+  else
+    finish torch-baseline "$(grep -c '^| [a-z]' "$log") workloads in PyTorch eager"
+  fi
+else
+  skip torch-baseline "$why_none"
+fi
 
 # --- d. the tune suites, in what is left ------------------------------------------------
 if ((gpu)); then
