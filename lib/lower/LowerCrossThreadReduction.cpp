@@ -547,8 +547,8 @@ class CrossThreadReductionLowerer : public detail::LoopScopedMutator {
     // array over the spatial loops kept in place).
     std::vector<Buffer> partials, arrays;
     std::vector<Stmt> body, folds;
-    Var init_lane("lane", DataType::int32());
     for (const Part &p : parts) {
+      Var init_lane("lane", DataType::int32());  // one per loop: no variable bound twice
       DataType t = p.u->out.dtype();
       Buffer partial = Buffer::make(p.u->out.name() + "_partial", t, {i32(1)}, "local");
       partials.push_back(partial);

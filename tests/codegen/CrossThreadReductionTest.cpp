@@ -473,6 +473,31 @@ def main(P: T.Buffer((256, 32), "float32"), C: T.Buffer((32,), "float32")):
   expect_matches_interpreter(f);
 }
 
+TEST(CrossThreadReductionNumeric, SpatialLoopInsideTheReduceLoopsKeepsAPartialPerOutput) {
+  // A column sum as the reduction rule schedules it with a vector: 4
+  // adjacent outputs per thread (innermost, vectorized), threadIdx.y
+  // splitting the rows. The loop stays in place: an array of 4 partials,
+  // one float4 load a step, then one all-reduce per output.
+  ir::PrimFunc f = script::parse_func(R"(
+@T.prim_func
+def main(A: T.Buffer((64, 32), "float32"), B: T.Buffer((32,), "float32")):
+    for s_t in T.thread_binding(8, thread="threadIdx.x"):
+        for k_t in T.thread_binding(8, thread="threadIdx.y"):
+            for k_o in range(8):
+                for s_v in T.vectorized(4):
+                    with T.block("B"):
+                        vj = T.axis.spatial(32, s_t * 4 + s_v)
+                        vk = T.axis.reduce(64, k_t * 8 + k_o)
+                        with T.init():
+                            B[vj] = T.float32(0)
+                        B[vj] = B[vj] + A[vk, vj]
+)");
+  std::string cuda = cuda_of(f);
+  EXPECT_NE(cuda.find("float B_partials[4];"), std::string::npos) << cuda;
+  EXPECT_NE(cuda.find("*(float4*)A_vec = *(const float4*)(A + "), std::string::npos) << cuda;
+  expect_matches_interpreter(f);
+}
+
 TEST(CrossThreadReductionNumeric, MaskedFirstIterationSkipsTheInit) {
   // vk = 0 is masked, so the serial program never runs the init and adds to
   // what C held before.
