@@ -1,0 +1,101 @@
+//===- tessera/ir/MmaFragments.h - Which lane holds which matrix element ---===//
+//
+// The warp-level tensor-core instructions spread their operands over the 32
+// lanes of a warp: `mma.sync.m16n8k16` gives each lane eight float16 of the
+// 16 x 16 A tile (four 32-bit registers, a0..a7), four of the 16 x 8 B tile
+// and four accumulators of the 16 x 8 C tile; `ldmatrix` loads 8 x 8 tiles of
+// 16-bit elements so that they land in exactly that order. The interpreter,
+// the SIMT emulator, the lowering of `warp` buffers to per-lane registers and
+// the code generator must all agree on these maps, so each instruction's map
+// is written here once, as the PTX ISA's figures give it ("Matrix Fragments
+// for mma.m16n8k16 / m16n8k32 / m16n8k8", "ldmatrix"):
+//
+//   g = lane / 4 (the group), t = lane % 4 (the thread in the group)
+//   m16n8k16 A (16 x 16): a_i at row g + 8 * ((i / 2) % 2), col 2t + i % 2 + 8 * (i / 4)
+//            B (16 x 8):  b_i at row 2t + i % 2 + 8 * (i / 2),  col g
+//            C (16 x 8):  c_i at row g + 8 * (i / 2),           col 2t + i % 2
+//   m16n8k32 A (16 x 32, 8-bit): a_i at row g + 8 * ((i / 4) % 2), col 4t + i % 4 + 16 * (i / 8)
+//            B (32 x 8):  b_i at row 4t + i % 4 + 16 * (i / 4), col g
+//   m16n8k8  A (16 x 8, tf32):  a_i at row g + 8 * (i % 2), col t + 4 * (i / 2)
+//            B (8 x 8):   b_i at row t + 4 * i, col g
+//   (the C map is the same for every shape; float16 accumulators pack two per
+//   register in the same element order)
+//
+//   ldmatrix (.b16, x1/x2/x4): lane l gives the address of row l % 8 of
+//   matrix l / 8 (lanes past the matrix count are ignored); destination
+//   register j of lane l holds matrix j's elements (l / 4, 2 (l % 4) + h),
+//   h = 0, 1 the two halves; with .trans, (2 (l % 4) + h, l / 4).
+//
+// Each map is a bijection between (lane, element) and (row, col) of its
+// tile (tests/ir/MmaFragmentsTest.cpp checks that and the ISA's examples);
+// owner() is its inverse.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <string>
+
+namespace tessera::ir::mma {
+
+/// The mma.sync shapes and input types tessera uses. float16 and bfloat16
+/// share one layout (M16N8K16), int8 and fp8 another (M16N8K32).
+enum class MmaShape { M16N8K16, M16N8K32, M16N8K8 };
+
+enum class Operand { A, B, C };
+
+/// A tile position.
+struct Element {
+  int row = 0, col = 0;
+  bool operator==(const Element &o) const { return row == o.row && col == o.col; }
+};
+
+/// The owner of a tile position: which lane, and which of its elements.
+struct Slot {
+  int lane = 0, index = 0;
+  bool operator==(const Slot &o) const { return lane == o.lane && index == o.index; }
+};
+
+/// One operand's map between the 32 lanes' elements and its tile.
+class FragmentLayout {
+ public:
+  FragmentLayout(MmaShape shape, Operand operand);
+
+  int rows() const { return rows_; }
+  int cols() const { return cols_; }
+  /// Elements each lane holds (rows * cols / 32).
+  int per_lane() const { return rows_ * cols_ / 32; }
+  /// Where element `index` of `lane` sits. Throws InternalError out of range.
+  Element at(int lane, int index) const;
+  /// Which lane and element hold (row, col). Throws InternalError out of range.
+  Slot owner(int row, int col) const;
+  /// "m16n8k16 A (16 x 16)".
+  std::string str() const;
+
+ private:
+  MmaShape shape_;
+  Operand operand_;
+  int rows_ = 0, cols_ = 0;
+};
+
+/// ldmatrix's map for `matrices` (1, 2 or 4) 8 x 8 tiles of 16-bit elements.
+class LdmatrixLayout {
+ public:
+  LdmatrixLayout(int matrices, bool trans);
+
+  int matrices() const { return matrices_; }
+  bool trans() const { return trans_; }
+  /// The tile element that half `half` (0, 1) of destination register
+  /// `matrix` of `lane` receives.
+  Element at(int lane, int matrix, int half) const;
+  /// The lane whose address operand gives row `row` of tile `matrix`.
+  int address_lane(int matrix, int row) const;
+  /// The (matrix, row) that `lane`'s address operand gives; matrix -1 for a
+  /// lane ldmatrix ignores (x1: lanes 8..31, x2: 16..31).
+  Element address_of(int lane) const;
+
+ private:
+  int matrices_;
+  bool trans_;
+};
+
+}  // namespace tessera::ir::mma

@@ -1,0 +1,98 @@
+//===- lib/ir/MmaFragments.cpp - Which lane holds which matrix element -----===//
+#include "tessera/ir/MmaFragments.h"
+
+#include "tessera/support/Error.h"
+
+namespace tessera::ir::mma {
+
+namespace {
+
+const char *shape_name(MmaShape s) {
+  switch (s) {
+    case MmaShape::M16N8K16: return "m16n8k16";
+    case MmaShape::M16N8K32: return "m16n8k32";
+    case MmaShape::M16N8K8: return "m16n8k8";
+  }
+  return "?";
+}
+
+int k_of(MmaShape s) {
+  switch (s) {
+    case MmaShape::M16N8K16: return 16;
+    case MmaShape::M16N8K32: return 32;
+    case MmaShape::M16N8K8: return 8;
+  }
+  return 0;
+}
+
+}  // namespace
+
+FragmentLayout::FragmentLayout(MmaShape shape, Operand operand) : shape_(shape), operand_(operand) {
+  const int k = k_of(shape);
+  switch (operand) {
+    case Operand::A: rows_ = 16, cols_ = k; break;
+    case Operand::B: rows_ = k, cols_ = 8; break;
+    case Operand::C: rows_ = 16, cols_ = 8; break;
+  }
+}
+
+Element FragmentLayout::at(int lane, int i) const {
+  TESSERA_ICHECK(lane >= 0 && lane < 32 && i >= 0 && i < per_lane())
+      << str() << ": no element " << i << " of lane " << lane;
+  const int g = lane / 4, t = lane % 4;
+  if (operand_ == Operand::C) return {g + 8 * (i / 2), 2 * t + i % 2};
+  switch (shape_) {
+    case MmaShape::M16N8K16:
+      if (operand_ == Operand::A) return {g + 8 * ((i / 2) % 2), 2 * t + i % 2 + 8 * (i / 4)};
+      return {2 * t + i % 2 + 8 * (i / 2), g};
+    case MmaShape::M16N8K32:
+      if (operand_ == Operand::A) return {g + 8 * ((i / 4) % 2), 4 * t + i % 4 + 16 * (i / 8)};
+      return {4 * t + i % 4 + 16 * (i / 4), g};
+    case MmaShape::M16N8K8:
+      if (operand_ == Operand::A) return {g + 8 * (i % 2), t + 4 * (i / 2)};
+      return {t + 4 * i, g};
+  }
+  TESSERA_ICHECK(false) << "unknown mma shape";
+  return {};
+}
+
+Slot FragmentLayout::owner(int row, int col) const {
+  TESSERA_ICHECK(row >= 0 && row < rows_ && col >= 0 && col < cols_)
+      << str() << ": no element (" << row << ", " << col << ")";
+  for (int lane = 0; lane < 32; ++lane)
+    for (int i = 0; i < per_lane(); ++i)
+      if (at(lane, i) == Element{row, col}) return {lane, i};
+  TESSERA_ICHECK(false) << str() << ": no lane holds (" << row << ", " << col << ")";
+  return {};
+}
+
+std::string FragmentLayout::str() const {
+  const char *op = operand_ == Operand::A ? "A" : operand_ == Operand::B ? "B" : "C";
+  return std::string(shape_name(shape_)) + " " + op + " (" + std::to_string(rows_) + " x " +
+         std::to_string(cols_) + ")";
+}
+
+LdmatrixLayout::LdmatrixLayout(int matrices, bool trans) : matrices_(matrices), trans_(trans) {
+  TESSERA_ICHECK(matrices == 1 || matrices == 2 || matrices == 4) << "ldmatrix .x" << matrices;
+}
+
+Element LdmatrixLayout::at(int lane, int matrix, int half) const {
+  TESSERA_ICHECK(lane >= 0 && lane < 32 && matrix >= 0 && matrix < matrices_ && (half == 0 || half == 1))
+      << "ldmatrix .x" << matrices_ << ": no half " << half << " of register " << matrix << " of lane " << lane;
+  Element e{lane / 4, 2 * (lane % 4) + half};
+  return trans_ ? Element{e.col, e.row} : e;
+}
+
+int LdmatrixLayout::address_lane(int matrix, int row) const {
+  TESSERA_ICHECK(matrix >= 0 && matrix < matrices_ && row >= 0 && row < 8)
+      << "ldmatrix .x" << matrices_ << ": no row " << row << " of matrix " << matrix;
+  return matrix * 8 + row;
+}
+
+Element LdmatrixLayout::address_of(int lane) const {
+  TESSERA_ICHECK(lane >= 0 && lane < 32) << "ldmatrix: no lane " << lane;
+  if (lane / 8 >= matrices_) return {-1, lane % 8};
+  return {lane / 8, lane % 8};
+}
+
+}  // namespace tessera::ir::mma
