@@ -352,9 +352,25 @@ void schedule_gemm(Schedule &sch, const GemmPlan &p) {
     if (sch.get(l).as<ir::For>()->for_kind == ir::ForKind::Serial) sch.unroll(l);
 
   // Step 4. Registers are indexed by the per-thread pieces: unroll them.
+  int64_t per_thread = 1;
   for (const auto *g : {&pc.m_per, &pc.n_per})
-    for (const LoopRef &l : *g) sch.unroll(l);
-  if (p.unroll) sch.unroll(pc.k_inner.back());
+    for (const LoopRef &l : *g) {
+      sch.unroll(l);
+      if (auto e = ir::as_const_int(sch.get(l).as<ir::For>()->extent)) per_thread *= *e;
+    }
+  if (p.unroll) unroll_k_inner(sch, pc.k_inner.back(), per_thread);
+}
+
+void unroll_k_inner(schedule::Schedule &sch, const schedule::LoopRef &k, int64_t per_thread) {
+  std::optional<int64_t> extent = ir::as_const_int(sch.get(k).as<ir::For>()->extent);
+  int64_t chunk = std::max<int64_t>(1, kMaxUnrolledFmas / std::max<int64_t>(per_thread, 1));
+  while (chunk & (chunk - 1)) chunk &= chunk - 1;  // a power of two
+  if (!extent || *extent <= chunk || *extent % chunk != 0) {
+    sch.unroll(k);
+    return;
+  }
+  std::vector<LoopRef> parts = sch.split(k, {std::nullopt, chunk});
+  sch.unroll(parts[1]);
 }
 
 int64_t bank_conflict_degree(const std::vector<int64_t> &byte_addresses, int64_t access_bytes, int64_t banks,

@@ -14,7 +14,8 @@
 //       A_shared <- A tile, B_shared <- B tile           (cache_read + compute_at;
 //                   every thread fetches vector-wide chunks: fuse, split, bind)
 //       threadIdx.y M thread pieces, fused; threadIdx.x N thread pieces (fastest)
-//         for K inner pieces (the innermost unrolled when asked):
+//         for K inner pieces (the innermost unrolled when asked, in chunks of
+//                             at most kMaxUnrolledFmas multiply-adds):
 //           B_local[TN] <- B_shared (one vector load)    (cache_read + compute_at)
 //           C_local[i, j] += A_shared[..] * B_local[j]   (M/N per-thread pieces, unrolled)
 //     threads: C[...] = epilogue(C_local)               (cache_write, reverse_compute_inline
@@ -78,8 +79,20 @@ struct GemmPlan {
   std::vector<std::string> epilogue;  ///< spatial consumers folded into the write-back, in order
   OperandPlan a, b;
   int64_t vector_c = 1;  ///< write-back vector width (divides the N per-thread piece)
-  bool unroll = true;    ///< unroll the innermost K inner piece
+  bool unroll = true;    ///< unroll the innermost K inner piece (in chunks: unroll_k_inner)
 };
+
+/// Multiply-adds per thread that one unrolled K chunk may hold. NVVM and
+/// ptxas time grow with the unrolled body: a 128 x 128 x 32 float16 tile of
+/// 8 x 8 per thread fully unrolled (2048 FMAs) took 784 ms of NVRTC here,
+/// in chunks of 4 K steps (256) 115 ms, with a loop branch per 256 FMAs.
+inline constexpr int64_t kMaxUnrolledFmas = 256;
+
+/// Unrolls the innermost K inner loop `k` whole when its body times its
+/// extent stays within kMaxUnrolledFmas (`per_thread` multiply-adds a step),
+/// else as a serial loop over unrolled chunks of a power-of-two number of
+/// steps that divides the extent (the whole loop when none does).
+void unroll_k_inner(schedule::Schedule &sch, const schedule::LoopRef &k, int64_t per_thread);
 
 /// The blocks around the reduction block `r` of `info`: every block before it
 /// must be inlinable into the operand fetches (prologue, program order) and

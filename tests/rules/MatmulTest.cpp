@@ -281,9 +281,11 @@ TEST(MatmulRule, LargeMatmulIsATiledGemm) {
         "*(float4*)(A_shared + (ty * 128 + tx * 4)) = *(const float4*)(A + (by * 131072 + ty * 16384 + tx / "
         "4 * "
         "2048 + r_0 * 16 + tx % 4 * 4));",
-        "    #pragma unroll\n    for (int r_1 = 0; r_1 < 16; ++r_1) {",
-        "*(float4*)B_shared_local = *(const float4*)(B_shared + (r_1 * 128 + tx * 4));",
-        "C_local[i_2 * 4 + j_2] = C_local[i_2 * 4 + j_2] + A_shared[ty * 128 + i_2 * 16 + r_1] * "
+        // 8 x 4 per thread: the K step of 16 unrolled in chunks of 8 (256 FMAs).
+        "    for (int r_1_0 = 0; r_1_0 < 2; ++r_1_0) {\n      #pragma unroll\n      for (int r_1_1 = 0; r_1_1 < 8; "
+        "++r_1_1) {",
+        "*(float4*)B_shared_local = *(const float4*)(B_shared + (r_1_0 * 1024 + r_1_1 * 128 + tx * 4));",
+        "C_local[i_2 * 4 + j_2] = C_local[i_2 * 4 + j_2] + A_shared[ty * 128 + i_2 * 16 + r_1_0 * 8 + r_1_1] * "
         "B_shared_local[j_2];",
         "*(float4*)(C + (by * 131072 + ty * 16384 + ax0_1 * 2048 + bx * 128 + tx * 4)) = *(const "
         "float4*)(C_local "
