@@ -394,8 +394,13 @@ class VectorizeLegalizer : public IRMutator {
       return For::make(lane, i32(0), i32(lanes), ForKind::Vectorized, copy);
     }
     Var piece(like.name() + "_piece", DataType::int32());
-    Expr offset = add(mul(piece, i32(per_move)), lane);
-    Stmt copy = Store::make(dst, Load::make(src, {at(src_base, offset)}), {at(dst_base, offset)});
+    // base + piece * per_move + lane, each term converted on its own, so that
+    // the index less its lane-0 value is the lane again (codegen's address()).
+    auto at_piece = [&](const Expr &base) {
+      return arith::simplify(
+          add(add(base, cast(base.dtype(), mul(piece, i32(per_move)))), cast(base.dtype(), Expr(lane))));
+    };
+    Stmt copy = Store::make(dst, Load::make(src, {at_piece(src_base)}), {at_piece(dst_base)});
     Stmt inner = For::make(lane, i32(0), i32(per_move), ForKind::Vectorized, copy);
     return For::make(piece, i32(0), i32(lanes / per_move), ForKind::Unrolled, inner);
   }

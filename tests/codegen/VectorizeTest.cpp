@@ -410,6 +410,27 @@ def main(A: T.Buffer((T.int64(64), T.int64(256)), "float32"), B: T.Buffer((T.int
   EXPECT_EQ(names(moves(l)), "A->A_vecx4 B_vec->Bx4 ");
   EXPECT_TRUE(fallbacks(l).empty());
   expect_lowered_computes_the_same(f);
+  // Eight float32 per thread over a symbolic number of rows (the flattened
+  // index stays int64): each move is two 16-byte pieces, their index
+  // base + piece * 4 + lane (codegen reads the lane back out of it).
+  ir::PrimFunc wide = script::parse_func(R"(
+@T.prim_func
+def main(a: T.handle, b: T.handle):
+    n = T.int64()
+    A = T.match_buffer(a, (n, T.int64(256)), "float32")
+    B = T.match_buffer(b, (n, T.int64(256)), "float32")
+    for i in T.thread_binding(T.int64(64), thread="blockIdx.x"):
+        for t in T.thread_binding(T.int64(32), thread="threadIdx.x"):
+            for v in T.vectorized(T.int64(8)):
+                with T.block("B"):
+                    vi = T.axis.spatial(T.int64(64), i)
+                    vj = T.axis.spatial(T.int64(256), t * T.int64(8) + v)
+                    B[vi, vj] = A[vi, vj] * T.float32(2)
+)");
+  l = lower::lower(wide);
+  EXPECT_EQ(names(moves(l)), "A->A_vecx4 B_vec->Bx4 ");  // one move of 4 lanes under an unrolled piece loop
+  std::string cuda = codegen::codegen_cuda(l);
+  EXPECT_NE(cuda.find("*(float4*)(A_vec + v_piece * 4) = *(const float4*)(A + "), std::string::npos) << cuda;
 }
 
 TEST(LegalizeVectorize, LoweredKernelsComputeWhatTheScheduledOnesDo) {
