@@ -143,6 +143,7 @@ int schedule_command(const ScheduleCommandOptions &opts, std::ostream &out, std:
     if (opts.specialize) {
       if (dims.empty()) throw UserError("--specialize needs the sizes: --dim NAME=VALUE");
       f = analysis::specialize(f, dims);
+      dims.clear();  // now constants: nothing left to bind for --verify
     }
     if (opts.verify) check_dims(f, dims);
     ir::PrimFunc scheduled;

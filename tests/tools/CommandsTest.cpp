@@ -273,6 +273,35 @@ TEST(ScheduleCommand, RulesScheduleAndVerifyWithoutATrace) {
   EXPECT_NE(text.find("# verify: C: ok, worst C["), std::string::npos) << text;
 }
 
+TEST(ScheduleCommand, SpecializeSchedulesForTheSizesAndVerifies) {
+  std::string file = write_temp("scale.py", R"(
+@T.prim_func
+def main(a: T.handle, b: T.handle):
+    n = T.int32()
+    A = T.match_buffer(a, (n,), "float32")
+    B = T.match_buffer(b, (n,), "float32")
+    for i in range(n):
+        with T.block("B"):
+            vi = T.axis.remap("S", [i])
+            B[vi] = A[vi] * T.float32(2)
+)");
+  std::ostringstream out, err;
+  ASSERT_EQ(schedule_command({.file = file, .arch = "h100", .verify = true, .dims = {"n=1024"}, .specialize = true},
+                             out, err),
+            0)
+      << err.str();
+  std::string text = out.str();
+  EXPECT_EQ(text.find("T.int32()"), std::string::npos) << text;  // n is a constant now
+  EXPECT_NE(text.find("1024"), std::string::npos) << text;
+  EXPECT_NE(text.find("# verify: B: ok"), std::string::npos) << text;
+  std::ostringstream out2, err2;
+  EXPECT_EQ(schedule_command({.file = file, .arch = "h100", .specialize = true}, out2, err2), 1);
+  EXPECT_NE(err2.str().find("--specialize needs the sizes"), std::string::npos) << err2.str();
+  std::ostringstream out3, err3;
+  EXPECT_EQ(schedule_command({.file = file, .arch = "h100", .dims = {"m=4"}, .specialize = true}, out3, err3), 1);
+  EXPECT_NE(err3.str().find("'m' is not a symbolic shape variable"), std::string::npos) << err3.str();
+}
+
 TEST(ScheduleCommand, NamedRuleAndConfigErrorsExitOne) {
   std::string file = write_temp("add.py", kAdd);
   auto run = [&](ScheduleCommandOptions o) {
