@@ -153,6 +153,12 @@ void read_tensor_cores(FieldReader g, ArchTensorCores &t, std::vector<ArchProble
     }
   }
   t.wgmma = g.boolean("wgmma");
+  if (g.has("mma_sync_fraction")) {
+    t.mma_sync_fraction = g.positive_number("mma_sync_fraction");
+    if (t.mma_sync_fraction > 1)
+      g.problem("mma_sync_fraction", "expected a share of the peak in (0, 1], got " +
+                                         std::to_string(t.mma_sync_fraction));
+  }
   g.reject_unknown_fields();
 }
 
@@ -355,6 +361,7 @@ ArchJson Arch::to_json() const {
     mma.push_back({{"dtype", m.dtype}, {"accumulator", m.accumulator}, {"shapes", shapes}, {"peak_tops", m.peak_tops}});
   }
   j["tensor_cores"] = {{"mma", mma}, {"wgmma", tensor_cores.wgmma}};
+  if (tensor_cores.mma_sync_fraction != 1) j["tensor_cores"]["mma_sync_fraction"] = tensor_cores.mma_sync_fraction;
   ArchJson src = {{"compute", sources.compute},
                   {"memory", sources.memory},
                   {"limits", sources.limits},

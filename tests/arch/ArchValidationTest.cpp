@@ -134,6 +134,25 @@ TEST(ArchValidation, MmaShapeIsNamedByItsIndex) {
   expect_one_problem(j, "/tensor_cores/mma/2/shapes", "expected at least one shape");
 }
 
+TEST(ArchValidation, MmaSyncFractionIsAShareOfThePeak) {
+  // sm_90 presets derate mma.sync below the wgmma-class peaks; every other
+  // card leaves the field out (1: mma.sync is its native path).
+  Arch h100 = Arch::by_name("h100_sxm"), a100 = Arch::by_name("a100");
+  const MmaSupport *f16 = h100.find_mma("float16", "float32");
+  ASSERT_NE(f16, nullptr);
+  EXPECT_DOUBLE_EQ(h100.tensor_cores.mma_sync_fraction, 0.63);
+  EXPECT_DOUBLE_EQ(h100.mma_sync_peak_tops(*f16), f16->peak_tops * 0.63);
+  EXPECT_LT(h100.mma_sync_peak_tops(*f16), f16->peak_tops);
+  EXPECT_DOUBLE_EQ(a100.tensor_cores.mma_sync_fraction, 1);
+  EXPECT_FALSE(a100.to_json()["tensor_cores"].contains("mma_sync_fraction"));
+  EXPECT_EQ(Arch::from_json(h100.to_json(), "round trip"), h100);
+  ArchJson j = valid();
+  j["tensor_cores"]["mma_sync_fraction"] = 1.5;
+  expect_one_problem(j, "/tensor_cores/mma_sync_fraction", "expected a share of the peak in (0, 1]");
+  j["tensor_cores"]["mma_sync_fraction"] = 0;
+  expect_one_problem(j, "/tensor_cores/mma_sync_fraction", "");
+}
+
 TEST(ArchValidation, MmaDtypesAndAccumulators) {
   ArchJson j = valid();
   j["tensor_cores"]["mma"][0]["dtype"] = "fp16";

@@ -141,6 +141,11 @@ struct ArchLimits {
 struct ArchTensorCores {
   std::vector<MmaSupport> mma;
   bool wgmma = false;  ///< warpgroup mma (compile for the "a" target, sm_90a)
+  /// The share of an `mma` pair's peak_tops that mma.sync kernels can reach
+  /// here (SCHEMA.md): 1 where mma.sync is the native path; below 1 on sm_90,
+  /// whose peaks only wgmma reaches. An estimate from published kernels until
+  /// measured.
+  double mma_sync_fraction = 1;
   bool operator==(const ArchTensorCores &) const = default;
 };
 
@@ -231,6 +236,9 @@ struct Arch {
   int max_warps_per_sm() const;
   /// The mma support for (dtype, accumulator), or nullptr.
   const MmaSupport *find_mma(std::string_view dtype, std::string_view accumulator) const;
+  /// The ceiling of an mma.sync kernel for `m` (one of tensor_cores.mma):
+  /// m.peak_tops x tensor_cores.mma_sync_fraction.
+  double mma_sync_peak_tops(const MmaSupport &m) const { return m.peak_tops * tensor_cores.mma_sync_fraction; }
   /// banks x bank bytes x boost clock x SMs, in GB/s (what
   /// memory.smem_bandwidth_gbps must agree with).
   double derived_smem_bandwidth_gbps() const;
