@@ -371,6 +371,8 @@ void print_arch_text(const Arch &a, std::ostream &out) {
         fmt::format("{} {}  {}", format_number(mma.peak_tops), unit, join_strings(shapes, " ")));
   }
   row("wgmma", a.tensor_cores.wgmma ? "yes (compile for " + a.arch_flag() + "a)" : "no");
+  if (a.tensor_cores.mma_sync_fraction != 1)
+    row("mma.sync ceiling", fmt::format("{:.0f}% of the mma peaks", 100 * a.tensor_cores.mma_sync_fraction));
   const ArchSources &src = a.sources;
   out << "sources\n";
   for (auto [label, text] : {std::pair{"compute", &src.compute}, std::pair{"memory", &src.memory},

@@ -47,6 +47,7 @@ TEST(ArchCommand, PrintsOnePresetByAlias) {
   EXPECT_TRUE(has(r.out, "989.4 TFLOPS  m16n8k16 m16n8k8")) << r.out;
   EXPECT_TRUE(has(r.out, "1978.9 TOPS  m16n8k32 m16n8k16")) << r.out;
   EXPECT_TRUE(has(r.out, "wgmma                     yes (compile for sm_90a)")) << r.out;
+  EXPECT_TRUE(has(r.out, "mma.sync ceiling          63% of the mma peaks")) << r.out;
   EXPECT_TRUE(has(r.out, "33454.08 GB/s (derived)")) << r.out;
   EXPECT_TRUE(has(r.out, "sources\n  compute: ")) << r.out;
 }
