@@ -363,8 +363,8 @@ void schedule_gemm(Schedule &sch, const GemmPlan &p) {
 
 void unroll_k_inner(schedule::Schedule &sch, const schedule::LoopRef &k, int64_t per_thread) {
   std::optional<int64_t> extent = ir::as_const_int(sch.get(k).as<ir::For>()->extent);
-  int64_t chunk = std::max<int64_t>(1, kMaxUnrolledFmas / std::max<int64_t>(per_thread, 1));
-  while (chunk & (chunk - 1)) chunk &= chunk - 1;  // a power of two
+  int64_t fit = std::max<int64_t>(1, kMaxUnrolledFmas / std::max<int64_t>(per_thread, 1));
+  auto chunk = int64_t(std::bit_floor(uint64_t(fit)));  // a power of two
   if (!extent || *extent <= chunk || *extent % chunk != 0) {
     sch.unroll(k);
     return;

@@ -22,19 +22,14 @@
 #include "tessera/ir/Functor.h"
 #include "tessera/ir/Op.h"
 #include "tessera/lower/Passes.h"
+#include "ThreadLoops.h"
 
 namespace tessera::lower {
 
 namespace {
 
 using namespace tessera::ir;
-
-int thread_axis(const For *f) {
-  if (f->for_kind != ForKind::ThreadBinding) return -1;
-  for (int a = 0; a < 3; ++a)
-    if (f->thread_tag == std::string("threadIdx.") + "xyz"[a]) return a;
-  return -1;
-}
+using detail::thread_axis;
 
 class SingleThreadStoreGuard : public IRMutator {
  public:

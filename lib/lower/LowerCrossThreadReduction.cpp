@@ -50,6 +50,7 @@
 #include "tessera/lower/Passes.h"
 #include "tessera/script/Printer.h"
 #include "CrossThreadAllReduce.h"
+#include "ThreadLoops.h"
 #include "LoopScopedMutator.h"
 
 namespace tessera::lower {
@@ -60,17 +61,11 @@ using namespace tessera::ir;
 using VarSet = std::unordered_set<const VarNode *>;
 using VarMap = std::vector<std::pair<Var, Expr>>;
 
-/// 0, 1, 2 for threadIdx.x/y/z; -1 for any other tag.
+using detail::thread_axis;
+
 /// Most partials a thread keeps for spatial loops left inside the reduce
 /// loops (registers; beyond it the loops move outside the reduction).
 constexpr int64_t kMaxInPlacePartials = 64;
-
-int thread_axis(const For *f) {
-  if (f->for_kind != ForKind::ThreadBinding) return -1;
-  for (int a = 0; a < 3; ++a)
-    if (f->thread_tag == std::string("threadIdx.") + "xyz"[a]) return a;
-  return -1;
-}
 
 bool is_block_axis(const For *f) {
   return f->for_kind == ForKind::ThreadBinding && f->thread_tag.rfind("blockIdx.", 0) == 0;
@@ -484,15 +479,16 @@ class CrossThreadReductionLowerer : public detail::LoopScopedMutator {
     // then runs per element. Otherwise they move outside the reduction.
     int64_t in_place_lanes = 1;
     bool in_place = !spatial_loops.empty();
+    Expr lane = i32(0);  // the partial of the current spatial iteration
     for (const For *f : spatial_loops) {
       std::optional<int64_t> e = as_const_int(arith::simplify(f->extent));
-      if (!e || !is_const_int(arith::simplify(f->min), 0)) in_place = false;
-      else in_place_lanes *= *e;
+      if (!e || *e < 1 || *e > kMaxInPlacePartials / in_place_lanes || !is_const_int(arith::simplify(f->min), 0)) {
+        in_place = false;
+        break;
+      }
+      in_place_lanes *= *e;
+      lane = add(mul(lane, i32(*e)), cast(DataType::int32(), f->loop_var));
     }
-    in_place = in_place && in_place_lanes <= kMaxInPlacePartials;
-    Expr lane = i32(0);  // the partial of the current spatial iteration
-    for (const For *f : spatial_loops)
-      lane = add(mul(lane, i32(*as_const_int(arith::simplify(f->extent)))), cast(DataType::int32(), f->loop_var));
     lane = arith::simplify(lane);
     auto local = [&](const Expr &e) { return ana.simplify(substitute(e, unit_loops)); };
     VarMap bindings;

@@ -433,6 +433,31 @@ def main(A: T.Buffer((4, 64), "float32"), B: T.Buffer((4,), "float32")):
   expect_matches_interpreter(f);
 }
 
+TEST(CrossThreadReductionShape, SymbolicSpatialLoopInsideTheReduceLoopsMovesOutside) {
+  // No constant extent to size an array of partials by: the loop over the
+  // m outputs goes around the whole reduction, one partial and one
+  // all-reduce per output.
+  std::string cuda = cuda_of(script::parse_func(R"(
+@T.prim_func
+def main(a: T.handle, b: T.handle):
+    m = T.int32()
+    A = T.match_buffer(a, (m, 64), "float32")
+    B = T.match_buffer(b, (m,), "float32")
+    for k_1 in T.thread_binding(32, thread="threadIdx.x"):
+        for i in range(m):
+            for k_0 in range(2):
+                with T.block("B"):
+                    vi = T.axis.spatial(m, i)
+                    vk = T.axis.reduce(64, k_0 * 32 + k_1)
+                    B[vi] = B[vi] + A[vi, vk]
+)"));
+  EXPECT_EQ(cuda.find("B_partials"), std::string::npos) << cuda;
+  size_t outer = cuda.find("for (int i = 0; i < m; ++i) {");
+  ASSERT_NE(outer, std::string::npos) << cuda;
+  EXPECT_LT(outer, cuda.find("B_partial[0] = 0.0f;")) << cuda;
+  EXPECT_LT(outer, cuda.find("__shfl_xor_sync")) << cuda;
+}
+
 TEST(CrossThreadReductionNumeric, DecodeGemvWritesEightOutputsPerBlockAcrossWarps) {
   // The write-back dlight's decode-gemv rule prints (rfactor into a local
   // buffer; 256 threads, so shuffles, shared totals and a barrier; 8 outputs
