@@ -46,15 +46,37 @@ const std::map<std::string, double> kElementBytes = {
 /// The rules whose global stores run along the vectorized axis.
 bool stores_vectorized(const std::string &rule) { return rule == "elementwise" || rule == "general_reduction"; }
 
-/// The SASS of `f` compiled for sm_90, all kernels' counts together.
-runtime::SassSummary sass_of(const ir::PrimFunc &scheduled, const std::filesystem::path &tool) {
-  runtime::CudaFunction fn = runtime::CudaFunction::build(scheduled, {.arch = "sm_90"});
-  runtime::SassSummary total;
-  for (const runtime::CompiledKernel &k : fn.kernels())
-    for (const runtime::SassSummary &s : runtime::parse_sass(runtime::disassemble(k.compiled.cubin, tool)))
-      total += s;
-  return total;
-}
+/// Scheduled functions compiled for sm_90 and their SASS, read for all of
+/// them at once (runtime::summarise_cubins: a disassembler run costs more
+/// than a compile, so the cubins share runs).
+class SassOfMany {
+ public:
+  /// Compiles `scheduled`; its summary is slot `add`'s return value.
+  size_t add(const ir::PrimFunc &scheduled) {
+    fns_.push_back(runtime::CudaFunction::build(scheduled, {.arch = "sm_90"}));
+    return fns_.size() - 1;
+  }
+  /// Every function's summary, all its kernels' counts together.
+  std::vector<runtime::SassSummary> read(const std::filesystem::path &tool) const {
+    std::vector<const std::vector<uint8_t> *> cubins;
+    std::vector<size_t> owner;
+    for (size_t i = 0; i < fns_.size(); ++i)
+      for (const runtime::CompiledKernel &k : fns_[i].kernels()) {
+        cubins.push_back(&k.compiled.cubin);
+        owner.push_back(i);
+      }
+    std::vector<runtime::SassSummary> out(fns_.size());
+    std::vector<runtime::CubinSass> sass = runtime::summarise_cubins(cubins, "sm_90", tool);
+    for (size_t c = 0; c < sass.size(); ++c) {
+      EXPECT_EQ(sass[c].error, "");
+      for (const runtime::SassSummary &s : sass[c].functions) out[owner[c]] += s;
+    }
+    return out;
+  }
+
+ private:
+  std::vector<runtime::CudaFunction> fns_;
+};
 
 int64_t count(const runtime::WidthCounts &c, const std::function<bool(int)> &width_ok) {
   int64_t n = 0;
@@ -88,6 +110,13 @@ TEST(VectorWidthSass, PolicyTopThreeAndDefaultsKeepTheirWidthsAtFullSize) {
   std::optional<std::filesystem::path> tool = tool_or_skip_reason(why);
   if (!tool) GTEST_SKIP() << why;
   const Arch arch = Arch::by_name("h100");
+  struct Expected {
+    std::string what;
+    int bytes;
+    bool stores;
+  };
+  std::vector<Expected> expected;
+  SassOfMany many;
   for (const Entry &e : workload_entries()) {
     auto bytes = kElementBytes.find(e.name);
     if (bytes == kElementBytes.end()) continue;  // compute-bound: matmuls, conv2d
@@ -107,16 +136,19 @@ TEST(VectorWidthSass, PolicyTopThreeAndDefaultsKeepTheirWidthsAtFullSize) {
     for (const std::unique_ptr<rules::Config> &c : configs) {
       rules::Json j = c->to_json();
       int64_t vector = j.contains("vector") ? j["vector"].get<int64_t>() : 1;
-      int expected = int(std::min(16.0, double(vector) * bytes->second));
-      std::string what = e.name + " " + c->str();
+      Expected x{e.name + " " + c->str(), int(std::min(16.0, double(vector) * bytes->second)),
+                 stores_vectorized(d.rule)};
       try {
-        runtime::SassSummary s = sass_of(rule->apply(f, **m, *c).func(), *tool);
-        expect_widths(what, s, expected, stores_vectorized(d.rule));
+        many.add(rule->apply(f, **m, *c).func());
+        expected.push_back(x);
       } catch (const UserError &err) {
-        ADD_FAILURE() << what << ": " << err.what();
+        ADD_FAILURE() << x.what << ": " << err.what();
       }
     }
   }
+  std::vector<runtime::SassSummary> sass = many.read(*tool);
+  for (size_t i = 0; i < expected.size(); ++i)
+    expect_widths(expected[i].what, sass[i], expected[i].bytes, expected[i].stores);
 }
 
 /// `B[i] = A[i]` over `n` elements of `dtype`, vectorized `vector` wide by
@@ -140,6 +172,8 @@ TEST(VectorWidthSass, EveryDtypeAtEveryWidth) {
   if (!tool) GTEST_SKIP() << why;
   const Arch arch = Arch::by_name("h100");
   const rules::Rule &rule = rules::elementwise_rule();
+  std::vector<std::pair<std::string, int>> expected;  // what, bytes
+  SassOfMany many;
   for (auto [dtype, bytes] : std::vector<std::pair<std::string, int>>{
            {"float32", 4}, {"float16", 2}, {"bfloat16", 2}, {"int8", 1}, {"uint8", 1}, {"int32", 4}}) {
     ir::PrimFunc f = copy_of(dtype, 1 << 16);
@@ -149,14 +183,18 @@ TEST(VectorWidthSass, EveryDtypeAtEveryWidth) {
       auto c = std::unique_ptr<rules::ElementwiseConfig>(
           static_cast<rules::ElementwiseConfig *>(rule.default_config(**m, arch).release()));
       c->vector = vector;
-      std::string what = dtype + " x" + std::to_string(vector);
-      runtime::SassSummary s = sass_of(rule.apply(f, **m, *c).func(), *tool);
-      int expected = int(vector) * bytes;
-      expect_widths(what, s, expected, true);
-      // The copy is nothing but accesses of exactly that width.
-      EXPECT_EQ(count(s.global_loads, [&](int w) { return w != expected; }), 0) << what << ": " << s.str();
-      EXPECT_EQ(count(s.global_stores, [&](int w) { return w != expected; }), 0) << what << ": " << s.str();
+      many.add(rule.apply(f, **m, *c).func());
+      expected.emplace_back(dtype + " x" + std::to_string(vector), int(vector) * bytes);
     }
+  }
+  std::vector<runtime::SassSummary> sass = many.read(*tool);
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const auto &[what, bytes] = expected[i];
+    const runtime::SassSummary &s = sass[i];
+    expect_widths(what, s, bytes, true);
+    // The copy is nothing but accesses of exactly that width.
+    EXPECT_EQ(count(s.global_loads, [&](int w) { return w != bytes; }), 0) << what << ": " << s.str();
+    EXPECT_EQ(count(s.global_stores, [&](int w) { return w != bytes; }), 0) << what << ": " << s.str();
   }
 }
 
