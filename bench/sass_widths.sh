@@ -2,8 +2,9 @@
 # The global/shared/local access widths in the SASS of every memory-bound
 # workload at its full size: the policy's top-3 and the default config
 # (tessera tune --no-measure for the configs, schedule --specialize + compile
-# for each, cuobjdump -sass for the widths). No GPU needed. One line per
-# config: WORKLOAD ORIGIN CONFIG :: OPCODE.WIDTH:COUNT ... (static counts).
+# for each, whose SASS summary gives the widths). No GPU needed. One line per
+# config: WORKLOAD ORIGIN CONFIG :: global ld 16B x8 | st 16B x2 | ... (static
+# counts, a kernel per ';').
 #   bench/sass_widths.sh [WORKLOAD ...]     (default: the memory-bound corpus)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -30,11 +31,10 @@ for c in json.load(open('$out/$n.json'))['candidates']:
     if ! "$T" schedule "$W/$file" --arch h100 $dims --specialize --rule "$rule" --config "$cfg" > "$d/s.py" 2>"$d/err"; then
       echo "$n $origin $cfg :: schedule failed: $(head -1 "$d/err")"; continue
     fi
-    "$T" compile "$d/s.py" --arch sm_90 -o "$d" > "$d/compile.log" 2>&1 || { echo "$n $origin $cfg :: compile failed"; continue; }
-    widths=$(for c in "$d"/*.cubin; do "$dis" -sass "$c"; done |
-      grep -oE "\b(LDG|STG|LDS|STS|LDL|STL)(\.[A-Z0-9]+)*" |
-      sed -E 's/\.(E|CONSTANT|EL|STRONG|GPU|SYS|LU|EF|NA)\b//g; s/\.(E|CONSTANT)\b//g' | sort | uniq -c |
-      awk '{printf "%s:%s ", $2, $1}')
+    # tessera compile's SASS summary (runtime/Sass.h), one line per kernel.
+    TESSERA_CUOBJDUMP=$dis "$T" compile "$d/s.py" --arch sm_90 > "$d/compile.log" 2>&1 ||
+      { echo "$n $origin $cfg :: compile failed"; continue; }
+    widths=$(sed -n 's/^  sass: //p' "$d/compile.log" | paste -sd';' -)
     echo "$n $origin $cfg :: $widths"
   done < "$out/$n.configs"
 done
