@@ -23,7 +23,8 @@ import sys
 
 
 def ops(torch, dims, device):
-    """Per workload: (what, the call, the bytes it must move)."""
+    """Per workload: (what, the call, the bytes it must move). Each call binds its
+    tensors as default arguments: a closure would see the names' last values."""
     f16, f32 = torch.float16, torch.float32
 
     def t(*shape, dtype=f16):
@@ -37,49 +38,49 @@ def ops(torch, dims, device):
     if "copy_f16" in dims:
         n = dims["copy_f16"]["n"]
         a, b = t(n), t(n)
-        out["copy_f16"] = ("b.copy_(a)", lambda: b.copy_(a), nbytes(a, b))
+        out["copy_f16"] = ("b.copy_(a)", lambda a=a, b=b: b.copy_(a), nbytes(a, b))
     if "add_f16" in dims:
         r, c = dims["add_f16"]["rows"], dims["add_f16"]["cols"]
         a, bias, o = t(r, c), t(c), t(r, c)
-        out["add_f16"] = ("torch.add(a, bias, out=o)", lambda: torch.add(a, bias, out=o), nbytes(a, bias, o))
+        out["add_f16"] = ("torch.add(a, bias, out=o)", lambda a=a, bias=bias, o=o: torch.add(a, bias, out=o), nbytes(a, bias, o))
     if "transpose_f32" in dims:
         r, c = dims["transpose_f32"]["rows"], dims["transpose_f32"]["cols"]
         a, o = t(r, c, dtype=f32), t(c, r, dtype=f32)
-        out["transpose_f32"] = ("o.copy_(a.t())", lambda: o.copy_(a.t()), nbytes(a, o))
+        out["transpose_f32"] = ("o.copy_(a.t())", lambda a=a, o=o: o.copy_(a.t()), nbytes(a, o))
     if "reduce_sum_f32" in dims:
         r, c = dims["reduce_sum_f32"]["rows"], dims["reduce_sum_f32"]["cols"]
         a, o = t(r, c, dtype=f32), t(r, dtype=f32)
-        out["reduce_sum_f32"] = ("torch.sum(a, 1, out=o)", lambda: torch.sum(a, 1, out=o), nbytes(a, o))
+        out["reduce_sum_f32"] = ("torch.sum(a, 1, out=o)", lambda a=a, o=o: torch.sum(a, 1, out=o), nbytes(a, o))
     if "reduce_max_f16" in dims:
         r, c = dims["reduce_max_f16"]["rows"], dims["reduce_max_f16"]["cols"]
         a, o = t(r, c), t(r)
-        out["reduce_max_f16"] = ("torch.amax(a, 1, out=o)", lambda: torch.amax(a, 1, out=o), nbytes(a, o))
+        out["reduce_max_f16"] = ("torch.amax(a, 1, out=o)", lambda a=a, o=o: torch.amax(a, 1, out=o), nbytes(a, o))
     if "reduce_sum_outer_f32" in dims:
         r, c = dims["reduce_sum_outer_f32"]["rows"], dims["reduce_sum_outer_f32"]["cols"]
         a, o = t(r, c, dtype=f32), t(c, dtype=f32)
-        out["reduce_sum_outer_f32"] = ("torch.sum(a, 0, out=o)", lambda: torch.sum(a, 0, out=o), nbytes(a, o))
+        out["reduce_sum_outer_f32"] = ("torch.sum(a, 0, out=o)", lambda a=a, o=o: torch.sum(a, 0, out=o), nbytes(a, o))
     if "softmax_f16" in dims:
         r, c = dims["softmax_f16"]["rows"], dims["softmax_f16"]["cols"]
         a = t(r, c)
-        out["softmax_f16"] = ("torch.softmax(a, 1)", lambda: torch.softmax(a, 1), 2 * nbytes(a))
+        out["softmax_f16"] = ("torch.softmax(a, 1)", lambda a=a: torch.softmax(a, 1), 2 * nbytes(a))
     if "rmsnorm_f16" in dims:
         r, c = dims["rmsnorm_f16"]["rows"], dims["rmsnorm_f16"]["cols"]
         a, w = t(r, c), t(c)
         if hasattr(F, "rms_norm"):
-            call, what = (lambda: F.rms_norm(a, (c,), w, 1e-6)), "F.rms_norm(a, (cols,), w, 1e-6)"
+            call, what = (lambda a=a, c=c, w=w: F.rms_norm(a, (c,), w, 1e-6)), "F.rms_norm(a, (cols,), w, 1e-6)"
         else:  # the composite an eager model runs
-            call = lambda: (a.float() * torch.rsqrt(a.float().pow(2).mean(-1, keepdim=True) + 1e-6)).half() * w
+            call = lambda a=a, w=w: (a.float() * torch.rsqrt(a.float().pow(2).mean(-1, keepdim=True) + 1e-6)).half() * w
             what = "(a * rsqrt(mean(a^2) + eps)) * w, composite"
         out["rmsnorm_f16"] = (what, call, 2 * nbytes(a) + nbytes(w))
     if "layernorm_f16" in dims:
         r, c = dims["layernorm_f16"]["rows"], dims["layernorm_f16"]["cols"]
         a, g, b = t(r, c), t(c), t(c)
         out["layernorm_f16"] = ("F.layer_norm(a, (cols,), g, b, 1e-5)",
-                                lambda: F.layer_norm(a, (c,), g, b, 1e-5), 2 * nbytes(a) + nbytes(g, b))
+                                lambda a=a, c=c, g=g, b=b: F.layer_norm(a, (c,), g, b, 1e-5), 2 * nbytes(a) + nbytes(g, b))
     if "gemv_f16" in dims:
         m, k = dims["gemv_f16"]["m"], dims["gemv_f16"]["k"]
         w, x = t(m, k), t(k)
-        out["gemv_f16"] = ("torch.mv(W, x)", lambda: torch.mv(w, x), nbytes(w, x) + m * 2)
+        out["gemv_f16"] = ("torch.mv(W, x)", lambda w=w, x=x: torch.mv(w, x), nbytes(w, x) + m * 2)
     return out
 
 
