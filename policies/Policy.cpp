@@ -10,6 +10,7 @@ namespace tessera::policies {
 const std::vector<const Policy *> &all_policies() {
   static const std::vector<const Policy *> list = {
       // POLICY-REGISTRY (one line per policy; the tensor-core policy goes first)
+      &tensor_core_policy(),  // matmul_tensor_core
       &gemm_policy(),         // matmul, conv2d
       &elementwise_policy(),  // elementwise, fallback
       &reduction_policy(),    // reduction, general_reduction

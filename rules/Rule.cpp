@@ -9,6 +9,7 @@
 #include "tessera/rules/Gemv.h"
 #include "tessera/rules/GeneralReduction.h"
 #include "tessera/rules/Matmul.h"
+#include "tessera/rules/MatmulTensorCore.h"
 #include "tessera/rules/Reduction.h"
 #include "tessera/schedule/Trace.h"
 
@@ -18,6 +19,7 @@ const std::vector<const Rule *> &all_rules() {
   // Specific first; the fallback, which matches everything, last.
   static const std::vector<const Rule *> rules = {
       &gemv_rule(),
+      &matmul_tensor_core_rule(),
       &matmul_rule(),
       &conv2d_rule(),
       &general_reduction_rule(),

@@ -97,6 +97,8 @@ class CodegenCUDA : public CodegenC {
       std::string c = stores_to(f.body, p.buffer) ? "" : "const ";
       params.push_back(c + type_name(p.buffer.dtype()) + "* __restrict__ " + name_of(p.buffer));
     }
+    auto bx = f.launch.block[0].defined() ? as_const_int(f.launch.block[0]) : std::nullopt;
+    lanes_are_warp_ = bx && *bx == 32;
     std::vector<std::string> allocs = allocations(f, kernel);
     for (const std::string &s : prologue) line(s);
     for (const std::string &s : allocs) line(s);
@@ -236,6 +238,7 @@ class CodegenCUDA : public CodegenC {
 
   void evaluate(const Expr &e) override {
     if (const auto *c = e.as<Call>(); c && c->op == Intrinsic::SyncThreads) return line("__syncthreads();");
+    if (const auto *c = e.as<Call>(); c && is_async_or_warp_statement(c->op)) return warp_statement(*c);
     CodegenC::evaluate(e);
   }
 
@@ -342,6 +345,89 @@ class CodegenCUDA : public CodegenC {
     throw CodegenError("T.max_value/min_value of " + t.str() + " is not supported");
   }
 
+  /// `&A_shared[index]`: the address a warp-level statement's operand names.
+  std::string address_of(const Expr &operand) {
+    const auto *l = operand.as<Load>();
+    TESSERA_ICHECK(l && l->indices.size() == 1) << "an address operand is a flattened buffer element";
+    type_name(l->buffer.dtype());
+    return "(&" + name_of(l->buffer) + "[" + expr(l->indices[0]) + "])";
+  }
+  /// The operand's address in the shared window (the "r" operand PTX takes).
+  std::string shared_address(const Call &c, int i) {
+    const Expr &operand = c.args[i];
+    const auto *l = operand.as<Load>();
+    const std::string &scope = l->buffer.scope();
+    if (scope != "shared" && scope != "shared.dyn")
+      throw CodegenError(std::string("the shared-memory operand of T.") + intrinsic_name(c.op) + " is buffer '" +
+                         l->buffer.name() + "' in scope '" + scope + "'");
+    return "(unsigned)__cvta_generic_to_shared(" + address_of(operand) + ")";
+  }
+  /// `{%0, %1, ...}` of `n` operands from `first`.
+  static std::string regs(int first, int n) {
+    std::string s = "{";
+    for (int i = 0; i < n; ++i) s += (i ? ", %" : "%") + std::to_string(first + i);
+    return s + "}";
+  }
+
+  /// ldmatrix, mma.sync, cp.async and its groups as inline PTX (the
+  /// instructions ir/Intrinsics.def describes). The fragments are this
+  /// thread's registers: a warp is threadIdx.x, exactly 32 lanes.
+  void warp_statement(const Call &c) {
+    if ((c.op == Intrinsic::Ldmatrix || c.op == Intrinsic::MmaSync) && !lanes_are_warp_)
+      throw CodegenError(std::string("T.") + intrinsic_name(c.op) +
+                         " needs threadIdx.x to number the 32 lanes of a warp (a block of 32 x threads)");
+    switch (c.op) {
+      case Intrinsic::Ldmatrix: {
+        auto num = as_const_int(c.args[1]);
+        bool trans = as_const_int(c.args[0]).value_or(0) != 0;
+        TESSERA_ICHECK(num && (*num == 1 || *num == 2 || *num == 4)) << "ldmatrix of 1, 2 or 4 matrices";
+        int n = static_cast<int>(*num);
+        std::string d = fresh("ldm");
+        line("{");
+        line("  unsigned *" + d + " = (unsigned *)" + address_of(c.args[2]) + ";");
+        std::string outs;
+        for (int i = 0; i < n; ++i) outs += (i ? ", \"=r\"(" : "\"=r\"(") + d + "[" + std::to_string(i) + "])";
+        line(std::string("  asm volatile(\"ldmatrix.sync.aligned.m8n8.x") + std::to_string(n) +
+             (trans ? ".trans" : "") + ".shared.b16 " + regs(0, n) + ", [%" + std::to_string(n) + "];\\n\" : " +
+             outs + " : \"r\"(" + shared_address(c, 3) + "));");
+        line("}");
+        return;
+      }
+      case Intrinsic::MmaSync: {
+        const auto *a = c.args[2].as<Load>();
+        std::string ab = a->buffer.dtype().is_bfloat16() ? "bf16" : "f16";
+        std::string d = fresh("acc"), fa = fresh("fa"), fb = fresh("fb");
+        line("{");
+        line("  float *" + d + " = " + address_of(c.args[1]) + ";");
+        line("  const unsigned *" + fa + " = (const unsigned *)" + address_of(c.args[2]) + ";");
+        line("  const unsigned *" + fb + " = (const unsigned *)" + address_of(c.args[3]) + ";");
+        line("  asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32." + ab + "." + ab + ".f32 " + regs(0, 4) +
+             ", " + regs(4, 4) + ", " + regs(8, 2) + ", " + regs(0, 4) + ";\\n\" : \"+f\"(" + d + "[0]), \"+f\"(" + d +
+             "[1]), \"+f\"(" + d + "[2]), \"+f\"(" + d + "[3]) : \"r\"(" + fa + "[0]), \"r\"(" + fa + "[1]), \"r\"(" +
+             fa + "[2]), \"r\"(" + fa + "[3]), \"r\"(" + fb + "[0]), \"r\"(" + fb + "[1]));");
+        line("}");
+        return;
+      }
+      case Intrinsic::CpAsync: {
+        auto bytes = as_const_int(c.args[2]);
+        if (!bytes || (*bytes != 4 && *bytes != 8 && *bytes != 16))
+          throw CodegenError("T.cp_async copies a constant 4, 8 or 16 bytes; got " + script::print(c.args[2]));
+        std::string cache = *bytes == 16 ? "cg" : "ca";  // .cg takes only 16 bytes
+        line(std::string("asm volatile(\"cp.async.") + cache + ".shared.global [%0], [%1], " +
+             std::to_string(*bytes) + ", %2;\\n\" :: \"r\"(" + shared_address(c, 0) + "), \"l\"(" +
+             address_of(c.args[1]) + "), \"r\"((unsigned)(" + expr(c.args[3]) + ")));");
+        return;
+      }
+      case Intrinsic::CpAsyncCommit: return line("asm volatile(\"cp.async.commit_group;\\n\" ::);");
+      case Intrinsic::CpAsyncWait: {
+        auto n = as_const_int(c.args[0]);
+        if (!n || *n < 0) throw CodegenError("T.cp_async_wait_group takes a constant count >= 0");
+        return line("asm volatile(\"cp.async.wait_group " + std::to_string(*n) + ";\\n\" ::);");
+      }
+      default: TESSERA_UNREACHABLE("not a warp-level statement");
+    }
+  }
+
   /// `__shfl_xor_sync(0xffffffffU, v, 16, 32)`: the member mask in hex; the
   /// half types use the overloads of cuda_fp16.h / cuda_bf16.h.
   Code shfl_xor(const Call &c) {
@@ -390,6 +476,7 @@ class CodegenCUDA : public CodegenC {
 
   const CudaArch &arch_;
   bool uses_fp16_ = false, uses_bf16_ = false;
+  bool lanes_are_warp_ = false;  ///< threadIdx.x has exactly 32 threads
 };
 
 }  // namespace

@@ -27,6 +27,7 @@ Expr widen(const Expr &e) {
 
 /// Math intrinsics computed in the operand type (not selection or bit moves).
 bool is_arithmetic(Intrinsic op) {
+  if (is_async_or_warp_statement(op)) return false;  // addresses, not values
   switch (op) {
     case Intrinsic::IfThenElse:
     case Intrinsic::Reinterpret:

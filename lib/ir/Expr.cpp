@@ -197,6 +197,26 @@ Expr OpaqueCall::make(DataType t, std::string callee, std::vector<Expr> args) {
   return Expr(std::make_shared<OpaqueCall>(t, std::move(callee), std::move(args)));
 }
 
+bool is_async_or_warp_statement(Intrinsic op) {
+  switch (op) {
+    case Intrinsic::Ldmatrix:
+    case Intrinsic::MmaSync:
+    case Intrinsic::CpAsync:
+    case Intrinsic::CpAsyncCommit:
+    case Intrinsic::CpAsyncWait: return true;
+    default: return false;
+  }
+}
+
+std::vector<int> address_operands(Intrinsic op) {
+  switch (op) {
+    case Intrinsic::Ldmatrix: return {2, 3};
+    case Intrinsic::MmaSync: return {1, 2, 3};
+    case Intrinsic::CpAsync: return {0, 1};
+    default: return {};
+  }
+}
+
 Expr Call::make(DataType t, Intrinsic op, std::vector<Expr> args) {
   int arity = intrinsic_arity(op);
   TESSERA_ICHECK(arity < 0 || static_cast<int>(args.size()) == arity)
@@ -223,6 +243,16 @@ Expr Call::make(DataType t, Intrinsic op, std::vector<Expr> args) {
       break;
     case Intrinsic::SyncThreads:
       TESSERA_ICHECK(t == DataType::int32()) << "syncthreads has type int32";
+      break;
+    case Intrinsic::Ldmatrix:
+    case Intrinsic::MmaSync:
+    case Intrinsic::CpAsync:
+    case Intrinsic::CpAsyncCommit:
+    case Intrinsic::CpAsyncWait:
+      TESSERA_ICHECK(t == DataType::int32()) << intrinsic_name(op) << " has type int32";
+      for (int i : address_operands(op))
+        TESSERA_ICHECK(args[i].as<Load>()) << intrinsic_name(op) << " argument " << i
+                                           << " must be a buffer element (an address)";
       break;
     case Intrinsic::ShflXor:
       TESSERA_ICHECK(args[0].dtype() == DataType::uint(32)) << "shfl_xor mask must be uint32";

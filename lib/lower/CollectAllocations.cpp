@@ -13,7 +13,7 @@ namespace tessera::lower {
 namespace {
 
 bool is_kernel_scope(const std::string &scope) {
-  return scope == "shared" || scope == "shared.dyn" || scope == "local";
+  return scope == "shared" || scope == "shared.dyn" || scope == "local" || scope == "warp";
 }
 
 class AllocationCollector : public ir::IRVisitor {
@@ -25,7 +25,7 @@ class AllocationCollector : public ir::IRVisitor {
     for (const ir::Buffer &b : op->allocs) {
       if (!is_kernel_scope(b.scope()))
         throw LowerError("buffer '" + b.name() + "' allocated in block '" + op->name + "' has scope '" + b.scope() +
-                         "'; a kernel can allocate only \"shared\" or \"local\" buffers");
+                         "'; a kernel can allocate only \"shared\", \"local\" or \"warp\" buffers");
       allocs.push_back(b);
     }
     ir::IRVisitor::visit_(op);

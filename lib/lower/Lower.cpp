@@ -100,6 +100,7 @@ LoweredFunc lower(const ir::PrimFunc &func) {
   run.stmt_pass("lower_virtual_threads", f, lower_virtual_threads);
   run.func_pass("lower_cross_thread_reduction", f, lower_cross_thread_reduction);
   run.stmt_pass("lower_blocks", f, lower_blocks);
+  run.func_pass("lower_warp_buffers", f, lower_warp_buffers);
   run.func_pass("compact_buffers", f, [&](const LoweredFunc &g) { return compact_buffers(g, func.body()); });
   run.stmt_pass("simplify_division", f, simplify_division);
   run.stmt_pass("guard_single_thread_stores", f, guard_single_thread_stores);

@@ -45,6 +45,19 @@ struct BufState {
   int64_t strides[kMaxDims] = {};
 };
 
+/// The cp.async copies of one run (T.cp_async and its groups): each copy's
+/// bytes, taken from the source when issued, land in the destination when
+/// a T.cp_async_wait_group retires its group; until then the destination
+/// holds poison.
+struct AsyncCopies {
+  struct Copy {
+    uint8_t *dst = nullptr;
+    std::vector<uint8_t> bytes;
+  };
+  std::vector<Copy> open;                ///< issued since the last commit
+  std::deque<std::vector<Copy>> groups;  ///< committed, oldest first
+};
+
 /// The mutable state of one run: variable slots, buffer slots, allocations.
 struct Frame {
   int64_t *iv = nullptr;
@@ -53,6 +66,8 @@ struct Frame {
   /// Backing storage of each `alloc_buffer`, by allocation id; reused between
   /// executions of the allocating block.
   std::vector<std::vector<uint8_t>> *alloc_storage = nullptr;
+  /// The copies in flight (null where the program has no T.cp_async).
+  AsyncCopies *async = nullptr;
 };
 
 struct IntExpr {
@@ -132,12 +147,13 @@ class Compiler {
 
   /// The int slot of a plain integer variable expression in scope, else -1.
   int int_var_slot(const ir::Expr &e) const;
+  /// The slot of buffer `b`, in scope (throws naming `use` when it is not).
+  int buffer_slot(const ir::Buffer &b, const char *use);
   const ErrCtx *ctx(std::string what);
   const std::string &block() const { return block_; }
 
  private:
   StmtPtr compile_block(const ir::Block &b);
-  int buffer_slot(const ir::Buffer &b, const char *use);
   /// The slot of variable `v` in scope (throws when `v` is out of scope).
   int var_slot(const ir::VarNode &v) const;
 
@@ -243,6 +259,12 @@ decltype(auto) make_indexer(Compiler &cc, const ir::Buffer &b, int slot, const s
   if (all_vars && n == 3) return fast.template operator()<3>();
   return fn(Indexer(cc, b, slot, indices, is_store));
 }
+
+/// The closure of a warp-level or asynchronous-copy statement
+/// (ir::is_async_or_warp_statement; CompileWarp.cpp).
+StmtPtr compile_warp_statement(Compiler &cc, const ir::Call &c);
+/// InterpretError when copies of `a` were never retired by a wait.
+void check_async_drained(const AsyncCopies &a, const std::string &func);
 
 /// Integer wrap-around to `t`'s width (bool: 0/1).
 int64_t wrap_int(ir::DataType t, int64_t v);

@@ -152,6 +152,13 @@ IntPtr compile_int_call(Compiler &cc, const ir::Call &c) {
     // A thread-block barrier: the interpreter runs one thread at a time.
     case Intrinsic::SyncThreads: return std::make_unique<IConst>(0);
     case Intrinsic::ShflXor: throw_cross_lane(c, cc);
+    case Intrinsic::Ldmatrix:
+    case Intrinsic::MmaSync:
+    case Intrinsic::CpAsync:
+    case Intrinsic::CpAsyncCommit:
+    case Intrinsic::CpAsyncWait:
+      throw InterpretError(std::string("T.") + ir::intrinsic_name(c.op) + " in block '" + cc.block() +
+                           "' is a statement (T.evaluate), not a value");
     case Intrinsic::Assume: {
       // The program's promise, checked: a false assumption is the input's fault.
       std::string what = "T.assume does not hold in block '" + cc.block() + "'";

@@ -332,6 +332,8 @@ StmtPtr Compiler::compile_stmt(const ir::Stmt &s) {
     }
     case ir::NodeKind::Evaluate: {
       const auto *e = s.as<ir::Evaluate>();
+      if (const auto *c = e->value.as<ir::Call>(); c && ir::is_async_or_warp_statement(c->op))
+        return compile_warp_statement(*this, *c);
       auto n = std::make_unique<EvalNode>();
       compile_value(e->value, n->ival, n->fval);
       return n;

@@ -61,7 +61,8 @@ void Interpreter::run(std::vector<NDArray *> args) const {
   std::vector<double> fv(std::max(p.num_float_slots, 1), 0.0);
   std::vector<BufState> bufs(std::max(p.num_buf_slots, 1));
   std::vector<std::vector<uint8_t>> alloc_storage(p.num_allocs);
-  Frame f{iv.data(), fv.data(), bufs.data(), &alloc_storage};
+  detail::AsyncCopies async;
+  Frame f{iv.data(), fv.data(), bufs.data(), &alloc_storage, &async};
 
   // Step 1. Scalar parameters.
   std::vector<std::string> bound_from(p.num_int_slots);
@@ -141,6 +142,7 @@ void Interpreter::run(std::vector<NDArray *> args) const {
 
   // Step 4. Run.
   p.body->exec(f);
+  detail::check_async_drained(async, p.func.name());
 }
 
 std::vector<NDArray> make_random_args(const ir::PrimFunc &f, const DimBindings &dims, uint64_t seed) {

@@ -120,6 +120,11 @@ class ReferenceBuilder : public IRMutator {
     switch (op->op) {
       case Intrinsic::ShflXor:
       case Intrinsic::SyncThreads:
+      case Intrinsic::Ldmatrix:
+      case Intrinsic::MmaSync:
+      case Intrinsic::CpAsync:
+      case Intrinsic::CpAsyncCommit:
+      case Intrinsic::CpAsyncWait:
         throw UserError(std::string("the reference of a program cannot be computed through T.") +
                         intrinsic_name(op->op) + ": give the unscheduled program");
       case Intrinsic::MaxValue:

@@ -6,6 +6,7 @@
 // it, so bad text gives a ParseError and never an internal error.
 //
 //===----------------------------------------------------------------------===//
+#include <algorithm>
 #include <charconv>
 #include <optional>
 #include <cmath>
@@ -370,7 +371,9 @@ Operand Builder::build_call(const PyExpr &e) {
   if (e.base->kind == PyExprKind::Attr && e.base->name == "access_ptr" && e.base->base->kind == PyExprKind::Name)
     if (const Binding *b = lookup(e.base->base->name); b && b->kind == Binding::Kind::Buffer)
       return build_opaque_call(e, "access_ptr", BufferPtr::make(b->buffer));
-  if (is_opaque_callee(fn) ||
+  // tessera's own warp statements (T.mma_sync is tessera's, not TVM's family).
+  const bool own = fn.rfind("T.", 0) == 0 && intrinsic_from_name(fn.substr(2)).has_value();
+  if ((!own && is_opaque_callee(fn)) ||
       (!module_class_.empty() && fn.rfind(module_class_ + ".", 0) == 0 && fn.find('.', module_class_.size() + 1) == std::string::npos))
     return build_opaque_call(e, fn);
   if (fn.rfind("T.", 0) != 0) {
@@ -450,6 +453,33 @@ Operand Builder::build_call(const PyExpr &e) {
     reject_kwargs(e, fn);
     nargs(0, 0);
     return typed(Call::make(DataType::int32(), Intrinsic::SyncThreads, {}));
+  }
+  if (auto op = intrinsic_from_name(name); op && is_async_or_warp_statement(*op)) {
+    // The tensor-core and cp.async statements, as the tensor-core rule writes
+    // them (ir/Intrinsics.def): addresses are buffer elements, counts int32.
+    reject_kwargs(e, fn);
+    const int n = intrinsic_arity(*op);
+    nargs(n, n);
+    std::vector<int> addresses = address_operands(*op);
+    std::vector<Expr> args;
+    for (int k = 0; k < n; ++k) {
+      const PyExpr &a = *e.args[k];
+      if (*op == Intrinsic::MmaSync && k == 0) {
+        if (a.kind != PyExprKind::Str || a.name != "m16n8k16")
+          src_.fail(a.pos, fn + " takes the shape \"m16n8k16\" first");
+        args.push_back(StringImm::make(a.name));
+        continue;
+      }
+      Operand v = build(a);
+      if (std::find(addresses.begin(), addresses.end(), k) != addresses.end()) {
+        if (!v.e.as<Load>()) src_.fail(a.pos, "argument " + std::to_string(k + 1) + " of " + fn + " must be a buffer element (an address)");
+        args.push_back(v.e);
+        continue;
+      }
+      if (!v.e.dtype().is_int_like()) src_.fail(a.pos, "argument " + std::to_string(k + 1) + " of " + fn + " must be an integer");
+      args.push_back(v.is_lit() ? adapt(v, DataType::int32()).e : v.e);
+    }
+    return typed(Call::make(DataType::int32(), *op, std::move(args)));
   }
   if (name == "shfl_xor") {
     // T.shfl_xor(mask, value, lane_mask, width), as lowering writes it.

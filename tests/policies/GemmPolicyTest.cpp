@@ -27,7 +27,7 @@ namespace tessera::test {
 namespace {
 
 bool is_gemm(const Entry &e) {
-  return e.rule == "matmul" || e.rule == "conv2d";
+  return e.rule == "matmul" || e.rule == "matmul_tensor_core" || e.rule == "conv2d";
 }
 
 ir::PrimFunc at_size(const Entry &e, const Sizes &sizes) {
@@ -83,7 +83,8 @@ TEST(GemmPolicy, KeepsTheContractOnEveryWorkloadAndArch) {
   for (const Entry &e : workload_entries()) {
     if (!is_gemm(e)) continue;
     ++workloads;
-    const rules::Rule &rule = *rules::find_rule(e.rule);
+    // The SIMT matmul (and its policy) also takes the tensor-core workloads.
+    const rules::Rule &rule = e.rule == "matmul_tensor_core" ? rules::matmul_rule() : *rules::find_rule(e.rule);
     const ir::PrimFunc f = at_size(e, e.full);
     std::set<std::string> applied;  // configs shared by several arches are applied once
     for (const Arch &arch : arches) {
@@ -150,7 +151,7 @@ TEST(GemmPolicy, TinyMatmulGetsNoTileLargerThanTheProblem) {
 
 TEST(GemmPolicy, Top20MatchTheInterpreterOnTheMatmulWorkloads) {
   for (const Entry &e : workload_entries()) {
-    if (e.rule != "matmul") continue;
+    if (e.rule != "matmul" && e.rule != "matmul_tensor_core") continue;  // both are SIMT-matmul shapes
     SmallWorkload w = small_workload(e);
     expect_top_match_interpreter(e, w.func, rules::matmul_rule(), 20, {w.dims});
   }

@@ -29,7 +29,7 @@ void expect_compiles(const std::string &what, const ir::PrimFunc &f) {
 TEST(MatmulCompile, OtherConfigsCompileForSm80AndSm90) {
   const rules::Rule &rule = rules::matmul_rule();
   for (const Entry &e : workload_entries()) {
-    if (e.rule != "matmul") continue;
+    if (e.rule != "matmul" && e.rule != "matmul_tensor_core") continue;
     SmallWorkload w = small_workload(e);
     auto m = rule.match(w.func, test_arch());
     ASSERT_TRUE(m) << m.reason();

@@ -52,7 +52,8 @@ using test::prepare_inputs;
 using Arrays = std::vector<NDArray>;
 
 const std::set<std::string> kRules = {"elementwise", "reduction", "general_reduction", "gemv",
-                                      "matmul",      "conv2d",    "fallback",          "transpose"};
+                                      "matmul",      "conv2d",    "fallback",          "transpose",
+                                      "matmul_tensor_core"};
 const std::set<std::string> kLongTail = {"if_nest", "inplace", "nonzero_start", "prefix_sum"};
 /// The entries that keep shape variables symbolic when compiled (all others: none).
 const std::map<std::string, std::vector<std::string>> kKeptSymbolic = {{"bmm_symbolic_m_f16", {"m"}}};
@@ -488,7 +489,7 @@ void expect_rule(const Entry &e, const FuncInfo &info) {
   if (e.rule == "transpose") return expect_transpose(info);
   if (e.rule == "reduction") return expect_reduction(e, info);
   if (e.rule == "general_reduction") return expect_general_reduction(info);
-  if (e.rule == "matmul") return expect_matmul(e, info);
+  if (e.rule == "matmul" || e.rule == "matmul_tensor_core") return expect_matmul(e, info);
   if (e.rule == "gemv") return expect_gemv(info);
   if (e.rule == "conv2d") return expect_conv2d(info);
   ADD_FAILURE() << "unknown rule '" << e.rule << "'";

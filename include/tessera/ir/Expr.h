@@ -121,6 +121,12 @@ enum class Intrinsic : uint8_t {
 const char *intrinsic_name(Intrinsic op);
 /// Number of arguments, or -1 for none fixed.
 int intrinsic_arity(Intrinsic op);
+/// The warp-level and asynchronous-copy statements (Ldmatrix, MmaSync, CpAsync,
+/// CpAsyncCommit, CpAsyncWait): int32-typed, used only in T.evaluate.
+bool is_async_or_warp_statement(Intrinsic op);
+/// The arguments of such a statement that are addresses (Loads naming the
+/// first element an instruction touches), in argument order.
+std::vector<int> address_operands(Intrinsic op);
 /// Looks up an intrinsic by its TVMScript spelling ("fabs" is an alias of "abs").
 std::optional<Intrinsic> intrinsic_from_name(std::string_view name);
 

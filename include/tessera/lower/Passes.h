@@ -44,6 +44,11 @@ ir::Stmt lower_virtual_threads(const ir::Stmt &s);
 /// (see collect_allocations).
 ir::Stmt lower_blocks(const ir::Stmt &s);
 
+/// `warp` buffers (tensor-core fragments: [thread dims..., per-lane]) become
+/// per-thread "local" arrays of their last dimension; an access whose
+/// leading indices are not threadIdx-bound loop variables -> LowerError.
+LoweredFunc lower_warp_buffers(const LoweredFunc &f);
+
 /// Shrinks each function-level (root block) "shared"/"local" allocation to
 /// the box its accesses touch at their innermost common loop (threadIdx
 /// relaxed for shared, per thread for local; an origin over the block

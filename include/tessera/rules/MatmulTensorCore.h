@@ -1,0 +1,80 @@
+//===- tessera/rules/MatmulTensorCore.h - GEMM on tensor cores (mma.sync) ---===//
+//
+// Matches what the SIMT matmul rule matches (analysis::match_matmul: one
+// reduction block C[b.., i, j] += A * B, layouts nn/nt/tn/tt, batched,
+// symbolic extents) when A and B are float16 or bfloat16, the accumulator is
+// float32 or float16, and the Arch lists mma.sync m16n8k16 for the input type
+// with cp.async; an elementwise epilogue chain (cast, bias, activation,
+// residual) is folded into the store. It declines producers of A or B (the
+// SIMT rule inlines them) and convolutions.
+//
+// The kernel, built from the match (the typed description the SIMT rule
+// reads, not re-derived here):
+//
+//   blockIdx.z  batch (fused), blockIdx.y  M tiles of block_m, blockIdx.x  N tiles of block_n
+//   warps: threadIdx.y = warps_m x warps_n, each a (block_m / warps_m) x (block_n / warps_n)
+//          warp tile of m16n8 accumulators (a `warp` buffer: float32 registers)
+//   A_shared, B_shared: `stages` tiles of block_k, rows padded by `pad` elements
+//   prologue: tiles 0 .. stages-2 by cp.async (16/8/4-byte copies as the rows'
+//             alignment allows, zero-filled past M/N/K), one group per tile
+//   for each K tile: wait until its group landed, __syncthreads, issue the
+//             copy of tile + stages-1 into the stage freed last iteration,
+//             then per 16-wide K slice: ldmatrix (.trans where the operand is
+//             stored K-outer) into A/B fragments, mma.sync m16n8k16 per
+//             16 x 8 accumulator tile
+//   epilogue: each lane's accumulators (rows g, g + 8; column pairs) through
+//             the epilogue into the output, masked at the edges
+//
+// An operand whose rows cannot be read in 4-byte pieces (a symbolic or odd
+// contiguous extent) is copied element by element, synchronously.
+//
+// Config, with the workload facts validate() needs copied from the match:
+//   {"rule": "matmul_tensor_core", "block_m": 128, "block_n": 128, "block_k": 32,
+//    "warps_m": 2, "warps_n": 2, "stages": 3, "pad": 8, "in_bytes": 2}
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "tessera/rules/Rule.h"
+
+namespace tessera::rules {
+
+struct TensorCoreConfig final : Config {
+  int64_t block_m = 128;  ///< output rows per thread block (a multiple of 16 x warps_m)
+  int64_t block_n = 128;  ///< output columns per thread block (a multiple of 16 x warps_n)
+  int64_t block_k = 32;   ///< K elements per pipeline stage (a multiple of 16)
+  int64_t warps_m = 2;    ///< warps along M
+  int64_t warps_n = 2;    ///< warps along N
+  int64_t stages = 3;     ///< shared-memory tiles in flight (2 to 6)
+  int64_t pad = 8;        ///< elements added to each shared row (0 or 8: 16 bytes against ldmatrix conflicts)
+  int64_t in_bytes = 2;   ///< workload fact: bytes per A/B element
+
+  const char *rule() const override { return "matmul_tensor_core"; }
+  Json to_json() const override;
+  void validate(const Arch &arch) const override;
+  static TensorCoreConfig from_json(const Json &j);
+
+  int64_t warps() const { return warps_m * warps_n; }
+  int64_t threads() const { return 32 * warps(); }
+  int64_t warp_m() const { return block_m / warps_m; }
+  int64_t warp_n() const { return block_n / warps_n; }
+  /// Shared memory of the staged A and B tiles with their padding (either layout).
+  int64_t shared_bytes() const;
+  /// Registers per thread, estimated: float32 accumulators, the A and B
+  /// fragments of one K slice, and 48 for addresses and loop state.
+  int64_t registers() const;
+};
+
+/// What the tensor-core policy reads from a match: the problem's extents
+/// (-1 where symbolic) and operand type, from the rule's typed description.
+struct TensorCoreProblem {
+  int64_t batch = 1, m = -1, n = -1, k = -1;
+  ir::DataType in;
+};
+/// The problem of a matmul_tensor_core match; ConfigError for another rule's match.
+TensorCoreProblem tensor_core_problem(const Match &m);
+
+/// The tensor-core matmul rule (registered in all_rules(), before "matmul").
+const Rule &matmul_tensor_core_rule();
+
+}  // namespace tessera::rules

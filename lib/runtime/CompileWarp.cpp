@@ -1,0 +1,325 @@
+//===- CompileWarp.cpp - Warp-level and asynchronous-copy statements -------===//
+//
+// The interpreter runs one thread at a time, so a warp-wide instruction
+// (ldmatrix, mma.sync) executes once per lane, and each lane's execution
+// computes exactly that lane's results as the PTX ISA defines them:
+//
+//   - an operand another lane supplies (an ldmatrix row address, an A or B
+//     fragment element of mma.sync) is read by evaluating the operand's
+//     address with the lane variable set to that lane, then restored;
+//   - each lane writes only its own destination (its fragment registers).
+//
+// This is exact as long as the operands every lane reads are complete when
+// the first lane runs: a loop over the lanes that loads fragments must end
+// before the loop over the lanes that multiplies them begins (the code that
+// the tensor-core rule builds has one lane loop per instruction kind).
+//
+// cp.async is per thread: the copy reads its source when issued and lands
+// in the destination when a wait retires its group; until then the
+// destination reads as poison (NaN for floats, 0xA5 bytes otherwise), so a
+// missing wait or a wrong stage shows up in the result.
+//
+//===----------------------------------------------------------------------===//
+#include <algorithm>
+#include <cstring>
+
+#include "ExprNodes.h"
+
+#include "tessera/ir/MmaFragments.h"
+#include "tessera/ir/Op.h"
+
+namespace tessera::runtime::detail {
+
+using ir::DataType;
+using ir::Expr;
+using ir::Intrinsic;
+
+namespace {
+
+/// An address operand: the buffer element an instruction starts at.
+struct Address {
+  Indexer ix;
+  DataType dtype;
+  int last = 0;  ///< the innermost dimension
+  std::string name;
+
+  Address(Compiler &cc, const ir::Load &l, bool store)
+      : ix(cc, l.buffer, cc.buffer_slot(l.buffer, store ? "store to" : "load from"), l.indices, store),
+        dtype(l.buffer.dtype()),
+        last(static_cast<int>(l.indices.size()) - 1),
+        name(l.buffer.name()) {}
+
+  uint8_t *base(Frame &f) const { return f.bufs[ix.buf].data; }
+  int bytes() const { return dtype.bytes(); }
+
+  /// The flat offset of the operand, checking that `n` elements from it stay
+  /// inside the innermost dimension (an instruction's row never wraps).
+  int64_t offset(Frame &f, int64_t n, const char *what) const {
+    int64_t off = ix.offset(f);
+    const BufState &b = f.bufs[ix.buf];
+    int64_t at = ix.index(f, last);
+    if (at + n > b.shape[last] || (b.ndim > 0 && b.strides[last] != 1))
+      throw InterpretError(std::string(what) + " of " + std::to_string(n) + " elements at index " +
+                           std::to_string(at) + " of the last dimension of '" + name + "' (extent " +
+                           std::to_string(b.shape[last]) + ") in block '" + ix.ctx->block +
+                           "' runs past it or is not contiguous");
+    return off;
+  }
+};
+
+Address address_operand(Compiler &cc, const ir::Call &c, int i, bool store) {
+  const auto *l = c.args[i].as<ir::Load>();
+  if (!l)
+    throw InterpretError(std::string("argument ") + std::to_string(i) + " of T." + ir::intrinsic_name(c.op) +
+                         " in block '" + cc.block() + "' is not a buffer element");
+  return Address(cc, *l, store);
+}
+
+int lane_slot(Compiler &cc, const ir::Call &c, int i) {
+  int slot = cc.int_var_slot(c.args[i]);
+  if (slot < 0)
+    throw InterpretError(std::string("the lane operand of T.") + ir::intrinsic_name(c.op) + " in block '" +
+                         cc.block() + "' is not a variable in scope (the loop over the warp's 32 lanes)");
+  return slot;
+}
+
+int64_t const_arg(Compiler &cc, const ir::Call &c, int i, const char *what) {
+  auto v = ir::as_const_int(c.args[i]);
+  if (!v)
+    throw InterpretError(std::string(what) + " of T." + ir::intrinsic_name(c.op) + " in block '" + cc.block() +
+                         "' must be a constant");
+  return *v;
+}
+
+/// The current lane (0..31) or an error naming the instruction.
+int64_t current_lane(const Frame &f, int slot, const char *what, const ErrCtx *ctx) {
+  int64_t l = f.iv[slot];
+  if (l < 0 || l >= 32)
+    throw InterpretError(std::string(what) + " in block '" + ctx->block + "' runs at lane " + std::to_string(l) +
+                         "; a warp has lanes 0..31");
+  return l;
+}
+
+/// Evaluates `fn()` with the lane variable set to `lane`, then restores it.
+template <typename Fn>
+auto as_lane(Frame &f, int slot, int64_t lane, Fn &&fn) {
+  int64_t saved = f.iv[slot];
+  f.iv[slot] = lane;
+  struct Restore {
+    Frame &f;
+    int slot;
+    int64_t v;
+    ~Restore() { f.iv[slot] = v; }
+  } restore{f, slot, saved};
+  return fn();
+}
+
+// ---- ldmatrix ---------------------------------------------------------------
+
+struct LdmatrixNode final : StmtExec {
+  ir::mma::LdmatrixLayout layout;
+  Address dst, src;
+  int lane = 0;
+  const ErrCtx *ctx;
+
+  LdmatrixNode(Compiler &cc, const ir::Call &c)
+      : layout(static_cast<int>(const_arg(cc, c, 1, "the matrix count")), const_arg(cc, c, 0, "trans") != 0),
+        dst(address_operand(cc, c, 2, true)),
+        src(address_operand(cc, c, 3, false)),
+        lane(lane_slot(cc, c, 4)),
+        ctx(cc.ctx("ldmatrix")) {
+    if (dst.bytes() != 2 || src.bytes() != 2)
+      throw InterpretError("T.ldmatrix in block '" + cc.block() + "' moves 16-bit elements; '" + dst.name +
+                           "' holds " + dst.dtype.str() + " and '" + src.name + "' " + src.dtype.str());
+  }
+
+  void exec(Frame &f) const override {
+    const int64_t l = current_lane(f, lane, "T.ldmatrix", ctx);
+    const int64_t out = dst.offset(f, 2 * layout.matrices(), "T.ldmatrix's destination");
+    for (int j = 0; j < layout.matrices(); ++j) {
+      for (int h = 0; h < 2; ++h) {
+        ir::mma::Element e = layout.at(static_cast<int>(l), j, h);
+        int from = layout.address_lane(j, e.row);
+        int64_t row = as_lane(f, lane, from, [&] { return src.offset(f, 8, "T.ldmatrix's row"); });
+        if (row % 8 != 0)
+          throw InterpretError("T.ldmatrix in block '" + ctx->block + "': lane " + std::to_string(from) +
+                               "'s row address (element " + std::to_string(row) + " of '" + src.name +
+                               "') is not 16-byte aligned");
+        std::memcpy(dst.base(f) + (out + 2 * j + h) * 2, src.base(f) + (row + e.col) * 2, 2);
+      }
+    }
+  }
+};
+
+// ---- mma.sync -----------------------------------------------------------------
+
+struct MmaNode final : StmtExec {
+  ir::mma::FragmentLayout a_map{ir::mma::MmaShape::M16N8K16, ir::mma::Operand::A};
+  ir::mma::FragmentLayout b_map{ir::mma::MmaShape::M16N8K16, ir::mma::Operand::B};
+  ir::mma::FragmentLayout c_map{ir::mma::MmaShape::M16N8K16, ir::mma::Operand::C};
+  // The maps as tables (FragmentLayout searches).
+  ir::mma::Slot a_owner[16][16], b_owner[16][8];
+  ir::mma::Element c_at[32][4];
+  Address d, a, b;
+  int lane = 0;
+  const ErrCtx *ctx;
+
+  MmaNode(Compiler &cc, const ir::Call &c)
+      : d(address_operand(cc, c, 1, true)),
+        a(address_operand(cc, c, 2, false)),
+        b(address_operand(cc, c, 3, false)),
+        lane(lane_slot(cc, c, 4)),
+        ctx(cc.ctx("mma_sync")) {
+    const auto *shape = c.args[0].as<ir::StringImm>();
+    if (!shape || shape->value != "m16n8k16")
+      throw InterpretError("T.mma_sync in block '" + cc.block() +
+                           "': the shape must be the string \"m16n8k16\" (the one shape supported)");
+    for (int r = 0; r < 16; ++r)
+      for (int k = 0; k < 16; ++k) a_owner[r][k] = a_map.owner(r, k);
+    for (int k = 0; k < 16; ++k)
+      for (int col = 0; col < 8; ++col) b_owner[k][col] = b_map.owner(k, col);
+    for (int l = 0; l < 32; ++l)
+      for (int i = 0; i < 4; ++i) c_at[l][i] = c_map.at(l, i);
+    DataType in = a.dtype;
+    if (!(in.is_float16() || in.is_bfloat16()) || b.dtype != in || d.dtype != DataType::float32())
+      throw InterpretError("T.mma_sync m16n8k16 in block '" + cc.block() +
+                           "' multiplies float16 or bfloat16 fragments into float32; got A " + a.dtype.str() +
+                           ", B " + b.dtype.str() + ", D " + d.dtype.str());
+  }
+
+  void exec(Frame &f) const override {
+    const int64_t l = current_lane(f, lane, "T.mma_sync", ctx);
+    // The fragment offsets of the lanes this lane reads (the four lanes of
+    // its rows' group for A, of its column's for B), evaluated once each.
+    int64_t a_off[32], b_off[32];
+    std::fill(a_off, a_off + 32, -1);
+    std::fill(b_off, b_off + 32, -1);
+    auto a_at = [&](int from) {
+      if (a_off[from] < 0) a_off[from] = as_lane(f, lane, from, [&] { return a.offset(f, 8, "T.mma_sync's A fragment"); });
+      return a_off[from];
+    };
+    auto b_at = [&](int from) {
+      if (b_off[from] < 0) b_off[from] = as_lane(f, lane, from, [&] { return b.offset(f, 4, "T.mma_sync's B fragment"); });
+      return b_off[from];
+    };
+    const int64_t d_off = d.offset(f, 4, "T.mma_sync's accumulator");
+    auto read16 = [&](const Address &op, int64_t off) {
+      return op.dtype.is_float16() ? read_float<HalfTag>(op.base(f), off) : read_float<BF16Tag>(op.base(f), off);
+    };
+    for (int i = 0; i < 4; ++i) {
+      ir::mma::Element c = c_at[l][i];
+      // Products of 16-bit floats are exact in double, and so is their sum
+      // to within the last bits; the accumulator is rounded once.
+      double sum = 0;
+      for (int k = 0; k < 16; ++k) {
+        ir::mma::Slot sa = a_owner[c.row][k], sb = b_owner[k][c.col];
+        sum += read16(a, a_at(sa.lane) + sa.index) * read16(b, b_at(sb.lane) + sb.index);
+      }
+      double acc = read_float<float>(d.base(f), d_off + i);
+      write_float<float>(d.base(f), d_off + i, static_cast<float>(acc + sum));
+    }
+  }
+};
+
+// ---- cp.async ----------------------------------------------------------------
+
+struct CpAsyncNode final : StmtExec {
+  Address dst, src;
+  IntPtr bytes, src_bytes;
+  const ErrCtx *ctx;
+
+  CpAsyncNode(Compiler &cc, const ir::Call &c)
+      : dst(address_operand(cc, c, 0, true)),
+        src(address_operand(cc, c, 1, false)),
+        bytes(cc.compile_int(c.args[2])),
+        src_bytes(cc.compile_int(c.args[3])),
+        ctx(cc.ctx("cp_async")) {
+    if (dst.dtype.bytes() != src.dtype.bytes())
+      throw InterpretError("T.cp_async in block '" + cc.block() + "' copies between '" + src.name + "' (" +
+                           src.dtype.str() + ") and '" + dst.name + "' (" + dst.dtype.str() +
+                           "), whose elements differ in size");
+  }
+
+  void exec(Frame &f) const override {
+    const int64_t n = bytes->eval(f), valid = src_bytes->eval(f), e = dst.bytes();
+    if (n != 4 && n != 8 && n != 16)
+      throw InterpretError("T.cp_async in block '" + ctx->block + "' copies " + std::to_string(n) +
+                           " bytes; cp.async copies 4, 8 or 16");
+    if (valid < 0 || valid > n || valid % e != 0)
+      throw InterpretError("T.cp_async in block '" + ctx->block + "' reads " + std::to_string(valid) +
+                           " source bytes of " + std::to_string(n) + " (whole elements, at most the copy)");
+    const int64_t out = dst.offset(f, n / e, "T.cp_async's destination");
+    if ((out * e) % n != 0)
+      throw InterpretError("T.cp_async in block '" + ctx->block + "': the destination (element " +
+                           std::to_string(out) + " of '" + dst.name + "') is not aligned to the " +
+                           std::to_string(n) + "-byte copy");
+    AsyncCopies::Copy copy;
+    copy.dst = dst.base(f) + out * e;
+    copy.bytes.assign(static_cast<size_t>(n), 0);
+    if (valid > 0) {
+      const int64_t in = src.offset(f, valid / e, "T.cp_async's source");
+      if ((in * e) % n != 0)
+        throw InterpretError("T.cp_async in block '" + ctx->block + "': the source (element " +
+                             std::to_string(in) + " of '" + src.name + "') is not aligned to the " +
+                             std::to_string(n) + "-byte copy");
+      std::memcpy(copy.bytes.data(), src.base(f) + in * e, static_cast<size_t>(valid));
+    }
+    // Poison until the copy lands.
+    if (dst.dtype.is_float()) {
+      dispatch_float_storage(dst.dtype, [&]<typename E>() {
+        for (int64_t i = 0; i < n / e; ++i) write_float<E>(dst.base(f), out + i, std::nan(""));
+      });
+    } else {
+      std::memset(copy.dst, 0xA5, static_cast<size_t>(n));
+    }
+    f.async->open.push_back(std::move(copy));
+  }
+};
+
+struct CommitNode final : StmtExec {
+  void exec(Frame &f) const override {
+    f.async->groups.push_back(std::move(f.async->open));
+    f.async->open.clear();
+  }
+};
+
+struct WaitNode final : StmtExec {
+  int64_t keep = 0;
+  void exec(Frame &f) const override {
+    auto &groups = f.async->groups;
+    while (static_cast<int64_t>(groups.size()) > keep) {
+      for (const AsyncCopies::Copy &c : groups.front()) std::memcpy(c.dst, c.bytes.data(), c.bytes.size());
+      groups.pop_front();
+    }
+  }
+};
+
+}  // namespace
+
+StmtPtr compile_warp_statement(Compiler &cc, const ir::Call &c) {
+  switch (c.op) {
+    case Intrinsic::Ldmatrix: return std::make_unique<LdmatrixNode>(cc, c);
+    case Intrinsic::MmaSync: return std::make_unique<MmaNode>(cc, c);
+    case Intrinsic::CpAsync: return std::make_unique<CpAsyncNode>(cc, c);
+    case Intrinsic::CpAsyncCommit: return std::make_unique<CommitNode>();
+    case Intrinsic::CpAsyncWait: {
+      auto n = std::make_unique<WaitNode>();
+      n->keep = const_arg(cc, c, 0, "the group count");
+      if (n->keep < 0) throw InterpretError("T.cp_async_wait_group in block '" + cc.block() + "' of a negative count");
+      return n;
+    }
+    default: break;
+  }
+  throw InterpretError(std::string("T.") + ir::intrinsic_name(c.op) + " is not a warp-level statement");
+}
+
+void check_async_drained(const AsyncCopies &a, const std::string &func) {
+  size_t pending = a.open.size();
+  for (const auto &g : a.groups) pending += g.size();
+  if (pending > 0)
+    throw InterpretError("function '" + func + "' ends with " + std::to_string(pending) +
+                         " cp.async copies never waited for (T.cp_async_commit_group, then "
+                         "T.cp_async_wait_group(0) before the data is read)");
+}
+
+}  // namespace tessera::runtime::detail

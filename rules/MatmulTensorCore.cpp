@@ -1,0 +1,565 @@
+//===- rules/MatmulTensorCore.cpp - GEMM on tensor cores (mma.sync) ---------===//
+#include "tessera/rules/MatmulTensorCore.h"
+
+#include "ConfigJson.h"
+
+#include "tessera/analysis/BlockInfo.h"
+#include "tessera/analysis/MatmulView.h"
+#include "tessera/ir/Functor.h"
+#include "tessera/ir/Op.h"
+
+namespace tessera::rules {
+
+using analysis::Access;
+using analysis::BlockInfo;
+using analysis::FuncInfo;
+using analysis::MatmulRole;
+using namespace ir;
+
+//===----------------------------------------------------------------------===//
+// Config
+//===----------------------------------------------------------------------===//
+
+Json TensorCoreConfig::to_json() const {
+  return Json{{"rule", rule()},     {"block_m", block_m}, {"block_n", block_n}, {"block_k", block_k},
+              {"warps_m", warps_m}, {"warps_n", warps_n}, {"stages", stages},   {"pad", pad},
+              {"in_bytes", in_bytes}};
+}
+
+TensorCoreConfig TensorCoreConfig::from_json(const Json &j) {
+  ConfigReader r(j, "matmul_tensor_core");
+  TensorCoreConfig c;
+  c.block_m = r.integer("block_m");
+  c.block_n = r.integer("block_n");
+  c.block_k = r.integer("block_k");
+  c.warps_m = r.integer("warps_m");
+  c.warps_n = r.integer("warps_n");
+  c.stages = r.integer("stages");
+  c.pad = r.integer("pad");
+  c.in_bytes = r.integer("in_bytes");
+  r.finish();
+  return c;
+}
+
+int64_t TensorCoreConfig::shared_bytes() const {
+  auto tile = [&](int64_t rows) { return std::max(rows * (block_k + pad), block_k * (rows + pad)); };
+  return stages * (tile(block_m) + tile(block_n)) * in_bytes;
+}
+
+int64_t TensorCoreConfig::registers() const {
+  int64_t acc = warp_m() / 16 * (warp_n() / 8) * 4;
+  int64_t frags = warp_m() / 16 * 4 + warp_n() / 8 * 2;
+  return acc + frags + 48;
+}
+
+void TensorCoreConfig::validate(const Arch &arch) const {
+  const char *r = rule();
+  for (auto [name, v] : {std::pair{"block_m", block_m}, {"block_n", block_n}, {"block_k", block_k},
+                         {"warps_m", warps_m}, {"warps_n", warps_n}})
+    require(v >= 1, r, name, v, "must be at least 1");
+  require(block_m % (16 * warps_m) == 0, r, "block_m", block_m,
+          "is not a multiple of 16 x warps_m = " + std::to_string(16 * warps_m) + " (m16 tiles per warp)");
+  require(block_n % (16 * warps_n) == 0, r, "block_n", block_n,
+          "is not a multiple of 16 x warps_n = " + std::to_string(16 * warps_n) +
+              " (pairs of n8 tiles per warp, one ldmatrix.x4 each)");
+  require(block_k % 16 == 0, r, "block_k", block_k, "is not a multiple of 16 (the mma K)");
+  require(stages >= 2 && stages <= 6, r, "stages", stages, "must be 2 to 6 (cp.async tiles in flight)");
+  require(pad == 0 || pad == 8, r, "pad", pad, "must be 0 or 8 elements (16 bytes keep rows aligned)");
+  require(in_bytes == 2, r, "in_bytes", in_bytes, "must be 2 (float16 or bfloat16 operands)");
+  require_threads(r, "threads", threads(), arch);
+  require(registers() <= arch.limits.max_regs_per_thread, r, "registers", registers(),
+          "(estimated: accumulators and fragments of the warp tile) exceed the " +
+              std::to_string(arch.limits.max_regs_per_thread) + " registers per thread of " + arch.name);
+  require(shared_bytes() <= arch.max_smem_per_block(), r, "shared memory", shared_bytes(),
+          "bytes (stages x the padded A and B tiles) exceed the " + std::to_string(arch.max_smem_per_block()) +
+              " bytes one block of " + arch.name + " may use");
+}
+
+//===----------------------------------------------------------------------===//
+// Match
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// One operand as the kernel reads it.
+struct OperandInfo {
+  Buffer buffer;
+  Access access;      ///< the load in the matmul block (indices over its iters)
+  bool k_inner = true;  ///< the contiguous dimension is K (else the M or N role)
+  int64_t contig = -1;  ///< the contiguous extent (-1: symbolic)
+};
+
+/// One epilogue block folded into the store.
+struct EpilogueStep {
+  Buffer reads;       ///< the buffer it reads (the accumulator or the previous step's output)
+  const Store *store = nullptr;
+  std::vector<Var> iters;  ///< its iter vars, by the matmul iter each stands for (-1: none)
+  std::vector<int> matmul_iter;
+};
+
+struct TensorCoreMatch final : Match {
+  FuncInfo info;
+  int block = -1;
+  std::vector<int> batch;
+  int m = -1, n = -1, k = -1;
+  OperandInfo a, b;
+  Access c;  ///< the accumulator's write
+  DataType in_dtype, acc_dtype;
+  std::vector<EpilogueStep> epilogue;
+  std::string layout;
+
+  std::string describe() const override {
+    std::string s = "block '" + info.blocks[block].name + "': " + layout + " matmul on tensor cores, " +
+                    in_dtype.str() + " -> " + acc_dtype.str();
+    if (!batch.empty()) s += ", batched";
+    if (!epilogue.empty()) s += ", " + std::to_string(epilogue.size()) + " epilogue block(s)";
+    return s;
+  }
+};
+
+int64_t extent_of(const Expr &e) {
+  auto v = as_const_int(e);
+  return v ? *v : -1;
+}
+
+bool has_mma(const Arch &arch, DataType in) {
+  for (const MmaSupport &s : arch.tensor_cores.mma) {
+    if (s.dtype != in.str() || s.accumulator != "float32") continue;
+    for (const MmaShape &sh : s.shapes)
+      if (sh.m == 16 && sh.n == 8 && sh.k == 16) return true;
+  }
+  return false;
+}
+
+/// The load of `buf` in block `b` (the first), or nullptr.
+const Access *read_of(const BlockInfo &b, const Buffer &buf) {
+  for (const Access &a : b.reads)
+    if (a.buffer.same_as(buf)) return &a;
+  return nullptr;
+}
+
+/// Folds the spatial consumer chain of the accumulator: each block stores
+/// one element computed from the previous buffer at the same point.
+std::optional<std::string> match_epilogue(const FuncInfo &info, const analysis::MatmulView &v,
+                                          TensorCoreMatch &out) {
+  Buffer prev = v.c.buffer;
+  std::vector<int> prev_iters;  // the matmul iter of each dimension of prev
+  for (size_t d = 0; d < out.c.indices.size(); ++d) prev_iters.push_back(out.c.single_iter(static_cast<int>(d)));
+  for (int e : v.epilogue) {
+    const BlockInfo &b = info.blocks[e];
+    const std::string q = "epilogue block '" + b.name + "'";
+    const auto *blk = b.block.as<Block>();
+    const auto *st = blk ? blk->body.as<Store>() : nullptr;
+    if (!st || b.writes.size() != 1 || !b.is_elementwise() || b.is_guarded || !b.trivial_binding)
+      return q + " is not one elementwise store";
+    const Access *r = read_of(b, prev);
+    if (!r) return q + " does not read '" + prev->name + "'";
+    EpilogueStep step;
+    step.reads = prev;
+    step.store = st;
+    for (const analysis::IterInfo &it : b.iters) {
+      step.iters.push_back(it.var);
+      step.matmul_iter.push_back(-1);
+    }
+    for (size_t d = 0; d < r->indices.size(); ++d) {
+      int it = r->single_iter(static_cast<int>(d));
+      if (it < 0 || !r->is_simple) return q + " reads '" + prev->name + "' other than at one iter per dimension";
+      step.matmul_iter[it] = prev_iters[d];
+    }
+    for (size_t i = 0; i < step.matmul_iter.size(); ++i)
+      if (step.matmul_iter[i] < 0) return q + " has an iter that does not index '" + prev->name + "'";
+    // The written buffer's dimensions, in matmul iters, for the next step.
+    const Access &w = b.writes[0];
+    prev_iters.clear();
+    for (size_t d = 0; d < w.indices.size(); ++d) {
+      int it = w.single_iter(static_cast<int>(d));
+      if (it < 0) return q + " writes '" + w.buffer->name + "' other than at one iter per dimension";
+      prev_iters.push_back(step.matmul_iter[it]);
+    }
+    prev = w.buffer;
+    out.epilogue.push_back(std::move(step));
+  }
+  // Every consumer but the last must feed only the next one.
+  for (size_t i = 0; i + 1 < v.epilogue.size(); ++i)
+    if (info.blocks[v.epilogue[i]].consumers.size() != 1)
+      return "epilogue block '" + info.blocks[v.epilogue[i]].name + "' has other consumers";
+  return std::nullopt;
+}
+
+class TensorCoreRule final : public Rule {
+ public:
+  const char *name() const override { return "matmul_tensor_core"; }
+
+  analysis::MatchResult<MatchPtr> match(const PrimFunc &f, const Arch &arch) const override {
+    using R = analysis::MatchResult<MatchPtr>;
+    if (!arch.memory.cp_async) return R::fail(arch.name + " has no cp.async");
+    FuncInfo info = analysis::analyze(f);
+    if (info.is_scheduled) return R::fail("the function is already scheduled");
+    if (info.has_opaque_structure) return R::fail("it has statements outside blocks");
+    std::vector<int> reds = info.reduction_blocks();
+    if (reds.size() != 1) return R::fail("it has " + std::to_string(reds.size()) + " reduction blocks; a matmul has one");
+    auto v = analysis::match_matmul(info, reds[0]);
+    if (!v) return R::fail(v.reason());
+    const BlockInfo &blk = info.blocks[reds[0]];
+    const std::string q = "block '" + blk.name + "'";
+    if (!blk.trivial_binding) return R::fail(q + " is not bound one-to-one to loops from 0");
+    if (blk.is_guarded) return R::fail(q + " is under a condition");
+    if (v->m.size() != 1 || v->n.size() != 1 || v->k.size() != 1)
+      return R::fail(q + " needs one M, one N and one K loop");
+    if (!v->prologue.empty()) return R::fail(q + " has producer blocks of A or B (the SIMT matmul inlines them)");
+    DataType in = v->a_dtype;
+    if (!(in.is_float16() || in.is_bfloat16()) || v->b_dtype != in)
+      return R::fail("operands are " + v->a_dtype.str() + " and " + v->b_dtype.str() +
+                     "; the tensor-core rule takes float16 or bfloat16 pairs");
+    if (!(v->acc_dtype == DataType::float32() || v->acc_dtype == in))
+      return R::fail("the accumulator is " + v->acc_dtype.str() + "; float32 or the operand type is needed");
+    if (!has_mma(arch, in)) return R::fail(arch.name + " lists no mma.sync m16n8k16 for " + in.str());
+
+    auto m = std::make_shared<TensorCoreMatch>();
+    m->info = info;
+    m->block = reds[0];
+    m->batch = v->batch;
+    m->m = v->m[0], m->n = v->n[0], m->k = v->k[0];
+    m->in_dtype = in;
+    m->acc_dtype = v->acc_dtype;
+    m->layout = v->layout();
+    m->c = blk.writes.at(0);
+    for (size_t d = 0; d < m->c.indices.size(); ++d)
+      if (m->c.single_iter(static_cast<int>(d)) < 0) return R::fail(q + " writes its output other than one iter per dimension");
+    for (auto [op, mo, role] : {std::tuple{&m->a, &v->a, MatmulRole::M}, {&m->b, &v->b, MatmulRole::N}}) {
+      const Access *acc = read_of(blk, mo->buffer);
+      if (!acc || !acc->is_simple) return R::fail(q + " reads '" + mo->buffer->name + "' other than at its iters");
+      op->buffer = mo->buffer;
+      op->access = *acc;
+      if (mo->inner() != MatmulRole::K && mo->inner() != role)
+        return R::fail("the contiguous dimension of '" + mo->buffer->name + "' is a batch dimension");
+      op->k_inner = mo->inner() == MatmulRole::K;
+      op->contig = extent_of(mo->buffer.shape().back());
+    }
+    if (auto why = match_epilogue(info, *v, *m)) return R::fail(*why);
+    return MatchPtr(m);
+  }
+
+  std::unique_ptr<Config> default_config(const Match &, const Arch &arch) const override {
+    auto c = std::make_unique<TensorCoreConfig>();
+    // 128 x 128 tiles with 4 warps of 64 x 64 and 3 stages of 32: ~61 KB of shared memory.
+    if (c->shared_bytes() > arch.max_smem_per_block()) c->stages = 2;
+    return c;
+  }
+
+  std::unique_ptr<Config> config_from_json(const Json &j) const override {
+    return std::make_unique<TensorCoreConfig>(TensorCoreConfig::from_json(j));
+  }
+
+  schedule::Schedule apply(const PrimFunc &f, const Match &mt, const Config &config) const override;
+};
+
+//===----------------------------------------------------------------------===//
+// The kernel
+//===----------------------------------------------------------------------===//
+
+/// Builds the kernel body for one match and config (see the header).
+class KernelBuilder {
+ public:
+  KernelBuilder(const TensorCoreMatch &m, const TensorCoreConfig &c) : m_(m), c_(c) {
+    const BlockInfo &blk = m.info.blocks[m.block];
+    it_ = blk.iters[m.m].var.dtype();
+    extent_m_ = blk.iters[m.m].dom.extent;
+    extent_n_ = blk.iters[m.n].dom.extent;
+    extent_k_ = blk.iters[m.k].dom.extent;
+    for (int b : m.batch) batch_extents_.push_back(blk.iters[b].dom.extent);
+  }
+
+  Stmt build();
+  std::vector<Buffer> allocs() const { return {a_shared_, b_shared_, a_frag_, b_frag_, c_frag_}; }
+
+ private:
+  Expr i(int64_t v) const { return make_int(it_, v); }
+  Var var(const std::string &name) const { return Var(name, it_); }
+
+  /// A loop over the warps and lanes of the block around `body(warp, lane)`.
+  Stmt threads(const std::function<Stmt(Expr, Expr)> &body) const {
+    Var ty = var("ty"), tx = var("tx");
+    Stmt s = body(ty, tx);
+    s = For::make(tx, i(0), i(32), ForKind::ThreadBinding, s, "threadIdx.x");
+    return For::make(ty, i(0), i(c_.warps()), ForKind::ThreadBinding, s, "threadIdx.y");
+  }
+  Stmt loop(const std::string &name, int64_t extent, const std::function<Stmt(Expr)> &body,
+            ForKind kind = ForKind::Unrolled) const {
+    Var v = var(name);
+    Stmt s = body(v);
+    if (extent == 1) return substitute(s, {{v, i(0)}});
+    return For::make(v, i(0), i(extent), kind, s);
+  }
+  static Stmt eval(Intrinsic op, std::vector<Expr> args) {
+    return Evaluate::make(Call::make(DataType::int32(), op, std::move(args)));
+  }
+
+  /// The element of `op` at matmul iter values (batch from the block, row, k).
+  Expr operand_load(const OperandInfo &op, const Expr &rows, const Expr &k) const;
+  Stmt load_tile(const OperandInfo &op, Buffer tile, bool is_a, const Expr &stage, const Expr &k_tile) const;
+  Stmt compute_slice(const Expr &stage, int64_t kk) const;
+  Stmt epilogue() const;
+
+  const TensorCoreMatch &m_;
+  const TensorCoreConfig &c_;
+  DataType it_;
+  Expr extent_m_, extent_n_, extent_k_;
+  std::vector<Expr> batch_extents_;
+  /// Batch iter values, row and column tile origins (set by build()).
+  std::vector<Expr> batch_;
+  Expr m0_, n0_;
+  Buffer a_shared_, b_shared_, a_frag_, b_frag_, c_frag_;
+};
+
+Expr KernelBuilder::operand_load(const OperandInfo &op, const Expr &rows, const Expr &k) const {
+  const BlockInfo &blk = m_.info.blocks[m_.block];
+  std::vector<std::pair<Var, Expr>> map;
+  for (size_t b = 0; b < m_.batch.size(); ++b) map.push_back({blk.iters[m_.batch[b]].var, batch_[b]});
+  bool is_a = op.buffer.same_as(m_.a.buffer);
+  map.push_back({blk.iters[is_a ? m_.m : m_.n].var, rows});
+  map.push_back({blk.iters[m_.k].var, k});
+  std::vector<Expr> idx;
+  for (const Expr &e : op.access.indices) idx.push_back(substitute(e, map));
+  return Load::make(op.buffer, idx);
+}
+
+/// Copies K tile `k_tile` of operand `op` into stage `stage` of `tile`: the
+/// tile is [rows][block_k] when K is contiguous, else [block_k][rows].
+Stmt KernelBuilder::load_tile(const OperandInfo &op, Buffer tile, bool is_a, const Expr &stage,
+                              const Expr &k_tile) const {
+  const int64_t rows = is_a ? c_.block_m : c_.block_n;
+  const Expr row0 = is_a ? m0_ : n0_;
+  const Expr row_extent = is_a ? extent_m_ : extent_n_;
+  const int64_t sr = op.k_inner ? rows : c_.block_k, sc = op.k_inner ? c_.block_k : rows;
+  // The widest piece every row start keeps aligned (4 bytes at least for cp.async).
+  int64_t v = 1;
+  for (int64_t w : {8, 4, 2})
+    if (op.contig > 0 && op.contig % w == 0 && sc % w == 0) {
+      v = w;
+      break;
+    }
+  const int64_t chunks = sr * sc / v, per_thread = (chunks + c_.threads() - 1) / c_.threads();
+  const Expr k0 = k_tile * i(c_.block_k);
+  return threads([&](Expr ty, Expr tx) {
+    return loop("c", per_thread, [&](Expr it) {
+      Expr q = it * i(c_.threads()) + ty * i(32) + tx;
+      Expr r = floordiv(q, i(sc / v)), col = floormod(q, i(sc / v)) * i(v);
+      Expr row = op.k_inner ? row0 + r : row0 + col, k = op.k_inner ? k0 + col : k0 + r;
+      Expr valid = row < row_extent && k < extent_k_;
+      Expr dst = Load::make(tile, {stage, r, col});
+      Stmt s;
+      if (v >= 2) {
+        Expr bytes = i(v * c_.in_bytes);
+        s = eval(Intrinsic::CpAsync, {dst, operand_load(op, row, k), cast(DataType::int32(), bytes),
+                                      select(valid, cast(DataType::int32(), bytes), make_int(DataType::int32(), 0))});
+      } else {
+        s = Store::make(tile, if_then_else(valid, operand_load(op, row, k), make_const(tile.dtype(), 0)),
+                        {stage, r, col});
+      }
+      if (chunks % c_.threads() != 0) s = IfThenElse::make(q < i(chunks), s);
+      return s;
+    });
+  });
+}
+
+/// One 16-wide K slice of the warp tile: fragments by ldmatrix, then mma.sync.
+Stmt KernelBuilder::compute_slice(const Expr &stage, int64_t kk) const {
+  const int64_t tiles_m = c_.warp_m() / 16, tiles_n = c_.warp_n() / 8;
+  const Expr k0 = i(kk * 16);
+  // Lane l gives row l % 8 of matrix l / 8.
+  auto ldmatrix = [&](const OperandInfo &op, Buffer tile, Buffer frag, Expr ty, Expr tx, Expr row0, Expr out) {
+    Expr j = floordiv(tx, i(8)), rr = floormod(tx, i(8));
+    bool is_a = tile.same_as(a_shared_);
+    // A's matrices: (row 8 (j % 2), k 8 (j / 2)); B's: (row 8 (j / 2), k 8 (j % 2)).
+    Expr row_off = is_a ? floormod(j, i(2)) * i(8) : floordiv(j, i(2)) * i(8);
+    Expr k_off = is_a ? floordiv(j, i(2)) * i(8) : floormod(j, i(2)) * i(8);
+    Expr src = op.k_inner ? Load::make(tile, {stage, row0 + row_off + rr, k0 + k_off})
+                          : Load::make(tile, {stage, k0 + k_off + rr, row0 + row_off});
+    return eval(Intrinsic::Ldmatrix, {make_int(DataType::int32(), op.k_inner ? 0 : 1), make_int(DataType::int32(), 4),
+                                      Load::make(frag, {ty, tx, out}), src, tx});
+  };
+  auto warp_m0 = [&](Expr ty) { return floordiv(ty, i(c_.warps_n)) * i(c_.warp_m()); };
+  auto warp_n0 = [&](Expr ty) { return floormod(ty, i(c_.warps_n)) * i(c_.warp_n()); };
+  std::vector<Stmt> s;
+  // A: one x4 per m16 tile; B: one x4 per pair of n8 tiles.
+  s.push_back(threads([&](Expr ty, Expr tx) {
+    return loop("mi", tiles_m, [&](Expr mi) {
+      return ldmatrix(m_.a, a_shared_, a_frag_, ty, tx, warp_m0(ty) + mi * i(16), mi * i(8));
+    });
+  }));
+  s.push_back(threads([&](Expr ty, Expr tx) {
+    return loop("nj", tiles_n / 2, [&](Expr nj) {
+      return ldmatrix(m_.b, b_shared_, b_frag_, ty, tx, warp_n0(ty) + nj * i(16), nj * i(8));
+    });
+  }));
+  s.push_back(threads([&](Expr ty, Expr tx) {
+    return loop("mi", tiles_m, [&](Expr mi) {
+      return loop("ni", tiles_n, [&](Expr ni) {
+        return eval(Intrinsic::MmaSync, {StringImm::make("m16n8k16"),
+                                         Load::make(c_frag_, {ty, tx, (mi * i(tiles_n) + ni) * i(4)}),
+                                         Load::make(a_frag_, {ty, tx, mi * i(8)}),
+                                         Load::make(b_frag_, {ty, tx, ni * i(4)}), tx});
+      });
+    });
+  }));
+  return Seq::make(s);
+}
+
+/// The accumulators through the epilogue into the output, masked at the edges.
+Stmt KernelBuilder::epilogue() const {
+  const BlockInfo &blk = m_.info.blocks[m_.block];
+  const int64_t tiles_m = c_.warp_m() / 16, tiles_n = c_.warp_n() / 8;
+  return threads([&](Expr ty, Expr tx) {
+    return loop("mi", tiles_m, [&](Expr mi) {
+      return loop("ni", tiles_n, [&](Expr ni) {
+        return loop("e", 4, [&](Expr e) {
+          Expr row = m0_ + floordiv(ty, i(c_.warps_n)) * i(c_.warp_m()) + mi * i(16) + floordiv(tx, i(4)) +
+                     floordiv(e, i(2)) * i(8);
+          Expr col = n0_ + floormod(ty, i(c_.warps_n)) * i(c_.warp_n()) + ni * i(8) + floormod(tx, i(4)) * i(2) +
+                     floormod(e, i(2));
+          // Matmul iter -> value at this element.
+          std::vector<Expr> at(blk.iters.size());
+          for (size_t b = 0; b < m_.batch.size(); ++b) at[m_.batch[b]] = batch_[b];
+          at[m_.m] = row;
+          at[m_.n] = col;
+          Expr value = Load::make(c_frag_, {ty, tx, (mi * i(tiles_n) + ni) * i(4) + e});
+          if (value.dtype() != m_.acc_dtype) value = cast(m_.acc_dtype, value);
+          Stmt store;
+          if (m_.epilogue.empty()) {
+            std::vector<Expr> idx;
+            for (size_t d = 0; d < m_.c.indices.size(); ++d) idx.push_back(at[m_.c.single_iter(static_cast<int>(d))]);
+            store = Store::make(m_.c.buffer, value, idx);
+          } else {
+            for (const EpilogueStep &st : m_.epilogue) {
+              std::vector<std::pair<Var, Expr>> map;
+              for (size_t v = 0; v < st.iters.size(); ++v) map.push_back({st.iters[v], at[st.matmul_iter[v]]});
+              // The previous value replaces every load of the buffer this step reads.
+              class ReplaceLoads : public IRMutator {
+               public:
+                ReplaceLoads(Buffer b, Expr v) : b_(std::move(b)), v_(std::move(v)) {}
+                Expr visit_(const Load *op, const Expr &self) override {
+                  return op->buffer.same_as(b_) ? v_ : IRMutator::visit_(op, self);
+                }
+                Buffer b_;
+                Expr v_;
+              };
+              Expr folded = ReplaceLoads(st.reads, value).mutate(substitute(st.store->value, map));
+              std::vector<Expr> idx;
+              for (const Expr &x : st.store->indices) idx.push_back(substitute(x, map));
+              value = folded;
+              store = Store::make(st.store->buffer, folded, idx);
+            }
+          }
+          return IfThenElse::make(row < extent_m_ && col < extent_n_, store);
+        });
+      });
+    });
+  });
+}
+
+Stmt KernelBuilder::build() {
+  const DataType in = m_.in_dtype;
+  const int64_t pad = c_.pad;
+  auto tile_shape = [&](const OperandInfo &op, int64_t rows) -> std::vector<Expr> {
+    return op.k_inner ? std::vector<Expr>{i(c_.stages), i(rows), i(c_.block_k + pad)}
+                      : std::vector<Expr>{i(c_.stages), i(c_.block_k), i(rows + pad)};
+  };
+  a_shared_ = Buffer::make("A_shared", in, tile_shape(m_.a, c_.block_m), "shared");
+  b_shared_ = Buffer::make("B_shared", in, tile_shape(m_.b, c_.block_n), "shared");
+  const int64_t tiles_m = c_.warp_m() / 16, tiles_n = c_.warp_n() / 8;
+  a_frag_ = Buffer::make("A_frag", in, {i(c_.warps()), i(32), i(tiles_m * 8)}, "warp");
+  b_frag_ = Buffer::make("B_frag", in, {i(c_.warps()), i(32), i(tiles_n * 4)}, "warp");
+  c_frag_ = Buffer::make("C_frag", DataType::float32(), {i(c_.warps()), i(32), i(tiles_m * tiles_n * 4)}, "warp");
+
+  Var bz = var("bz"), by = var("by"), bx = var("bx");
+  // Batch iters from blockIdx.z, the last fastest.
+  Expr z = bz;
+  batch_.assign(batch_extents_.size(), Expr());
+  for (size_t b = batch_extents_.size(); b-- > 0;) {
+    batch_[b] = b == 0 ? z : floormod(z, batch_extents_[b]);
+    z = floordiv(z, batch_extents_[b]);
+  }
+  m0_ = by * i(c_.block_m);
+  n0_ = bx * i(c_.block_n);
+
+  std::vector<Stmt> body;
+  body.push_back(threads([&](Expr ty, Expr tx) {
+    return loop("e", tiles_m * tiles_n * 4, [&](Expr e) {
+      return Store::make(c_frag_, FloatImm::make(DataType::float32(), 0), {ty, tx, e});
+    });
+  }));
+  const int64_t S = c_.stages;
+  Expr k_tiles = floordiv(extent_k_ + i(c_.block_k - 1), i(c_.block_k));
+  for (int64_t s = 0; s + 1 < S; ++s) {
+    body.push_back(load_tile(m_.a, a_shared_, true, i(s), i(s)));
+    body.push_back(load_tile(m_.b, b_shared_, false, i(s), i(s)));
+    body.push_back(eval(Intrinsic::CpAsyncCommit, {}));
+  }
+  {
+    Var ko = var("ko");
+    std::vector<Stmt> step;
+    step.push_back(eval(Intrinsic::CpAsyncWait, {make_int(DataType::int32(), S - 2)}));
+    step.push_back(eval(Intrinsic::SyncThreads, {}));
+    Expr next = ko + i(S - 1), next_stage = floormod(next, i(S));
+    step.push_back(load_tile(m_.a, a_shared_, true, next_stage, next));
+    step.push_back(load_tile(m_.b, b_shared_, false, next_stage, next));
+    step.push_back(eval(Intrinsic::CpAsyncCommit, {}));
+    Expr stage = floormod(ko, i(S));
+    for (int64_t kk = 0; kk < c_.block_k / 16; ++kk) step.push_back(compute_slice(stage, kk));
+    body.push_back(For::make(ko, i(0), k_tiles, ForKind::Serial, Seq::make(step)));
+  }
+  body.push_back(eval(Intrinsic::CpAsyncWait, {make_int(DataType::int32(), 0)}));
+  body.push_back(epilogue());
+
+  Stmt kernel = Block::make("matmul_tensor_core", {}, {}, Expr(), {}, {}, allocs(), std::nullopt, Seq::make(body));
+  Expr tiles_y = floordiv(extent_m_ + i(c_.block_m - 1), i(c_.block_m));
+  Expr tiles_x = floordiv(extent_n_ + i(c_.block_n - 1), i(c_.block_n));
+  kernel = For::make(bx, i(0), tiles_x, ForKind::ThreadBinding, kernel, "blockIdx.x");
+  kernel = For::make(by, i(0), tiles_y, ForKind::ThreadBinding, kernel, "blockIdx.y");
+  if (!batch_extents_.empty()) {
+    Expr total = batch_extents_[0];
+    for (size_t b = 1; b < batch_extents_.size(); ++b) total = total * batch_extents_[b];
+    kernel = For::make(bz, i(0), total, ForKind::ThreadBinding, kernel, "blockIdx.z");
+  }
+  return kernel;
+}
+
+schedule::Schedule TensorCoreRule::apply(const PrimFunc &f, const Match &mt, const Config &config) const {
+  const auto *m = dynamic_cast<const TensorCoreMatch *>(&mt);
+  const auto *c = dynamic_cast<const TensorCoreConfig *>(&config);
+  if (!m || !c) throw ConfigError("matmul_tensor_core: the match or config (" + config.str() + ") is another rule's");
+  KernelBuilder kb(*m, *c);
+  Stmt kernel = kb.build();
+  // The root keeps its allocations that the kernel still uses: none of the
+  // accumulator and epilogue intermediates (registers now).
+  const auto *root = f.body().as<Block>();
+  TESSERA_ICHECK(root) << "a function's body is its root block";
+  Stmt new_root = Block::make(root->name, {}, {}, Expr(), {}, {}, {}, std::nullopt, kernel, root->annotations);
+  return schedule::Schedule(f.with_body(new_root));
+}
+
+}  // namespace
+
+TensorCoreProblem tensor_core_problem(const Match &mt) {
+  const auto *m = dynamic_cast<const TensorCoreMatch *>(&mt);
+  if (!m) throw ConfigError("matmul_tensor_core: the match is another rule's");
+  const BlockInfo &blk = m->info.blocks[m->block];
+  TensorCoreProblem p;
+  for (int b : m->batch) {
+    int64_t e = extent_of(blk.iters[b].dom.extent);
+    p.batch = e < 0 || p.batch < 0 ? -1 : p.batch * e;
+  }
+  p.m = extent_of(blk.iters[m->m].dom.extent);
+  p.n = extent_of(blk.iters[m->n].dom.extent);
+  p.k = extent_of(blk.iters[m->k].dom.extent);
+  p.in = m->in_dtype;
+  return p;
+}
+
+const Rule &matmul_tensor_core_rule() {
+  static const TensorCoreRule rule;
+  return rule;
+}
+
+}  // namespace tessera::rules

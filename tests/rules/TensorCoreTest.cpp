@@ -1,0 +1,259 @@
+//===- tests/rules/TensorCoreTest.cpp - mma.sync GEMMs proved on the CPU ----===//
+//
+// The tensor-core rule's kernels through the interpreter, whose ldmatrix,
+// mma.sync and cp.async have the instructions' per-lane semantics
+// (runtime/CompileWarp.cpp), against the float64 reference:
+//   - every layout, float16 and bfloat16, shapes that divide no tile, a
+//     batch, a symbolic M of 7, an epilogue, and several configs;
+//   - the interpreter's instructions against the fragment tables
+//     (ir/MmaFragments.h, themselves checked against the PTX ISA figures);
+//   - a missing or short cp.async wait reads poison and fails.
+//
+//===----------------------------------------------------------------------===//
+#include <gtest/gtest.h>
+
+#include "RuleTestUtil.h"
+#include "tessera/analysis/Specialize.h"
+#include "tessera/ir/Functor.h"
+#include "tessera/ir/MmaFragments.h"
+#include "tessera/ir/StructuralEqual.h"
+#include "tessera/lower/Lower.h"
+#include "tessera/rules/MatmulTensorCore.h"
+#include "tessera/runtime/Interpreter.h"
+#include "tessera/runtime/Verify.h"
+#include "tessera/script/Parser.h"
+#include "tessera/script/Printer.h"
+
+namespace tessera::test {
+namespace {
+
+/// A matmul C[i, j] = sum_k A * B written as TVM prints it, with A stored
+/// [M, K] or [K, M] and B [K, N] or [N, K].
+std::string matmul_text(const std::string &dtype, bool a_k_inner, bool b_k_inner, const std::string &m, int n,
+                        int k) {
+  std::string a_shape = a_k_inner ? "(" + m + ", " + std::to_string(k) + ")" : "(" + std::to_string(k) + ", " + m + ")";
+  std::string b_shape = b_k_inner ? "(" + std::to_string(n) + ", " + std::to_string(k) + ")"
+                                  : "(" + std::to_string(k) + ", " + std::to_string(n) + ")";
+  std::string a_at = a_k_inner ? "A[vi, vk]" : "A[vk, vi]", b_at = b_k_inner ? "B[vj, vk]" : "B[vk, vj]";
+  std::string head = m == "m" ? "    m = T.int32()\n" : "";
+  return "@T.prim_func\n"
+         "def main(a: T.handle, b: T.handle, c: T.handle) -> None:\n" +
+         head + "    A = T.match_buffer(a, " + a_shape + ", \"" + dtype + "\")\n" +
+         "    B = T.match_buffer(b, " + b_shape + ", \"" + dtype + "\")\n" +
+         "    C = T.match_buffer(c, (" + m + ", " + std::to_string(n) + "), \"float32\")\n" +
+         "    for i, j, k in T.grid(" + m + ", " + std::to_string(n) + ", " + std::to_string(k) + "):\n" +
+         "        with T.block(\"C\"):\n"
+         "            vi, vj, vk = T.axis.remap(\"SSR\", [i, j, k])\n"
+         "            with T.init():\n"
+         "                C[vi, vj] = T.float32(0)\n"
+         "            C[vi, vj] = C[vi, vj] + T.Cast(\"float32\", " +
+         a_at + ") * T.Cast(\"float32\", " + b_at + ")\n";
+}
+
+ir::PrimFunc parse(const std::string &text) { return script::parse_func(text); }
+
+/// Schedules `f` with the tensor-core rule at `config` (the default when
+/// null) and checks it against the float64 reference; returns the checks.
+std::vector<runtime::OutputCheck> run_checked(const ir::PrimFunc &f, const runtime::DimBindings &dims,
+                                              const rules::TensorCoreConfig *config, ir::PrimFunc *scheduled = nullptr) {
+  const rules::Rule &rule = rules::matmul_tensor_core_rule();
+  auto m = rule.match(f, test_arch());
+  EXPECT_TRUE(m) << m.reason();
+  if (!m) return {};
+  std::unique_ptr<rules::Config> def = rule.default_config(**m, test_arch());
+  const rules::Config &c = config ? static_cast<const rules::Config &>(*config) : *def;
+  c.validate(test_arch());
+  ir::PrimFunc s = rule.apply(f, **m, c).func();
+  if (scheduled) *scheduled = s;
+  std::vector<runtime::NDArray> got = runtime::make_random_args(f, dims, 3);
+  runtime::Reference want = runtime::compute_reference(f, got);
+  runtime::interpret(s, got);
+  return runtime::check_outputs(f, got, want);
+}
+
+void expect_ok(const std::vector<runtime::OutputCheck> &checks) {
+  ASSERT_FALSE(checks.empty());
+  for (const runtime::OutputCheck &c : checks) EXPECT_TRUE(c.ok) << c.str();
+}
+
+TEST(TensorCoreRule, EveryLayoutAndTypeAtShapesThatDivideNoTile) {
+  for (const char *dtype : {"float16", "bfloat16"})
+    for (bool a_k : {true, false})
+      for (bool b_k : {false, true}) {
+        SCOPED_TRACE(std::string(dtype) + " A k-inner " + std::to_string(a_k) + " B k-inner " + std::to_string(b_k));
+        // 100 x 77 x 50: odd N and K (2-byte rows: copied element by element
+        // where no 4-byte piece stays aligned); 100 x 80 x 56: 16-byte copies.
+        expect_ok(run_checked(parse(matmul_text(dtype, a_k, b_k, "100", 77, 50)), {}, nullptr));
+        expect_ok(run_checked(parse(matmul_text(dtype, a_k, b_k, "100", 80, 56)), {}, nullptr));
+      }
+}
+
+TEST(TensorCoreRule, SymbolicMOfSevenAndOtherConfigs) {
+  ir::PrimFunc f = parse(matmul_text("float16", true, false, "m", 72, 48));
+  rules::TensorCoreConfig small;
+  small.block_m = 32, small.block_n = 32, small.block_k = 16, small.warps_m = 2, small.warps_n = 1;
+  small.stages = 2, small.pad = 0;
+  rules::TensorCoreConfig deep;
+  deep.block_m = 64, deep.block_n = 64, deep.block_k = 64, deep.warps_m = 1, deep.warps_n = 2, deep.stages = 5;
+  for (const rules::TensorCoreConfig *c : std::vector<const rules::TensorCoreConfig *>{nullptr, &small, &deep}) {
+    SCOPED_TRACE(c ? c->str() : "default");
+    expect_ok(run_checked(f, {{"m", 7}}, c));
+    expect_ok(run_checked(f, {{"m", 45}}, c));
+  }
+}
+
+TEST(TensorCoreRule, BatchAndEpilogueOfTheCorpus) {
+  // bmm_symbolic_m_f16 (batch, symbolic M) and matmul_nn_f16 (the cast to
+  // float16 folded into the store), at batch 3 and M = 7.
+  for (const Entry &e : workload_entries()) {
+    if (e.name != "bmm_symbolic_m_f16" && e.name != "matmul_nn_f16" && e.name != "matmul_nt_f16") continue;
+    SCOPED_TRACE(e.name);
+    ir::PrimFunc f = load_func(e);
+    auto dims = e.small;
+    dims["m"] = 7;
+    auto m = rules::matmul_tensor_core_rule().match(f, test_arch());
+    ASSERT_TRUE(m) << m.reason();
+    expect_ok(run_checked(f, dims, nullptr));
+  }
+}
+
+TEST(TensorCoreRule, DeclinesWhatItCannotRun) {
+  const rules::Rule &rule = rules::matmul_tensor_core_rule();
+  // float32 operands: tf32 needs an explicit cast in the program.
+  std::string f32 = matmul_text("float16", true, false, "64", 64, 64);
+  for (size_t p; (p = f32.find("\"float16\"")) != std::string::npos;) f32.replace(p, 9, "\"float32\"");
+  auto m = rule.match(parse(f32), test_arch());
+  ASSERT_FALSE(m);
+  EXPECT_NE(m.reason().find("float16 or bfloat16"), std::string::npos) << m.reason();
+  // An arch without mma.sync for float16 (sm_70 presets list none with cp.async).
+  Arch old = test_arch();
+  old.memory.cp_async = false;
+  auto m2 = rule.match(parse(matmul_text("float16", true, false, "64", 64, 64)), old);
+  ASSERT_FALSE(m2);
+  EXPECT_NE(m2.reason().find("cp.async"), std::string::npos) << m2.reason();
+}
+
+TEST(TensorCoreRule, ConfigErrorsNameTheField) {
+  rules::TensorCoreConfig c;
+  c.block_n = 72;  // not a multiple of 16 x warps_n = 32
+  try {
+    c.validate(test_arch());
+    FAIL() << "accepted block_n = 72";
+  } catch (const rules::ConfigError &e) {
+    EXPECT_NE(std::string(e.what()).find("block_n"), std::string::npos) << e.what();
+  }
+  c = rules::TensorCoreConfig{};
+  c.stages = 6, c.block_k = 64, c.block_m = 256, c.block_n = 256;  // 6 x 2 x 256 x 72 x 2 bytes > 227 KB
+  EXPECT_THROW(c.validate(test_arch()), rules::ConfigError);
+  auto round = rules::TensorCoreConfig::from_json(rules::TensorCoreConfig{}.to_json());
+  EXPECT_EQ(round.to_json(), rules::TensorCoreConfig{}.to_json());
+}
+
+/// Rewrites every T.cp_async_wait_group(n) inside the K loop to `n + delta`
+/// (or drops it when the result is negative).
+class ShiftWaits : public ir::IRMutator {
+ public:
+  explicit ShiftWaits(int delta) : delta_(delta) {}
+
+ protected:
+  ir::Stmt visit_(const ir::For *op, const ir::Stmt &self) override {
+    bool outer = in_loop_;
+    if (op->for_kind == ir::ForKind::Serial) in_loop_ = true;
+    ir::Stmt s = IRMutator::visit_(op, self);
+    in_loop_ = outer;
+    return s;
+  }
+  ir::Stmt visit_(const ir::Evaluate *op, const ir::Stmt &self) override {
+    const auto *c = op->value.as<ir::Call>();
+    if (!in_loop_ || !c || c->op != ir::Intrinsic::CpAsyncWait) return self;
+    int64_t n = *ir::as_const_int(c->args[0]) + delta_;
+    if (n < 0) return ir::Evaluate::make(ir::make_int(ir::DataType::int32(), 0));
+    return ir::Evaluate::make(
+        ir::Call::make(ir::DataType::int32(), ir::Intrinsic::CpAsyncWait, {ir::make_int(ir::DataType::int32(), n)}));
+  }
+
+ private:
+  int delta_;
+  bool in_loop_ = false;
+};
+
+TEST(TensorCoreRule, AShortWaitReadsPoisonAndFails) {
+  ir::PrimFunc f = parse(matmul_text("float16", true, false, "64", 64, 96));
+  ir::PrimFunc s;
+  expect_ok(run_checked(f, {}, nullptr, &s));
+  for (int delta : {1, -100}) {  // one group too many in flight; no wait at all in the loop
+    SCOPED_TRACE(delta);
+    ir::PrimFunc broken = s.with_body(ShiftWaits(delta).mutate(s.body()));
+    ASSERT_FALSE(ir::structural_equal(broken, s));
+    std::vector<runtime::NDArray> got = runtime::make_random_args(f, {}, 3);
+    runtime::Reference want = runtime::compute_reference(f, got);
+    runtime::interpret(broken, got);
+    EXPECT_FALSE(runtime::all_ok(runtime::check_outputs(f, got, want)));
+  }
+}
+
+/// One warp: a 16 x 16 float16 tile (element value = its position) in
+/// shared memory, ldmatrix.x4 (trans or not) into the fragment, every
+/// lane's registers stored to out[lane, 0..7].
+std::string ldmatrix_text(bool trans) {
+  return std::string("@T.prim_func\n"
+                     "def main(out: T.Buffer((32, 8), \"float16\")) -> None:\n"
+                     "    for bx in T.thread_binding(1, thread=\"blockIdx.x\"):\n"
+                     "        with T.block(\"warp\"):\n"
+                     "            S = T.alloc_buffer((16, 24), \"float16\", scope=\"shared\")\n"
+                     "            F = T.alloc_buffer((1, 32, 8), \"float16\", scope=\"warp\")\n"
+                     "            for tx in T.thread_binding(32, thread=\"threadIdx.x\"):\n"
+                     "                for c in range(8):\n"
+                     "                    S[tx // 2, tx % 2 * 8 + c] = T.Cast(\"float16\", tx // 2 * 16 + tx % 2 * 8 + c)\n"
+                     "            for tx in T.thread_binding(32, thread=\"threadIdx.x\"):\n"
+                     "                T.evaluate(T.ldmatrix(") +
+         (trans ? "1" : "0") +
+         ", 4, F[0, tx, 0], S[tx % 8 + tx // 8 % 2 * 8, tx // 16 * 8], tx))\n"
+         "            for tx in T.thread_binding(32, thread=\"threadIdx.x\"):\n"
+         "                for e in range(8):\n"
+         "                    out[tx, e] = F[0, tx, e]\n";
+}
+
+TEST(WarpIntrinsics, LdmatrixMatchesTheFragmentTable) {
+  for (bool trans : {false, true}) {
+    SCOPED_TRACE(trans ? "trans" : "plain");
+    ir::PrimFunc f = parse(ldmatrix_text(trans));
+    runtime::NDArray out(ir::DataType::float16(), {32, 8});
+    runtime::Interpreter(f).run({&out});
+    ir::mma::LdmatrixLayout layout(4, trans);
+    for (int lane = 0; lane < 32; ++lane)
+      for (int j = 0; j < 4; ++j)
+        for (int h = 0; h < 2; ++h) {
+          // Matrix j is rows 8 (j % 2).., columns 8 (j / 2).. of the tile
+          // (lane l addressed row l % 8 + 8 (l / 8 % 2), column 8 (l / 16)).
+          ir::mma::Element e = layout.at(lane, j, h);
+          int row = e.row + 8 * (j % 2), col = e.col + 8 * (j / 2);
+          EXPECT_EQ(out.get(lane * 8 + 2 * j + h), row * 16 + col) << "lane " << lane << " reg " << j << "." << h;
+        }
+  }
+}
+
+TEST(WarpIntrinsics, ErrorsSayWhereAndWhy) {
+  // A misaligned ldmatrix row (column 4: 8 bytes into a 16-byte row).
+  std::string text = ldmatrix_text(false);
+  text.replace(text.find("tx // 16 * 8]"), 13, "tx // 16 * 4]");
+  runtime::NDArray out(ir::DataType::float16(), {32, 8});
+  try {
+    runtime::Interpreter(parse(text)).run({&out});
+    FAIL() << "a misaligned ldmatrix ran";
+  } catch (const runtime::InterpretError &e) {
+    EXPECT_NE(std::string(e.what()).find("16-byte aligned"), std::string::npos) << e.what();
+  }
+  // Lowering refuses a warp buffer indexed by something other than threads.
+  std::string bad = ldmatrix_text(false);
+  bad.replace(bad.find("out[tx, e] = F[0, tx, e]"), 24, "out[tx, e] = F[0, e, e]");
+  try {
+    lower::lower(parse(bad));
+    FAIL() << "lowered a warp buffer read across lanes";
+  } catch (const lower::LowerError &e) {
+    EXPECT_NE(std::string(e.what()).find("warp buffer 'F'"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace tessera::test
