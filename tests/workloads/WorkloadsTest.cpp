@@ -255,6 +255,7 @@ const std::map<std::string, Reference> &references() {
          });
        }},
       {"matmul_nn_f16", [](const Arrays &in) { return matmul(in[0], in[1], false); }},
+      {"matmul_nn_bf16", [](const Arrays &in) { return matmul(in[0], in[1], false); }},
       {"matmul_nt_f16", [](const Arrays &in) { return matmul(in[0], in[1], true); }},
       {"matmul_nn_f32", [](const Arrays &in) { return matmul(in[0], in[1], false); }},
       {"matmul_nt_f32", [](const Arrays &in) { return matmul(in[0], in[1], true); }},
@@ -363,7 +364,7 @@ bool all_finite(const NDArray &a) {
 /// What the analysis must find beyond the rule: a matmul's layout, a
 /// reduction's combiner.
 const std::map<std::string, std::string> kMatmulLayout = {
-    {"matmul_nn_f16", "nn"}, {"matmul_nt_f16", "nt"},      {"matmul_nn_f32", "nn"},
+    {"matmul_nn_f16", "nn"}, {"matmul_nt_f16", "nt"},      {"matmul_nn_f32", "nn"}, {"matmul_nn_bf16", "nn"},
     {"matmul_nt_f32", "nt"}, {"bmm_symbolic_m_f16", "nn"}, {"matmul_bias_relu_f32", "nn"},
 };
 const std::map<std::string, Combiner> kReductionCombiner = {

@@ -12,7 +12,7 @@
 #      against cuBLAS and the copy bandwidth), tessera_bench_kernels and the
 #      memory-bound workloads in PyTorch eager (torch-baseline.py, when the
 #      machine's python3 has torch: bench/torch.json);
-#   d. tessera bench --suite seed004 and --suite llm_decode (JSON, Markdown,
+#   d. tessera bench --suite tensor_core, seed004 and llm_decode (JSON, Markdown,
 #      SVG) in whatever time the budget leaves after keeping 50 s for e
 #      (skipped workloads are listed as such);
 #   e. compute-sanitizer: memcheck on one small tune per rule, racecheck on a
@@ -230,10 +230,12 @@ fi
 
 # --- d. the tune suites, in what is left ------------------------------------------------
 if ((gpu)); then
-  for suite in seed004 llm_decode; do
-    # seed004 gets 60% of what is left, llm_decode the rest; the sanitizer
-    # runs (e) keep 40 s and the summary 10 s.
-    share=$(($(left) - 50))
+  for suite in tensor_core seed004 llm_decode; do
+    # tensor_core gets 40% of what is left, seed004 60% of the rest,
+    # llm_decode the remainder; the sanitizer runs (e) keep 50 s and the
+    # summary 10 s.
+    share=$(($(left) - 60))
+    [[ $suite == tensor_core ]] && share=$((share * 4 / 10))
     [[ $suite == seed004 ]] && share=$((share * 6 / 10))
     if ((share < 20)); then
       skip "bench:$suite" "budget spent ($(left) s left)"
@@ -268,6 +270,8 @@ sanitize memcheck conv2d $(tune_small "$W/conv2d_nhwc_f16.py" --dim n=2 --dim h=
 sanitize memcheck gemv $(tune_small "$W/gemv_int4.py" --dim m=37 --dim k=300)
 sanitize memcheck fallback $(tune_small "$TESSERA_HOME/shared/examples/longtail/prefix_sum.py")
 sanitize racecheck cross_thread_reduction run "$TESSERA_HOME/tests/codegen/kernels/row_reduce_cross_thread.py" --device cuda
+sanitize racecheck matmul_tensor_core $(tune_small "$W/matmul_nn_f16.py" --dim m=67 --dim n=45 --dim k=40)
+sanitize memcheck matmul_tensor_core_batched $(tune_small "$W/bmm_symbolic_m_f16.py" --dim b=3 --dim m=7 --dim n=45 --dim k=40)
 sanitize racecheck fallback $(tune_small "$TESSERA_HOME/shared/examples/longtail/if_nest.py" --rule fallback)
 
 # --- summary --------------------------------------------------------------------------
