@@ -7,13 +7,16 @@
 //
 //   compute  the flops of every tile the grid runs, wave by wave (a partial
 //            last wave costs a whole one), at the Arch's mma.sync ceiling
-//            (Arch::mma_sync_peak_tops) times an efficiency: per 16-wide K
-//            slice a warp issues (wm/16)(wn/8) mma for wm/16 + wn/16 ldmatrix,
-//            so small warp tiles spend their issue slots on loads; fewer
-//            than 8 resident warps per SM leave tensor pipes idle; 2 stages
-//            expose part of the copy latency;
-//   memory   A re-read once per column of tiles and B once per row, at the
-//            DRAM bandwidth;
+//            (Arch::mma_sync_peak_tops) times an efficiency: the share of a
+//            warp's issue slots per K tile that are mma, against ldmatrix
+//            (wm/16 + wn/16 per 16-wide slice), its cp.async share and a
+//            wait + barrier, so small warp tiles and short K steps lose;
+//            fewer than 8 resident warps per SM leave tensor pipes idle; 2
+//            stages expose part of the copy latency (H100 run 4: 2-stage
+//            configs were 3-8% slower than 3-stage ones);
+//   memory   A and B once when the panels one wave touches fit in L2 (B
+//            kept across waves when it fits in half), else every tile
+//            re-reads its panels, at the DRAM bandwidth;
 //   score    max(compute, memory).
 //
 // Deterministic: the same problem and Arch give the same list.
@@ -66,18 +69,33 @@ class TensorCorePolicy final : public Policy {
               }
               Occupancy occ = occupancy(arch, {c.threads(), c.registers(), c.shared_bytes()});
               if (occ.blocks_per_sm == 0) continue;
-              const double tiles = std::ceil(M / bm) * std::ceil(N / bn) * batch;
+              const double tiles_y = std::ceil(M / bm), tiles_x = std::ceil(N / bn);
+              const double tiles = tiles_y * tiles_x * batch;
               const int64_t w = waves(arch, static_cast<int64_t>(tiles), occ);
               const double per_wave = double(occ.blocks_per_sm) * arch.compute.sm_count;
-              const double slices = std::ceil(K / bk) * (bk / 16.0);
-              const double mma = c.warp_m() / 16.0 * (c.warp_n() / 8.0), ldsm = c.warp_m() / 16.0 + c.warp_n() / 16.0;
-              double eff = mma / (mma + 0.5 * ldsm);
+              const double k_tiles = std::ceil(K / bk);
+              // Issue slots per warp and K tile: the mma themselves, ldmatrix
+              // (half an mma each), the cp.async of the thread's share of the
+              // tiles (a quarter each) and the wait + barrier (about 32).
+              const double mma = c.warp_m() / 16.0 * (c.warp_n() / 8.0) * (bk / 16.0);
+              const double ldsm = (c.warp_m() / 16.0 + c.warp_n() / 16.0) * (bk / 16.0);
+              const double copies = double(bm + bn) * bk / 8.0 / double(c.threads());
+              double eff = mma / (mma + 0.5 * ldsm + 0.25 * copies + 32.0);
+              // Fewer than 8 resident warps leave tensor pipes idle; 2 stages
+              // expose part of each copy's latency.
               eff *= std::sqrt(std::min(1.0, double(occ.blocks_per_sm * c.warps()) / 8.0));
               if (stages == 2) eff *= 0.85;
-              const double flops = double(w) * per_wave * 2.0 * bm * bn * slices * 16.0;
+              const double flops = double(w) * per_wave * 2.0 * bm * bn * k_tiles * bk;
               const double compute_us = peak > 0 ? flops / (peak * eff) * 1e6 : 1e30;
-              const double bytes =
-                  (M * K * std::ceil(N / bn) + N * K * std::ceil(M / bm)) * batch * 2.0 + M * N * batch * 4.0;
+              // DRAM: A and B once when a wave's panels fit in L2 (B kept
+              // across waves when it fits in half of it), else every tile
+              // re-reads its panels.
+              const double a_bytes = M * K * 2.0 * batch, b_bytes = N * K * 2.0 * batch, c_bytes = M * N * 4.0 * batch;
+              const double rows_per_wave = std::min(tiles_y, std::ceil(per_wave / tiles_x));
+              const double footprint = rows_per_wave * bm * K * 2.0 + std::min(tiles_x, per_wave) * bn * K * 2.0;
+              const double l2 = double(arch.memory.l2_bytes);
+              double bytes = footprint <= l2 ? a_bytes + (b_bytes <= l2 / 2 ? b_bytes : b_bytes * double(w)) + c_bytes
+                                             : a_bytes * tiles_x + b_bytes * tiles_y + c_bytes;
               const double memory_us = bytes / (arch.memory.dram_bandwidth_gbps * 1e3);
               Candidate cand;
               cand.score = std::max(compute_us, memory_us);

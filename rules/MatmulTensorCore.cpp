@@ -145,7 +145,24 @@ std::optional<std::string> match_epilogue(const FuncInfo &info, const analysis::
   Buffer prev = v.c.buffer;
   std::vector<int> prev_iters;  // the matmul iter of each dimension of prev
   for (size_t d = 0; d < out.c.indices.size(); ++d) prev_iters.push_back(out.c.single_iter(static_cast<int>(d)));
-  for (int e : v.epilogue) {
+  // The chain: the accumulator's consumer, then each intermediate's, until
+  // a block writes a parameter.
+  std::vector<int> chain;
+  if (!v.epilogue.empty()) {
+    int e = v.epilogue[0];
+    for (;;) {
+      chain.push_back(e);
+      const BlockInfo &b = info.blocks[e];
+      if (b.writes_output) break;
+      if (b.consumers.size() != 1 || chain.size() > 8)
+        return "epilogue block '" + b.name + "' writes an intermediate that " +
+               std::to_string(b.consumers.size()) + " blocks read (a chain ends in one output)";
+      e = b.consumers[0];
+    }
+  }
+  if (v.epilogue.size() > 1 && chain.size() < v.epilogue.size())
+    return "the accumulator has " + std::to_string(v.epilogue.size()) + " consumer blocks; a chain of one each is folded";
+  for (int e : chain) {
     const BlockInfo &b = info.blocks[e];
     const std::string q = "epilogue block '" + b.name + "'";
     const auto *blk = b.block.as<Block>();
@@ -179,10 +196,6 @@ std::optional<std::string> match_epilogue(const FuncInfo &info, const analysis::
     prev = w.buffer;
     out.epilogue.push_back(std::move(step));
   }
-  // Every consumer but the last must feed only the next one.
-  for (size_t i = 0; i + 1 < v.epilogue.size(); ++i)
-    if (info.blocks[v.epilogue[i]].consumers.size() != 1)
-      return "epilogue block '" + info.blocks[v.epilogue[i]].name + "' has other consumers";
   return std::nullopt;
 }
 
@@ -241,9 +254,13 @@ class TensorCoreRule final : public Rule {
   }
 
   std::unique_ptr<Config> default_config(const Match &, const Arch &arch) const override {
+    // 128 x 256 x 64 with 8 warps of 64 x 64 and 3 stages (153 KB of shared
+    // memory); where that does not fit, 128 x 128 x 32 with 4 warps, then 2 stages.
     auto c = std::make_unique<TensorCoreConfig>();
-    // 128 x 128 tiles with 4 warps of 64 x 64 and 3 stages of 32: ~61 KB of shared memory.
-    if (c->shared_bytes() > arch.max_smem_per_block()) c->stages = 2;
+    if (c->shared_bytes() > arch.max_smem_per_block()) {
+      c->block_n = 128, c->block_k = 32, c->warps_n = 2;
+      if (c->shared_bytes() > arch.max_smem_per_block()) c->stages = 2;
+    }
     return c;
   }
 
@@ -512,7 +529,21 @@ Stmt KernelBuilder::build() {
   body.push_back(eval(Intrinsic::CpAsyncWait, {make_int(DataType::int32(), 0)}));
   body.push_back(epilogue());
 
-  Stmt kernel = Block::make("matmul_tensor_core", {}, {}, Expr(), {}, {}, allocs(), std::nullopt, Seq::make(body));
+  // What the kernel touches, whole: A, B and the epilogue's other inputs; the output.
+  std::vector<BufferRegion> reads{BufferRegion::full(m_.a.buffer), BufferRegion::full(m_.b.buffer)};
+  Buffer out = m_.c.buffer;
+  for (const EpilogueStep &st : m_.epilogue) {
+    pre_order_visit(Evaluate::make(st.store->value), [&](const Expr &e) {
+      const auto *l = e.as<Load>();
+      if (!l || l->buffer.same_as(st.reads)) return;
+      for (const BufferRegion &r : reads)
+        if (r.buffer.same_as(l->buffer)) return;
+      reads.push_back(BufferRegion::full(l->buffer));
+    }, nullptr);
+    out = st.store->buffer;
+  }
+  Stmt kernel = Block::make("matmul_tensor_core", {}, {}, Expr(), reads, {BufferRegion::full(out)}, allocs(),
+                            std::nullopt, Seq::make(body));
   Expr tiles_y = floordiv(extent_m_ + i(c_.block_m - 1), i(c_.block_m));
   Expr tiles_x = floordiv(extent_n_ + i(c_.block_n - 1), i(c_.block_n));
   kernel = For::make(bx, i(0), tiles_x, ForKind::ThreadBinding, kernel, "blockIdx.x");

@@ -373,6 +373,9 @@ class CodegenCUDA : public CodegenC {
   /// instructions ir/Intrinsics.def describes). The fragments are this
   /// thread's registers: a warp is threadIdx.x, exactly 32 lanes.
   void warp_statement(const Call &c) {
+    if (!arch_.has_ampere_tensor_cores())
+      throw CodegenError(std::string("T.") + intrinsic_name(c.op) + " needs sm_80 or newer (mma.sync m16n8k16, " +
+                         "ldmatrix and cp.async are Ampere instructions); the target is " + std::string(arch_.name));
     if ((c.op == Intrinsic::Ldmatrix || c.op == Intrinsic::MmaSync) && !lanes_are_warp_)
       throw CodegenError(std::string("T.") + intrinsic_name(c.op) +
                          " needs threadIdx.x to number the 32 lanes of a warp (a block of 32 x threads)");

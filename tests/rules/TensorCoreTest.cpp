@@ -117,6 +117,44 @@ TEST(TensorCoreRule, BatchAndEpilogueOfTheCorpus) {
   }
 }
 
+/// bias + ReLU into a float32 intermediate, then the cast to float16 plus a
+/// residual: a two-block chain folded into the accumulators' store.
+const char *kEpilogueChain = R"(@T.prim_func
+def main(a: T.handle, b: T.handle, bias_h: T.handle, r_h: T.handle, d: T.handle) -> None:
+    m = T.int32()
+    A = T.match_buffer(a, (m, 64), "float16")
+    B = T.match_buffer(b, (64, 72), "float16")
+    bias = T.match_buffer(bias_h, (72,), "float32")
+    R = T.match_buffer(r_h, (m, 72), "float16")
+    D = T.match_buffer(d, (m, 72), "float16")
+    C = T.alloc_buffer((m, 72), "float32")
+    E = T.alloc_buffer((m, 72), "float32")
+    for i, j, r in T.grid(m, 72, 64):
+        with T.block("C"):
+            v_i, v_j, v_r = T.axis.remap("SSR", [i, j, r])
+            with T.init():
+                C[v_i, v_j] = T.float32(0)
+            C[v_i, v_j] = C[v_i, v_j] + T.Cast("float32", A[v_i, v_r]) * T.Cast("float32", B[v_r, v_j])
+    for i, j in T.grid(m, 72):
+        with T.block("E"):
+            v_i, v_j = T.axis.remap("SS", [i, j])
+            E[v_i, v_j] = T.max(C[v_i, v_j] + bias[v_j], T.float32(0))
+    for i, j in T.grid(m, 72):
+        with T.block("D"):
+            v_i, v_j = T.axis.remap("SS", [i, j])
+            D[v_i, v_j] = T.Cast("float16", E[v_i, v_j]) + R[v_i, v_j]
+)";
+
+TEST(TensorCoreRule, FoldsAnEpilogueChain) {
+  ir::PrimFunc f = parse(kEpilogueChain);
+  ir::PrimFunc s;
+  expect_ok(run_checked(f, {{"m", 37}}, nullptr, &s));
+  // The intermediates are gone: the kernel writes D alone.
+  std::string text = script::print(s);
+  EXPECT_EQ(text.find("E["), std::string::npos) << text;
+  EXPECT_NE(text.find("T.writes(D[0:m, 0:72])"), std::string::npos) << text;
+}
+
 TEST(TensorCoreRule, DeclinesWhatItCannotRun) {
   const rules::Rule &rule = rules::matmul_tensor_core_rule();
   // float32 operands: tf32 needs an explicit cast in the program.

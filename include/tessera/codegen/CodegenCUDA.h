@@ -60,6 +60,8 @@ struct CudaArch {
   /// attribute for more than 48 KB), in bytes: 166912 for sm_80.
   int64_t max_shared_bytes_per_block;
   bool has_bfloat16_arithmetic() const { return compute_capability >= 80; }
+  /// mma.sync m16n8k16, ldmatrix and cp.async (Ampere and later).
+  bool has_ampere_tensor_cores() const { return compute_capability >= 80; }
 };
 
 /// The architecture named `arch`: "sm_XX" with an optional "a" suffix

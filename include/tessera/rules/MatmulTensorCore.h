@@ -29,8 +29,11 @@
 // contiguous extent) is copied element by element, synchronously.
 //
 // Config, with the workload facts validate() needs copied from the match:
-//   {"rule": "matmul_tensor_core", "block_m": 128, "block_n": 128, "block_k": 32,
-//    "warps_m": 2, "warps_n": 2, "stages": 3, "pad": 8, "in_bytes": 2}
+//   {"rule": "matmul_tensor_core", "block_m": 128, "block_n": 256, "block_k": 64,
+//    "warps_m": 2, "warps_n": 4, "stages": 3, "pad": 8, "in_bytes": 2}
+// (the default: the fastest of the top-20 at 4096^3 float16 nn on an H100,
+// bench/results/2026-11-26-h100-80gb-hbm3-4; smaller where shared memory
+// is short).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -41,10 +44,10 @@ namespace tessera::rules {
 
 struct TensorCoreConfig final : Config {
   int64_t block_m = 128;  ///< output rows per thread block (a multiple of 16 x warps_m)
-  int64_t block_n = 128;  ///< output columns per thread block (a multiple of 16 x warps_n)
-  int64_t block_k = 32;   ///< K elements per pipeline stage (a multiple of 16)
+  int64_t block_n = 256;  ///< output columns per thread block (a multiple of 16 x warps_n)
+  int64_t block_k = 64;   ///< K elements per pipeline stage (a multiple of 16)
   int64_t warps_m = 2;    ///< warps along M
-  int64_t warps_n = 2;    ///< warps along N
+  int64_t warps_n = 4;    ///< warps along N
   int64_t stages = 3;     ///< shared-memory tiles in flight (2 to 6)
   int64_t pad = 8;        ///< elements added to each shared row (0 or 8: 16 bytes against ldmatrix conflicts)
   int64_t in_bytes = 2;   ///< workload fact: bytes per A/B element

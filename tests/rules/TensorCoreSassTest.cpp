@@ -1,0 +1,85 @@
+//===- tests/rules/TensorCoreSassTest.cpp - mma.sync GEMMs in the machine code ===//
+//
+// The tensor-core rule's kernels compiled by NVRTC for every Ampere-class
+// target and Hopper (sm_80, sm_86, sm_89, sm_90), disassembled
+// (runtime/Sass.h): the instructions meant are there and nothing spills.
+//   - HMMA (mma.sync), LDSM (ldmatrix) and LDGSTS (cp.async) at 16 bytes;
+//   - no local memory (LDL/STL) and 0 spill bytes in ptxas's report;
+//   - the count of HMMA per K tile is what the warp tile implies.
+// The default config and the policy's top 3 for a float16 GEMM at 4096, and
+// bfloat16 "tn". Label nvrtc; skips itself without NVRTC or cuobjdump.
+//
+//===----------------------------------------------------------------------===//
+#include <gtest/gtest.h>
+
+#include "RuleTestUtil.h"
+#include "tessera/analysis/Specialize.h"
+#include "tessera/policies/Policy.h"
+#include "tessera/rules/MatmulTensorCore.h"
+#include "tessera/runtime/CudaFunction.h"
+#include "tessera/runtime/NVRTC.h"
+#include "tessera/runtime/Sass.h"
+
+namespace tessera::test {
+namespace {
+
+struct Built {
+  std::string what;
+  runtime::CudaFunction fn;
+  int64_t mma_per_k_tile = 0;  ///< HMMA the unrolled K tile holds
+};
+
+TEST(TensorCoreSass, HmmaLdsmAndLdgstsWithoutSpillsOnEveryTarget) {
+  if (!runtime::nvrtc_available()) GTEST_SKIP() << "NVRTC is not available";
+  std::optional<std::filesystem::path> tool = runtime::find_disassembler();
+  if (!tool) GTEST_SKIP() << runtime::kNoDisassemblerHint;
+  const rules::Rule &rule = rules::matmul_tensor_core_rule();
+  for (const char *name : {"matmul_nn_f16", "matmul_nt_f16", "matmul_nn_bf16"}) {
+    const Entry e = find_entry(name);
+    ir::PrimFunc f = analysis::specialize(load_func(e), e.specialized(e.full));
+    // Each target with a GPU of its own (their shared memory differs): the
+    // default config everywhere, the policy's top 3 on the H100 too.
+    for (auto [target, gpu] : {std::pair{"sm_80", "a100"}, {"sm_86", "rtx3090"}, {"sm_89", "l40s"}, {"sm_90", "h100"}}) {
+      const Arch arch = Arch::by_name(gpu);
+      auto m = rule.match(f, arch);
+      ASSERT_TRUE(m) << m.reason();
+      std::vector<std::unique_ptr<rules::Config>> configs;
+      configs.push_back(rule.default_config(**m, arch));
+      if (std::string(target) == "sm_90") {
+        policies::Proposal p = policies::propose(f, rule, **m, arch, {.topk = 3});
+        EXPECT_TRUE(p.dropped.empty());
+        for (policies::Candidate &c : p.candidates) configs.push_back(std::move(c.config));
+      }
+      size_t n = configs.size();
+      std::vector<Built> built;
+      std::vector<const std::vector<uint8_t> *> cubins;
+      for (size_t i = 0; i < n; ++i) {
+        const auto &c = dynamic_cast<const rules::TensorCoreConfig &>(*configs[i]);
+        ir::PrimFunc s = rule.apply(f, **m, c).func();
+        built.push_back({std::string(name) + " " + target + " " + c.str(),
+                         runtime::CudaFunction::build(s, {.arch = target}),
+                         c.warp_m() / 16 * (c.warp_n() / 8) * (c.block_k / 16)});
+      }
+      for (const Built &b : built) cubins.push_back(&b.fn.kernels().at(0).compiled.cubin);
+      std::vector<runtime::CubinSass> sass = runtime::summarise_cubins(cubins, target, *tool);
+      ASSERT_EQ(sass.size(), built.size());
+      for (size_t i = 0; i < built.size(); ++i) {
+        SCOPED_TRACE(built[i].what);
+        ASSERT_EQ(sass[i].error, "");
+        runtime::SassSummary s;
+        for (const runtime::SassSummary &fs : sass[i].functions) s += fs;
+        SCOPED_TRACE(s.str());
+        const runtime::KernelResources &k = built[i].fn.kernels().at(0).compiled.kernels.at(0);
+        EXPECT_EQ(k.spill_loads + k.spill_stores, 0);
+        EXPECT_EQ(s.local_loads + s.local_stores, 0) << "local memory traffic";
+        EXPECT_EQ(s.tensor_ops["HMMA"], built[i].mma_per_k_tile) << "one HMMA per mma.sync of the unrolled K tile";
+        EXPECT_GT(s.ldmatrix, 0);
+        EXPECT_GT(s.async_copies[16], 0) << "16-byte cp.async (LDGSTS)";
+        EXPECT_EQ(s.fma_ops["FFMA"], 0) << "the product runs on the tensor cores";
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tessera::test
