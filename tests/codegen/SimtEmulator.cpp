@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
+#include <deque>
 #include <limits>
 #include <memory>
 #include <mutex>
@@ -26,6 +27,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "tessera/ir/MmaFragments.h"
 #include "tessera/support/Half.h"
 
 namespace tessera::simt {
@@ -33,6 +35,7 @@ namespace tessera::simt {
 namespace {
 
 using namespace tessera::ir;
+namespace mma = tessera::ir::mma;
 using runtime::NDArray;
 
 constexpr int kWarpSize = 32;
@@ -147,12 +150,43 @@ struct Memory {
   std::unique_ptr<std::atomic<uint8_t>[]> written;
 };
 
+/// A buffer element an instruction names as an address.
+struct Address {
+  Memory *m = nullptr;
+  const Buffer *buffer = nullptr;
+  int64_t i = 0;
+};
+
 struct Warp {
   explicit Warp(int lanes) : barrier(lanes), lanes_mask(lanes >= 32 ? 0xffffffffu : (1u << lanes) - 1) {}
   Barrier barrier;
   const uint32_t lanes_mask;
   std::array<Value, kWarpSize> slots;
+  /// What the lanes publish for ldmatrix (row addresses) and mma.sync (A and B fragments).
+  std::array<Address, kWarpSize> rows;
+  std::array<std::array<double, 8>, kWarpSize> frag_a;
+  std::array<std::array<double, 4>, kWarpSize> frag_b;
 };
+
+/// The m16n8k16 maps as tables (ir/MmaFragments.h).
+struct MmaTables {
+  mma::Slot a_owner[16][16], b_owner[16][8];
+  mma::Element c_at[32][4];
+  MmaTables() {
+    mma::FragmentLayout a(mma::MmaShape::M16N8K16, mma::Operand::A), b(mma::MmaShape::M16N8K16, mma::Operand::B),
+        c(mma::MmaShape::M16N8K16, mma::Operand::C);
+    for (int r = 0; r < 16; ++r)
+      for (int k = 0; k < 16; ++k) a_owner[r][k] = a.owner(r, k);
+    for (int k = 0; k < 16; ++k)
+      for (int n = 0; n < 8; ++n) b_owner[k][n] = b.owner(k, n);
+    for (int l = 0; l < 32; ++l)
+      for (int i = 0; i < 4; ++i) c_at[l][i] = c.at(l, i);
+  }
+};
+const MmaTables &mma_tables() {
+  static const MmaTables t;
+  return t;
+}
 
 /// What the threads of one thread block share.
 struct BlockState {
@@ -267,11 +301,21 @@ class Thread {
           ++epoch_;
           return;
         }
+        if (c && is_async_or_warp_statement(c->op)) return warp_statement(*c);
         eval(s.as<Evaluate>()->value);
         return;
       }
       default: throw EmulationError(std::string("statement ") + node_kind_name(s.kind()) + " in a lowered kernel");
     }
+  }
+
+  /// After the body: copies still in flight are a missing wait.
+  void finish() const {
+    size_t pending = open_.size();
+    for (const auto &g : groups_) pending += g.size();
+    if (pending > 0)
+      throw EmulationError("thread " + std::to_string(linear_) + " ends with " + std::to_string(pending) +
+                           " cp.async copies never waited for");
   }
 
  private:
@@ -428,6 +472,131 @@ class Thread {
     }
   }
 
+  // ---- tensor cores and cp.async: each lane publishes its operands, the
+  // warp meets, each lane computes its own results, the warp meets again.
+
+  Address address(const Expr &operand) {
+    const auto *l = operand.as<Load>();
+    if (!l) throw EmulationError("an address operand is not a buffer element");
+    auto [m, i] = element(l->buffer, l->indices);
+    return {m, &l->buffer, i};
+  }
+  int full_warp_lane(const Call &c) const {
+    if (warp_.lanes_mask != 0xffffffffu)
+      throw EmulationError(std::string("T.") + intrinsic_name(c.op) + " in a warp of fewer than 32 threads");
+    return linear_ % kWarpSize;
+  }
+  void check_span(const Address &a, int64_t n, const char *what) const {
+    if (a.i + n > a.m->array->numel())
+      throw EmulationError(std::string(what) + " of " + std::to_string(n) + " elements at " + a.buffer->name() + "[" +
+                           std::to_string(a.i) + "] runs past its end");
+  }
+
+  void warp_statement(const Call &c) {
+    switch (c.op) {
+      case Intrinsic::Ldmatrix: return ldmatrix(c);
+      case Intrinsic::MmaSync: return mma_sync(c);
+      case Intrinsic::CpAsync: return cp_async(c);
+      case Intrinsic::CpAsyncCommit:
+        groups_.push_back(std::move(open_));
+        open_.clear();
+        return;
+      case Intrinsic::CpAsyncWait: {
+        int64_t keep = eval(c.args[0]).i;
+        while (static_cast<int64_t>(groups_.size()) > keep) {
+          for (const Copy &cp : groups_.front())
+            for (size_t q = 0; q < cp.values.size(); ++q) {
+              on_write(*cp.dst.m, *cp.dst.buffer, cp.dst.i + int64_t(q));
+              set(*cp.dst.m, cp.dst.i + int64_t(q), cp.values[q]);
+            }
+          groups_.pop_front();
+        }
+        return;
+      }
+      default: throw EmulationError(std::string("T.") + intrinsic_name(c.op) + " is not a warp statement");
+    }
+  }
+
+  void ldmatrix(const Call &c) {
+    const int lane = full_warp_lane(c);
+    const int num = static_cast<int>(eval(c.args[1]).i);
+    mma::LdmatrixLayout layout(num, eval(c.args[0]).i != 0);
+    Address dst = address(c.args[2]), row = address(c.args[3]);
+    check_span(dst, 2 * num, "T.ldmatrix's destination");
+    if (row.i % 8 != 0) throw EmulationError("T.ldmatrix row address " + row.buffer->name() + "[" + std::to_string(row.i) + "] is not 16-byte aligned");
+    warp_.rows[lane] = row;
+    warp_.barrier.arrive_and_wait(&c, "ldmatrix");
+    for (int j = 0; j < num; ++j)
+      for (int h = 0; h < 2; ++h) {
+        mma::Element e = layout.at(lane, j, h);
+        const Address &r = warp_.rows[layout.address_lane(j, e.row)];
+        check_span(r, e.col + 1, "T.ldmatrix's row");
+        on_read(*r.m, *r.buffer, r.i + e.col);
+        dst.m->array->set(dst.i + 2 * j + h, r.m->array->get(r.i + e.col));
+      }
+    warp_.barrier.arrive_and_wait(&c, "ldmatrix");
+  }
+
+  void mma_sync(const Call &c) {
+    const int lane = full_warp_lane(c);
+    Address d = address(c.args[1]), a = address(c.args[2]), b = address(c.args[3]);
+    check_span(d, 4, "T.mma_sync's accumulator");
+    check_span(a, 8, "T.mma_sync's A fragment");
+    check_span(b, 4, "T.mma_sync's B fragment");
+    for (int k = 0; k < 8; ++k) warp_.frag_a[lane][k] = a.m->array->get(a.i + k);
+    for (int k = 0; k < 4; ++k) warp_.frag_b[lane][k] = b.m->array->get(b.i + k);
+    warp_.barrier.arrive_and_wait(&c, "mma.sync");
+    const MmaTables &t = mma_tables();
+    for (int i = 0; i < 4; ++i) {
+      mma::Element e = t.c_at[lane][i];
+      double sum = 0;
+      for (int k = 0; k < 16; ++k) {
+        mma::Slot sa = t.a_owner[e.row][k], sb = t.b_owner[k][e.col];
+        sum += warp_.frag_a[sa.lane][sa.index] * warp_.frag_b[sb.lane][sb.index];
+      }
+      d.m->array->set(d.i + i, static_cast<float>(d.m->array->get(d.i + i) + sum));
+    }
+    warp_.barrier.arrive_and_wait(&c, "mma.sync");
+  }
+
+  void cp_async(const Call &c) {
+    Address dst = address(c.args[0]);
+    const int64_t bytes = eval(c.args[2]).i, valid = eval(c.args[3]).i, e = dst.buffer->dtype().bytes();
+    if ((bytes != 4 && bytes != 8 && bytes != 16) || valid < 0 || valid > bytes)
+      throw EmulationError("T.cp_async of " + std::to_string(bytes) + " bytes reading " + std::to_string(valid));
+    check_span(dst, bytes / e, "T.cp_async's destination");
+    Copy cp{dst, std::vector<Value>(static_cast<size_t>(bytes / e))};
+    if (valid > 0) {
+      Address src = address(c.args[1]);
+      check_span(src, valid / e, "T.cp_async's source");
+      for (int64_t q = 0; q < valid / e; ++q) {
+        on_read(*src.m, *src.buffer, src.i + q);
+        cp.values[q] = get(*src.m, src.i + q, src.buffer->dtype());
+      }
+    }
+    // The destination reads as poison until the copy lands.
+    for (int64_t q = 0; q < bytes / e; ++q) {
+      if (dst.buffer->dtype().is_float()) dst.m->array->set(dst.i + q, std::numeric_limits<double>::quiet_NaN());
+      else dst.m->array->set_int(dst.i + q, static_cast<int64_t>(0xA5A5A5A5A5A5A5A5ull));
+    }
+    open_.push_back(std::move(cp));
+  }
+
+  static Value get(const Memory &m, int64_t i, DataType t) {
+    return t.is_float() ? Value{0, m.array->get(i)} : Value{m.array->get_int(i), 0};
+  }
+  void set(Memory &m, int64_t i, const Value &v) {
+    if (m.array->dtype().is_float()) m.array->set(i, v.f);
+    else m.array->set_int(i, v.i);
+  }
+
+  struct Copy {
+    Address dst;
+    std::vector<Value> values;
+  };
+  std::vector<Copy> open_;
+  std::deque<std::vector<Copy>> groups_;
+
   Value shuffle(const Call &c) {
     uint32_t mask = static_cast<uint32_t>(eval(c.args[0]).i);
     Value v = eval(c.args[1]);
@@ -515,6 +684,7 @@ WrittenMask emulate(const lower::LoweredFunc &f, const std::vector<NDArray *> &a
           for (const Buffer &b : f.allocs)
             if (b.scope() == "local") thread.add_local(b);
           thread.exec(f.body);
+          thread.finish();
         } catch (const Aborted &) {
         } catch (const std::exception &e) {
           std::lock_guard<std::mutex> lock(error_mutex);

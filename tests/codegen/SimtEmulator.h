@@ -6,7 +6,12 @@
 // a std::thread running the body with its own threadIdx; `__syncthreads()` is
 // a barrier over the block and `T.shfl_xor` an exchange between the lanes of
 // a warp (32 consecutive threads, x fastest), each lane waiting for the
-// others. Thread blocks run one after another.
+// others. Thread blocks run one after another. ldmatrix and mma.sync are
+// warp exchanges too (each lane publishes its row address or fragments, then
+// computes its own registers from the others', as the PTX ISA's fragment
+// maps say: ir/MmaFragments.h); cp.async copies land when the thread's wait
+// retires their group (a write then, for the race check) and read as poison
+// before; copies never waited for are an error.
 //
 // It also checks what a GPU would leave undefined, and fails with a message:
 //   - a data race on shared or global memory: two threads of a block touch
