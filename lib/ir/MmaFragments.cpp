@@ -95,4 +95,20 @@ Element LdmatrixLayout::address_of(int lane) const {
   return {lane / 8, lane % 8};
 }
 
+const M16N8K16Tables &m16n8k16_tables() {
+  static const M16N8K16Tables t = [] {
+    M16N8K16Tables out;
+    FragmentLayout a(MmaShape::M16N8K16, Operand::A), b(MmaShape::M16N8K16, Operand::B),
+        c(MmaShape::M16N8K16, Operand::C);
+    for (int r = 0; r < 16; ++r)
+      for (int k = 0; k < 16; ++k) out.a_owner[r][k] = a.owner(r, k);
+    for (int k = 0; k < 16; ++k)
+      for (int n = 0; n < 8; ++n) out.b_owner[k][n] = b.owner(k, n);
+    for (int l = 0; l < 32; ++l)
+      for (int i = 0; i < 4; ++i) out.c_at[l][i] = c.at(l, i);
+    return out;
+  }();
+  return t;
+}
+
 }  // namespace tessera::ir::mma

@@ -154,12 +154,7 @@ struct LdmatrixNode final : StmtExec {
 // ---- mma.sync -----------------------------------------------------------------
 
 struct MmaNode final : StmtExec {
-  ir::mma::FragmentLayout a_map{ir::mma::MmaShape::M16N8K16, ir::mma::Operand::A};
-  ir::mma::FragmentLayout b_map{ir::mma::MmaShape::M16N8K16, ir::mma::Operand::B};
-  ir::mma::FragmentLayout c_map{ir::mma::MmaShape::M16N8K16, ir::mma::Operand::C};
-  // The maps as tables (FragmentLayout searches).
-  ir::mma::Slot a_owner[16][16], b_owner[16][8];
-  ir::mma::Element c_at[32][4];
+  const ir::mma::M16N8K16Tables &maps = ir::mma::m16n8k16_tables();
   Address d, a, b;
   int lane = 0;
   const ErrCtx *ctx;
@@ -174,12 +169,6 @@ struct MmaNode final : StmtExec {
     if (!shape || shape->value != "m16n8k16")
       throw InterpretError("T.mma_sync in block '" + cc.block() +
                            "': the shape must be the string \"m16n8k16\" (the one shape supported)");
-    for (int r = 0; r < 16; ++r)
-      for (int k = 0; k < 16; ++k) a_owner[r][k] = a_map.owner(r, k);
-    for (int k = 0; k < 16; ++k)
-      for (int col = 0; col < 8; ++col) b_owner[k][col] = b_map.owner(k, col);
-    for (int l = 0; l < 32; ++l)
-      for (int i = 0; i < 4; ++i) c_at[l][i] = c_map.at(l, i);
     DataType in = a.dtype;
     if (!(in.is_float16() || in.is_bfloat16()) || b.dtype != in || d.dtype != DataType::float32())
       throw InterpretError("T.mma_sync m16n8k16 in block '" + cc.block() +
@@ -207,12 +196,12 @@ struct MmaNode final : StmtExec {
       return op.dtype.is_float16() ? read_float<HalfTag>(op.base(f), off) : read_float<BF16Tag>(op.base(f), off);
     };
     for (int i = 0; i < 4; ++i) {
-      ir::mma::Element c = c_at[l][i];
+      ir::mma::Element c = maps.c_at[l][i];
       // Products of 16-bit floats are exact in double, and so is their sum
       // to within the last bits; the accumulator is rounded once.
       double sum = 0;
       for (int k = 0; k < 16; ++k) {
-        ir::mma::Slot sa = a_owner[c.row][k], sb = b_owner[k][c.col];
+        ir::mma::Slot sa = maps.a_owner[c.row][k], sb = maps.b_owner[k][c.col];
         sum += read16(a, a_at(sa.lane) + sa.index) * read16(b, b_at(sb.lane) + sb.index);
       }
       double acc = read_float<float>(d.base(f), d_off + i);

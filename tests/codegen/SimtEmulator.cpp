@@ -168,25 +168,6 @@ struct Warp {
   std::array<std::array<double, 4>, kWarpSize> frag_b;
 };
 
-/// The m16n8k16 maps as tables (ir/MmaFragments.h).
-struct MmaTables {
-  mma::Slot a_owner[16][16], b_owner[16][8];
-  mma::Element c_at[32][4];
-  MmaTables() {
-    mma::FragmentLayout a(mma::MmaShape::M16N8K16, mma::Operand::A), b(mma::MmaShape::M16N8K16, mma::Operand::B),
-        c(mma::MmaShape::M16N8K16, mma::Operand::C);
-    for (int r = 0; r < 16; ++r)
-      for (int k = 0; k < 16; ++k) a_owner[r][k] = a.owner(r, k);
-    for (int k = 0; k < 16; ++k)
-      for (int n = 0; n < 8; ++n) b_owner[k][n] = b.owner(k, n);
-    for (int l = 0; l < 32; ++l)
-      for (int i = 0; i < 4; ++i) c_at[l][i] = c.at(l, i);
-  }
-};
-const MmaTables &mma_tables() {
-  static const MmaTables t;
-  return t;
-}
 
 /// What the threads of one thread block share.
 struct BlockState {
@@ -546,7 +527,7 @@ class Thread {
     for (int k = 0; k < 8; ++k) warp_.frag_a[lane][k] = a.m->array->get(a.i + k);
     for (int k = 0; k < 4; ++k) warp_.frag_b[lane][k] = b.m->array->get(b.i + k);
     warp_.barrier.arrive_and_wait(&c, "mma.sync");
-    const MmaTables &t = mma_tables();
+    const mma::M16N8K16Tables &t = mma::m16n8k16_tables();
     for (int i = 0; i < 4; ++i) {
       mma::Element e = t.c_at[lane][i];
       double sum = 0;

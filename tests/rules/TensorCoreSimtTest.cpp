@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "../codegen/SimtEmulator.h"
 #include "RuleTestUtil.h"
+#include "TensorCoreTestUtil.h"
 #include "tessera/analysis/Specialize.h"
 #include "tessera/codegen/CodegenCUDA.h"
 #include "tessera/ir/Functor.h"
@@ -93,27 +94,6 @@ TEST(TensorCoreSimt, CorpusWorkloadsAtShapesThatDivideNoTile) {
   EXPECT_GE(ran, 4) << "the corpus has four tensor-core workloads";
 }
 
-/// Every in-loop T.cp_async_wait_group(n) becomes n + 1.
-class OneGroupShort : public ir::IRMutator {
- protected:
-  ir::Stmt visit_(const ir::For *op, const ir::Stmt &self) override {
-    bool outer = in_loop_;
-    in_loop_ = in_loop_ || op->for_kind == ir::ForKind::Serial;
-    ir::Stmt s = IRMutator::visit_(op, self);
-    in_loop_ = outer;
-    return s;
-  }
-  ir::Stmt visit_(const ir::Evaluate *op, const ir::Stmt &self) override {
-    const auto *c = op->value.as<ir::Call>();
-    if (!in_loop_ || !c || c->op != ir::Intrinsic::CpAsyncWait) return self;
-    return ir::Evaluate::make(ir::Call::make(ir::DataType::int32(), ir::Intrinsic::CpAsyncWait,
-                                            {ir::make_int(ir::DataType::int32(), *ir::as_const_int(c->args[0]) + 1)}));
-  }
-
- private:
-  bool in_loop_ = false;
-};
-
 TEST(TensorCoreSimt, AShortWaitIsCaught) {
   const Entry &e = find_entry("matmul_nn_f16");
   // Static rows (K and N known) so that the tiles arrive by cp.async.
@@ -122,7 +102,7 @@ TEST(TensorCoreSimt, AShortWaitIsCaught) {
   auto m = rules::matmul_tensor_core_rule().match(f, test_arch());
   ASSERT_TRUE(m) << m.reason();
   ir::PrimFunc s = rules::matmul_tensor_core_rule().apply(f, **m, small_config()).func();
-  ir::PrimFunc broken = s.with_body(OneGroupShort().mutate(s.body()));
+  ir::PrimFunc broken = s.with_body(ShiftLoopWaits(1).mutate(s.body()));
   std::string error;
   std::vector<runtime::OutputCheck> checks = emulate(f, broken, dims, &error);
   // Either a race (the copy lands after another thread read the stage) or

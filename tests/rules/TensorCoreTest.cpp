@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "RuleTestUtil.h"
+#include "TensorCoreTestUtil.h"
 #include "tessera/analysis/Specialize.h"
 #include "tessera/ir/Functor.h"
 #include "tessera/ir/MmaFragments.h"
@@ -187,41 +188,13 @@ TEST(TensorCoreRule, ConfigErrorsNameTheField) {
   EXPECT_EQ(round.to_json(), rules::TensorCoreConfig{}.to_json());
 }
 
-/// Rewrites every T.cp_async_wait_group(n) inside the K loop to `n + delta`
-/// (or drops it when the result is negative).
-class ShiftWaits : public ir::IRMutator {
- public:
-  explicit ShiftWaits(int delta) : delta_(delta) {}
-
- protected:
-  ir::Stmt visit_(const ir::For *op, const ir::Stmt &self) override {
-    bool outer = in_loop_;
-    if (op->for_kind == ir::ForKind::Serial) in_loop_ = true;
-    ir::Stmt s = IRMutator::visit_(op, self);
-    in_loop_ = outer;
-    return s;
-  }
-  ir::Stmt visit_(const ir::Evaluate *op, const ir::Stmt &self) override {
-    const auto *c = op->value.as<ir::Call>();
-    if (!in_loop_ || !c || c->op != ir::Intrinsic::CpAsyncWait) return self;
-    int64_t n = *ir::as_const_int(c->args[0]) + delta_;
-    if (n < 0) return ir::Evaluate::make(ir::make_int(ir::DataType::int32(), 0));
-    return ir::Evaluate::make(
-        ir::Call::make(ir::DataType::int32(), ir::Intrinsic::CpAsyncWait, {ir::make_int(ir::DataType::int32(), n)}));
-  }
-
- private:
-  int delta_;
-  bool in_loop_ = false;
-};
-
 TEST(TensorCoreRule, AShortWaitReadsPoisonAndFails) {
   ir::PrimFunc f = parse(matmul_text("float16", true, false, "64", 64, 96));
   ir::PrimFunc s;
   expect_ok(run_checked(f, {}, nullptr, &s));
   for (int delta : {1, -100}) {  // one group too many in flight; no wait at all in the loop
     SCOPED_TRACE(delta);
-    ir::PrimFunc broken = s.with_body(ShiftWaits(delta).mutate(s.body()));
+    ir::PrimFunc broken = s.with_body(ShiftLoopWaits(delta).mutate(s.body()));
     ASSERT_FALSE(ir::structural_equal(broken, s));
     std::vector<runtime::NDArray> got = runtime::make_random_args(f, {}, 3);
     runtime::Reference want = runtime::compute_reference(f, got);

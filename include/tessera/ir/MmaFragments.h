@@ -98,4 +98,13 @@ class LdmatrixLayout {
   bool trans_;
 };
 
+/// The m16n8k16 maps as lookup tables (FragmentLayout::owner searches), for
+/// the executors that evaluate mma.sync per lane: built once.
+struct M16N8K16Tables {
+  Slot a_owner[16][16];  ///< [row][k]
+  Slot b_owner[16][8];   ///< [k][col]
+  Element c_at[32][4];   ///< [lane][index]
+};
+const M16N8K16Tables &m16n8k16_tables();
+
 }  // namespace tessera::ir::mma
