@@ -1,8 +1,9 @@
 //===- policies/TensorCorePolicy.cpp - Tilings for the tensor-core GEMM -----===//
 //
 // Proposes matmul_tensor_core configs: block tiles {64, 128, 256}^2, warp
-// layouts whose warp tiles are 32..128 x 32..128, K steps 32 and 64, 2 to 4
-// stages, padded rows; each checked by TensorCoreConfig::validate (registers,
+// layouts whose warp tiles are 32..128 x 32..128, K steps of 64 and 128
+// bytes (32 and 64 16-bit elements, 64 and 128 int8), 2 to 4 stages, rows
+// padded by 16 bytes; each checked by TensorCoreConfig::validate (registers,
 // shared memory) and scored by an estimate in microseconds:
 //
 //   compute  the flops of every tile the grid runs, wave by wave (a partial
@@ -35,8 +36,9 @@ namespace tessera::policies {
 namespace {
 
 double mma_peak_tops(const Arch &arch, ir::DataType in) {
+  const char *acc = in.is_int() ? "int32" : "float32";
   for (const MmaSupport &s : arch.tensor_cores.mma)
-    if (s.dtype == in.str() && s.accumulator == "float32") return arch.mma_sync_peak_tops(s);
+    if (s.dtype == in.str() && s.accumulator == acc) return arch.mma_sync_peak_tops(s);
   return 0;
 }
 
@@ -56,11 +58,13 @@ class TensorCorePolicy final : public Policy {
     for (int64_t bm : {64, 128, 256})
       for (int64_t bn : {64, 128, 256})
         for (auto [wm, wn] : {std::pair<int64_t, int64_t>{1, 2}, {2, 1}, {2, 2}, {2, 4}, {4, 2}, {1, 4}, {4, 1}})
-          for (int64_t bk : {32, 64})
+          for (int64_t bk_bytes : {64, 128})
             for (int64_t stages : {2, 3, 4}) {
+              const int64_t in_bytes = p.in.bytes(), bk = bk_bytes / in_bytes;
               rules::TensorCoreConfig c;
+              c.in_bytes = in_bytes;
               c.block_m = bm, c.block_n = bn, c.block_k = bk, c.warps_m = wm, c.warps_n = wn, c.stages = stages;
-              c.pad = 8;
+              c.pad = 16 / in_bytes;
               if (c.warp_m() < 32 || c.warp_n() < 32 || c.warp_m() > 128 || c.warp_n() > 128) continue;
               try {
                 c.validate(arch);
@@ -77,9 +81,10 @@ class TensorCorePolicy final : public Policy {
               // Issue slots per warp and K tile: the mma themselves, ldmatrix
               // (half an mma each), the cp.async of the thread's share of the
               // tiles (a quarter each) and the wait + barrier (about 32).
-              const double mma = c.warp_m() / 16.0 * (c.warp_n() / 8.0) * (bk / 16.0);
-              const double ldsm = (c.warp_m() / 16.0 + c.warp_n() / 16.0) * (bk / 16.0);
-              const double copies = double(bm + bn) * bk / 8.0 / double(c.threads());
+              const double mma_k = 32.0 / in_bytes;  // the instruction's K
+              const double mma = c.warp_m() / 16.0 * (c.warp_n() / 8.0) * (bk / mma_k);
+              const double ldsm = (c.warp_m() / 16.0 + c.warp_n() / 16.0) * (bk / mma_k);
+              const double copies = double(bm + bn) * bk * in_bytes / 16.0 / double(c.threads());
               double eff = mma / (mma + 0.5 * ldsm + 0.25 * copies + 32.0);
               // Fewer than 8 resident warps leave tensor pipes idle; 2 stages
               // expose part of each copy's latency.
@@ -90,9 +95,11 @@ class TensorCorePolicy final : public Policy {
               // DRAM: A and B once when a wave's panels fit in L2 (B kept
               // across waves when it fits in half of it), else every tile
               // re-reads its panels.
-              const double a_bytes = M * K * 2.0 * batch, b_bytes = N * K * 2.0 * batch, c_bytes = M * N * 4.0 * batch;
+              const double a_bytes = M * K * in_bytes * batch, b_bytes = N * K * in_bytes * batch,
+                           c_bytes = M * N * 4.0 * batch;
               const double rows_per_wave = std::min(tiles_y, std::ceil(per_wave / tiles_x));
-              const double footprint = rows_per_wave * bm * K * 2.0 + std::min(tiles_x, per_wave) * bn * K * 2.0;
+              const double footprint =
+                  (rows_per_wave * bm * K + std::min(tiles_x, per_wave) * bn * K) * double(in_bytes);
               const double l2 = double(arch.memory.l2_bytes);
               double bytes = footprint <= l2 ? a_bytes + (b_bytes <= l2 / 2 ? b_bytes : b_bytes * double(w)) + c_bytes
                                              : a_bytes * tiles_x + b_bytes * tiles_y + c_bytes;

@@ -62,10 +62,15 @@ void TensorCoreConfig::validate(const Arch &arch) const {
   require(block_n % (16 * warps_n) == 0, r, "block_n", block_n,
           "is not a multiple of 16 x warps_n = " + std::to_string(16 * warps_n) +
               " (pairs of n8 tiles per warp, one ldmatrix.x4 each)");
-  require(block_k % 16 == 0, r, "block_k", block_k, "is not a multiple of 16 (the mma K)");
+  require(in_bytes == 1 || in_bytes == 2, r, "in_bytes", in_bytes,
+          "must be 2 (float16 or bfloat16 operands) or 1 (int8)");
+  const int64_t mma_k = in_bytes == 1 ? 32 : 16;
+  require(block_k % mma_k == 0, r, "block_k", block_k,
+          "is not a multiple of " + std::to_string(mma_k) + " (the mma K for " + std::to_string(in_bytes) +
+              "-byte operands)");
   require(stages >= 2 && stages <= 6, r, "stages", stages, "must be 2 to 6 (cp.async tiles in flight)");
-  require(pad == 0 || pad == 8, r, "pad", pad, "must be 0 or 8 elements (16 bytes keep rows aligned)");
-  require(in_bytes == 2, r, "in_bytes", in_bytes, "must be 2 (float16 or bfloat16 operands)");
+  require(pad == 0 || pad * in_bytes == 16, r, "pad", pad,
+          "must be 0 or " + std::to_string(16 / in_bytes) + " elements (16 bytes keep rows aligned)");
   require_threads(r, "threads", threads(), arch);
   require(registers() <= arch.limits.max_regs_per_thread, r, "registers", registers(),
           "(estimated: accumulators and fragments of the warp tile) exceed the " +
@@ -122,11 +127,14 @@ int64_t extent_of(const Expr &e) {
   return v ? *v : -1;
 }
 
+/// The mma.sync the kernel uses for `in`: m16n8k16 into float32 for 16-bit
+/// floats, m16n8k32 into int32 for int8.
 bool has_mma(const Arch &arch, DataType in) {
+  const bool integer = in.is_int();
   for (const MmaSupport &s : arch.tensor_cores.mma) {
-    if (s.dtype != in.str() || s.accumulator != "float32") continue;
+    if (s.dtype != in.str() || s.accumulator != (integer ? "int32" : "float32")) continue;
     for (const MmaShape &sh : s.shapes)
-      if (sh.m == 16 && sh.n == 8 && sh.k == 16) return true;
+      if (sh.m == 16 && sh.n == 8 && sh.k == (integer ? 32 : 16)) return true;
   }
   return false;
 }
@@ -221,12 +229,18 @@ class TensorCoreRule final : public Rule {
       return R::fail(q + " needs one M, one N and one K loop");
     if (!v->prologue.empty()) return R::fail(q + " has producer blocks of A or B (the SIMT matmul inlines them)");
     DataType in = v->a_dtype;
-    if (!(in.is_float16() || in.is_bfloat16()) || v->b_dtype != in)
+    const bool integer = in == DataType::int_(8);
+    if (!(in.is_float16() || in.is_bfloat16() || integer) || v->b_dtype != in)
       return R::fail("operands are " + v->a_dtype.str() + " and " + v->b_dtype.str() +
-                     "; the tensor-core rule takes float16 or bfloat16 pairs");
-    if (!(v->acc_dtype == DataType::float32() || v->acc_dtype == in))
-      return R::fail("the accumulator is " + v->acc_dtype.str() + "; float32 or the operand type is needed");
-    if (!has_mma(arch, in)) return R::fail(arch.name + " lists no mma.sync m16n8k16 for " + in.str());
+                     "; the tensor-core rule takes float16, bfloat16 or int8 pairs");
+    if (integer ? v->acc_dtype != DataType::int32() : !(v->acc_dtype == DataType::float32() || v->acc_dtype == in))
+      return R::fail("the accumulator is " + v->acc_dtype.str() + "; " +
+                     (integer ? std::string("int32") : "float32 or the operand type") + " is needed");
+    if (!has_mma(arch, in))
+      return R::fail(arch.name + " lists no mma.sync " + (integer ? "m16n8k32" : "m16n8k16") + " for " + in.str());
+    if (integer && (v->a.inner() != MatmulRole::K || v->b.inner() != MatmulRole::K))
+      return R::fail("int8 operands must both be K-contiguous (A [M, K], B [N, K]: \"nt\"); ldmatrix cannot "
+                     "transpose 8-bit elements, and this is " + v->layout());
 
     auto m = std::make_shared<TensorCoreMatch>();
     m->info = info;
@@ -253,12 +267,17 @@ class TensorCoreRule final : public Rule {
     return MatchPtr(m);
   }
 
-  std::unique_ptr<Config> default_config(const Match &, const Arch &arch) const override {
+  std::unique_ptr<Config> default_config(const Match &mt, const Arch &arch) const override {
     // 128 x 256 x 64 with 8 warps of 64 x 64 and 3 stages (153 KB of shared
-    // memory); where that does not fit, 128 x 128 x 32 with 4 warps, then 2 stages.
+    // memory for 16-bit operands); where that does not fit, 128 x 128 with 4
+    // warps and half the K step, then 2 stages. int8: twice the K step.
+    const auto &m = dynamic_cast<const TensorCoreMatch &>(mt);
     auto c = std::make_unique<TensorCoreConfig>();
+    c->in_bytes = m.in_dtype.bytes();
+    c->pad = 16 / c->in_bytes;
+    c->block_k = 128 / c->in_bytes;
     if (c->shared_bytes() > arch.max_smem_per_block()) {
-      c->block_n = 128, c->block_k = 32, c->warps_n = 2;
+      c->block_n = 128, c->block_k = 64 / c->in_bytes, c->warps_n = 2;
       if (c->shared_bytes() > arch.max_smem_per_block()) c->stages = 2;
     }
     return c;
@@ -351,11 +370,13 @@ Stmt KernelBuilder::load_tile(const OperandInfo &op, Buffer tile, bool is_a, con
   const int64_t sr = op.k_inner ? rows : c_.block_k, sc = op.k_inner ? c_.block_k : rows;
   // The widest piece every row start keeps aligned (4 bytes at least for cp.async).
   int64_t v = 1;
-  for (int64_t w : {8, 4, 2})
+  for (int64_t bytes : {16, 8, 4}) {
+    int64_t w = bytes / c_.in_bytes;
     if (op.contig > 0 && op.contig % w == 0 && sc % w == 0) {
       v = w;
       break;
     }
+  }
   const int64_t chunks = sr * sc / v, per_thread = (chunks + c_.threads() - 1) / c_.threads();
   const Expr k0 = k_tile * i(c_.block_k);
   return threads([&](Expr ty, Expr tx) {
@@ -380,17 +401,19 @@ Stmt KernelBuilder::load_tile(const OperandInfo &op, Buffer tile, bool is_a, con
   });
 }
 
-/// One 16-wide K slice of the warp tile: fragments by ldmatrix, then mma.sync.
+/// One mma-K slice of the warp tile (16 16-bit or 32 8-bit elements):
+/// fragments by ldmatrix, then mma.sync.
 Stmt KernelBuilder::compute_slice(const Expr &stage, int64_t kk) const {
   const int64_t tiles_m = c_.warp_m() / 16, tiles_n = c_.warp_n() / 8;
-  const Expr k0 = i(kk * 16);
+  const int64_t unit = 2 / c_.in_bytes;  // elements per 16-bit ldmatrix unit
+  const Expr k0 = i(kk * 16 * unit);
   // Lane l gives row l % 8 of matrix l / 8.
   auto ldmatrix = [&](const OperandInfo &op, Buffer tile, Buffer frag, Expr ty, Expr tx, Expr row0, Expr out) {
     Expr j = floordiv(tx, i(8)), rr = floormod(tx, i(8));
     bool is_a = tile.same_as(a_shared_);
     // A's matrices: (row 8 (j % 2), k 8 (j / 2)); B's: (row 8 (j / 2), k 8 (j % 2)).
     Expr row_off = is_a ? floormod(j, i(2)) * i(8) : floordiv(j, i(2)) * i(8);
-    Expr k_off = is_a ? floordiv(j, i(2)) * i(8) : floormod(j, i(2)) * i(8);
+    Expr k_off = is_a ? floordiv(j, i(2)) * i(8 * unit) : floormod(j, i(2)) * i(8 * unit);
     Expr src = op.k_inner ? Load::make(tile, {stage, row0 + row_off + rr, k0 + k_off})
                           : Load::make(tile, {stage, k0 + k_off + rr, row0 + row_off});
     return eval(Intrinsic::Ldmatrix, {make_int(DataType::int32(), op.k_inner ? 0 : 1), make_int(DataType::int32(), 4),
@@ -402,21 +425,21 @@ Stmt KernelBuilder::compute_slice(const Expr &stage, int64_t kk) const {
   // A: one x4 per m16 tile; B: one x4 per pair of n8 tiles.
   s.push_back(threads([&](Expr ty, Expr tx) {
     return loop("mi", tiles_m, [&](Expr mi) {
-      return ldmatrix(m_.a, a_shared_, a_frag_, ty, tx, warp_m0(ty) + mi * i(16), mi * i(8));
+      return ldmatrix(m_.a, a_shared_, a_frag_, ty, tx, warp_m0(ty) + mi * i(16), mi * i(8 * unit));
     });
   }));
   s.push_back(threads([&](Expr ty, Expr tx) {
     return loop("nj", tiles_n / 2, [&](Expr nj) {
-      return ldmatrix(m_.b, b_shared_, b_frag_, ty, tx, warp_n0(ty) + nj * i(16), nj * i(8));
+      return ldmatrix(m_.b, b_shared_, b_frag_, ty, tx, warp_n0(ty) + nj * i(16), nj * i(8 * unit));
     });
   }));
   s.push_back(threads([&](Expr ty, Expr tx) {
     return loop("mi", tiles_m, [&](Expr mi) {
       return loop("ni", tiles_n, [&](Expr ni) {
-        return eval(Intrinsic::MmaSync, {StringImm::make("m16n8k16"),
+        return eval(Intrinsic::MmaSync, {StringImm::make(unit == 2 ? "m16n8k32" : "m16n8k16"),
                                          Load::make(c_frag_, {ty, tx, (mi * i(tiles_n) + ni) * i(4)}),
-                                         Load::make(a_frag_, {ty, tx, mi * i(8)}),
-                                         Load::make(b_frag_, {ty, tx, ni * i(4)}), tx});
+                                         Load::make(a_frag_, {ty, tx, mi * i(8 * unit)}),
+                                         Load::make(b_frag_, {ty, tx, ni * i(4 * unit)}), tx});
       });
     });
   }));
@@ -485,9 +508,11 @@ Stmt KernelBuilder::build() {
   a_shared_ = Buffer::make("A_shared", in, tile_shape(m_.a, c_.block_m), "shared");
   b_shared_ = Buffer::make("B_shared", in, tile_shape(m_.b, c_.block_n), "shared");
   const int64_t tiles_m = c_.warp_m() / 16, tiles_n = c_.warp_n() / 8;
-  a_frag_ = Buffer::make("A_frag", in, {i(c_.warps()), i(32), i(tiles_m * 8)}, "warp");
-  b_frag_ = Buffer::make("B_frag", in, {i(c_.warps()), i(32), i(tiles_n * 4)}, "warp");
-  c_frag_ = Buffer::make("C_frag", DataType::float32(), {i(c_.warps()), i(32), i(tiles_m * tiles_n * 4)}, "warp");
+  const int64_t unit = 2 / c_.in_bytes;
+  const DataType acc = in.is_int() ? DataType::int32() : DataType::float32();
+  a_frag_ = Buffer::make("A_frag", in, {i(c_.warps()), i(32), i(tiles_m * 8 * unit)}, "warp");
+  b_frag_ = Buffer::make("B_frag", in, {i(c_.warps()), i(32), i(tiles_n * 4 * unit)}, "warp");
+  c_frag_ = Buffer::make("C_frag", acc, {i(c_.warps()), i(32), i(tiles_m * tiles_n * 4)}, "warp");
 
   Var bz = var("bz"), by = var("by"), bx = var("bx");
   // Batch iters from blockIdx.z, the last fastest.
@@ -503,7 +528,7 @@ Stmt KernelBuilder::build() {
   std::vector<Stmt> body;
   body.push_back(threads([&](Expr ty, Expr tx) {
     return loop("e", tiles_m * tiles_n * 4, [&](Expr e) {
-      return Store::make(c_frag_, FloatImm::make(DataType::float32(), 0), {ty, tx, e});
+      return Store::make(c_frag_, make_const(c_frag_.dtype(), 0), {ty, tx, e});
     });
   }));
   const int64_t S = c_.stages;
@@ -523,7 +548,7 @@ Stmt KernelBuilder::build() {
     step.push_back(load_tile(m_.b, b_shared_, false, next_stage, next));
     step.push_back(eval(Intrinsic::CpAsyncCommit, {}));
     Expr stage = floormod(ko, i(S));
-    for (int64_t kk = 0; kk < c_.block_k / 16; ++kk) step.push_back(compute_slice(stage, kk));
+    for (int64_t kk = 0; kk < c_.block_k / (32 / c_.in_bytes); ++kk) step.push_back(compute_slice(stage, kk));
     body.push_back(For::make(ko, i(0), k_tiles, ForKind::Serial, Seq::make(step)));
   }
   body.push_back(eval(Intrinsic::CpAsyncWait, {make_int(DataType::int32(), 0)}));
@@ -560,6 +585,9 @@ schedule::Schedule TensorCoreRule::apply(const PrimFunc &f, const Match &mt, con
   const auto *m = dynamic_cast<const TensorCoreMatch *>(&mt);
   const auto *c = dynamic_cast<const TensorCoreConfig *>(&config);
   if (!m || !c) throw ConfigError("matmul_tensor_core: the match or config (" + config.str() + ") is another rule's");
+  if (c->in_bytes != m->in_dtype.bytes())
+    throw ConfigError("matmul_tensor_core config: in_bytes = " + std::to_string(c->in_bytes) + " but the operands are " +
+                      m->in_dtype.str() + " (" + std::to_string(m->in_dtype.bytes()) + " bytes)");
   KernelBuilder kb(*m, *c);
   Stmt kernel = kb.build();
   // The root keeps its allocations that the kernel still uses: none of the

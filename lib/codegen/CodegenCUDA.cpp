@@ -397,17 +397,22 @@ class CodegenCUDA : public CodegenC {
         return;
       }
       case Intrinsic::MmaSync: {
+        // m16n8k16 float16/bfloat16 -> float32, m16n8k32 int8 -> int32: four
+        // A and two B registers either way.
         const auto *a = c.args[2].as<Load>();
-        std::string ab = a->buffer.dtype().is_bfloat16() ? "bf16" : "f16";
+        const bool integer = a->buffer.dtype().is_int();
+        std::string ab = integer ? "s8" : a->buffer.dtype().is_bfloat16() ? "bf16" : "f16";
+        std::string shape = integer ? "m16n8k32" : "m16n8k16", acc_type = integer ? "s32" : "f32";
         std::string d = fresh("acc"), fa = fresh("fa"), fb = fresh("fb");
         line("{");
-        line("  float *" + d + " = " + address_of(c.args[1]) + ";");
+        line(std::string("  ") + (integer ? "int" : "float") + " *" + d + " = " + address_of(c.args[1]) + ";");
         line("  const unsigned *" + fa + " = (const unsigned *)" + address_of(c.args[2]) + ";");
         line("  const unsigned *" + fb + " = (const unsigned *)" + address_of(c.args[3]) + ";");
-        line("  asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32." + ab + "." + ab + ".f32 " + regs(0, 4) +
-             ", " + regs(4, 4) + ", " + regs(8, 2) + ", " + regs(0, 4) + ";\\n\" : \"+f\"(" + d + "[0]), \"+f\"(" + d +
-             "[1]), \"+f\"(" + d + "[2]), \"+f\"(" + d + "[3]) : \"r\"(" + fa + "[0]), \"r\"(" + fa + "[1]), \"r\"(" +
-             fa + "[2]), \"r\"(" + fa + "[3]), \"r\"(" + fb + "[0]), \"r\"(" + fb + "[1]));");
+        std::string io = integer ? "\"+r\"(" : "\"+f\"(";
+        line("  asm volatile(\"mma.sync.aligned." + shape + ".row.col." + acc_type + "." + ab + "." + ab + "." + acc_type +
+             " " + regs(0, 4) + ", " + regs(4, 4) + ", " + regs(8, 2) + ", " + regs(0, 4) + ";\\n\" : " + io + d +
+             "[0]), " + io + d + "[1]), " + io + d + "[2]), " + io + d + "[3]) : \"r\"(" + fa + "[0]), \"r\"(" + fa +
+             "[1]), \"r\"(" + fa + "[2]), \"r\"(" + fa + "[3]), \"r\"(" + fb + "[0]), \"r\"(" + fb + "[1]));");
         line("}");
         return;
       }

@@ -95,20 +95,27 @@ Element LdmatrixLayout::address_of(int lane) const {
   return {lane / 8, lane % 8};
 }
 
-const M16N8K16Tables &m16n8k16_tables() {
-  static const M16N8K16Tables t = [] {
-    M16N8K16Tables out;
-    FragmentLayout a(MmaShape::M16N8K16, Operand::A), b(MmaShape::M16N8K16, Operand::B),
-        c(MmaShape::M16N8K16, Operand::C);
-    for (int r = 0; r < 16; ++r)
-      for (int k = 0; k < 16; ++k) out.a_owner[r][k] = a.owner(r, k);
-    for (int k = 0; k < 16; ++k)
-      for (int n = 0; n < 8; ++n) out.b_owner[k][n] = b.owner(k, n);
-    for (int l = 0; l < 32; ++l)
-      for (int i = 0; i < 4; ++i) out.c_at[l][i] = c.at(l, i);
-    return out;
-  }();
-  return t;
+namespace {
+
+MmaTables build_tables(MmaShape shape, int k) {
+  MmaTables out;
+  out.k = k;
+  FragmentLayout a(shape, Operand::A), b(shape, Operand::B), c(shape, Operand::C);
+  for (int r = 0; r < 16; ++r)
+    for (int kk = 0; kk < k; ++kk) out.a_owner[r][kk] = a.owner(r, kk);
+  for (int kk = 0; kk < k; ++kk)
+    for (int n = 0; n < 8; ++n) out.b_owner[kk][n] = b.owner(kk, n);
+  for (int l = 0; l < 32; ++l)
+    for (int i = 0; i < 4; ++i) out.c_at[l][i] = c.at(l, i);
+  return out;
+}
+
+}  // namespace
+
+const MmaTables &mma_tables(MmaShape shape) {
+  static const MmaTables k16 = build_tables(MmaShape::M16N8K16, 16), k32 = build_tables(MmaShape::M16N8K32, 32);
+  TESSERA_ICHECK(shape != MmaShape::M16N8K8) << "no lookup tables for m16n8k8";
+  return shape == MmaShape::M16N8K16 ? k16 : k32;
 }
 
 }  // namespace tessera::ir::mma

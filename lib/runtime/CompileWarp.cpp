@@ -116,10 +116,13 @@ auto as_lane(Frame &f, int slot, int64_t lane, Fn &&fn) {
 
 // ---- ldmatrix ---------------------------------------------------------------
 
+/// ldmatrix moves 16-bit units: a row is 16 bytes, 8 units; an 8-bit buffer
+/// (int8 fragments) holds two elements per unit.
 struct LdmatrixNode final : StmtExec {
   ir::mma::LdmatrixLayout layout;
   Address dst, src;
   int lane = 0;
+  int per_unit = 1;  ///< elements per 16-bit unit
   const ErrCtx *ctx;
 
   LdmatrixNode(Compiler &cc, const ir::Call &c)
@@ -128,24 +131,26 @@ struct LdmatrixNode final : StmtExec {
         src(address_operand(cc, c, 3, false)),
         lane(lane_slot(cc, c, 4)),
         ctx(cc.ctx("ldmatrix")) {
-    if (dst.bytes() != 2 || src.bytes() != 2)
-      throw InterpretError("T.ldmatrix in block '" + cc.block() + "' moves 16-bit elements; '" + dst.name +
-                           "' holds " + dst.dtype.str() + " and '" + src.name + "' " + src.dtype.str());
+    if (dst.bytes() != src.bytes() || (src.bytes() != 2 && src.bytes() != 1))
+      throw InterpretError("T.ldmatrix in block '" + cc.block() + "' moves 16-bit units of 8- or 16-bit elements; '" +
+                           dst.name + "' holds " + dst.dtype.str() + " and '" + src.name + "' " + src.dtype.str());
+    per_unit = 2 / src.bytes();
   }
 
   void exec(Frame &f) const override {
     const int64_t l = current_lane(f, lane, "T.ldmatrix", ctx);
-    const int64_t out = dst.offset(f, 2 * layout.matrices(), "T.ldmatrix's destination");
+    const int e = src.bytes();
+    const int64_t out = dst.offset(f, 2 * layout.matrices() * per_unit, "T.ldmatrix's destination");
     for (int j = 0; j < layout.matrices(); ++j) {
       for (int h = 0; h < 2; ++h) {
-        ir::mma::Element e = layout.at(static_cast<int>(l), j, h);
-        int from = layout.address_lane(j, e.row);
-        int64_t row = as_lane(f, lane, from, [&] { return src.offset(f, 8, "T.ldmatrix's row"); });
-        if (row % 8 != 0)
+        ir::mma::Element u = layout.at(static_cast<int>(l), j, h);
+        int from = layout.address_lane(j, u.row);
+        int64_t row = as_lane(f, lane, from, [&] { return src.offset(f, 8 * per_unit, "T.ldmatrix's row"); });
+        if ((row * e) % 16 != 0)
           throw InterpretError("T.ldmatrix in block '" + ctx->block + "': lane " + std::to_string(from) +
                                "'s row address (element " + std::to_string(row) + " of '" + src.name +
                                "') is not 16-byte aligned");
-        std::memcpy(dst.base(f) + (out + 2 * j + h) * 2, src.base(f) + (row + e.col) * 2, 2);
+        std::memcpy(dst.base(f) + (out + (2 * j + h) * per_unit) * e, src.base(f) + (row + u.col * per_unit) * e, 2);
       }
     }
   }
@@ -153,8 +158,11 @@ struct LdmatrixNode final : StmtExec {
 
 // ---- mma.sync -----------------------------------------------------------------
 
+/// m16n8k16: float16/bfloat16 -> float32 (products exact in double, the sum
+/// rounded once); m16n8k32: int8 -> int32, exact and wrapping.
 struct MmaNode final : StmtExec {
-  const ir::mma::M16N8K16Tables &maps = ir::mma::m16n8k16_tables();
+  const ir::mma::MmaTables *maps = nullptr;
+  bool integer = false;
   Address d, a, b;
   int lane = 0;
   const ErrCtx *ctx;
@@ -166,14 +174,18 @@ struct MmaNode final : StmtExec {
         lane(lane_slot(cc, c, 4)),
         ctx(cc.ctx("mma_sync")) {
     const auto *shape = c.args[0].as<ir::StringImm>();
-    if (!shape || shape->value != "m16n8k16")
-      throw InterpretError("T.mma_sync in block '" + cc.block() +
-                           "': the shape must be the string \"m16n8k16\" (the one shape supported)");
+    const std::string where = "T.mma_sync in block '" + cc.block() + "'";
+    if (!shape || (shape->value != "m16n8k16" && shape->value != "m16n8k32"))
+      throw InterpretError(where + ": the shape must be the string \"m16n8k16\" or \"m16n8k32\"");
+    integer = shape->value == "m16n8k32";
+    maps = &ir::mma::mma_tables(integer ? ir::mma::MmaShape::M16N8K32 : ir::mma::MmaShape::M16N8K16);
     DataType in = a.dtype;
-    if (!(in.is_float16() || in.is_bfloat16()) || b.dtype != in || d.dtype != DataType::float32())
-      throw InterpretError("T.mma_sync m16n8k16 in block '" + cc.block() +
-                           "' multiplies float16 or bfloat16 fragments into float32; got A " + a.dtype.str() +
-                           ", B " + b.dtype.str() + ", D " + d.dtype.str());
+    bool ok = integer ? in == DataType::int_(8) && d.dtype == DataType::int32()
+                      : (in.is_float16() || in.is_bfloat16()) && d.dtype == DataType::float32();
+    if (!ok || b.dtype != in)
+      throw InterpretError(where + ": " + shape->value + " multiplies " +
+                           (integer ? "int8 fragments into int32" : "float16 or bfloat16 fragments into float32") +
+                           "; got A " + a.dtype.str() + ", B " + b.dtype.str() + ", D " + d.dtype.str());
   }
 
   void exec(Frame &f) const override {
@@ -184,28 +196,39 @@ struct MmaNode final : StmtExec {
     std::fill(a_off, a_off + 32, -1);
     std::fill(b_off, b_off + 32, -1);
     auto a_at = [&](int from) {
-      if (a_off[from] < 0) a_off[from] = as_lane(f, lane, from, [&] { return a.offset(f, 8, "T.mma_sync's A fragment"); });
+      if (a_off[from] < 0)
+        a_off[from] = as_lane(f, lane, from, [&] { return a.offset(f, maps->a_per_lane(), "T.mma_sync's A fragment"); });
       return a_off[from];
     };
     auto b_at = [&](int from) {
-      if (b_off[from] < 0) b_off[from] = as_lane(f, lane, from, [&] { return b.offset(f, 4, "T.mma_sync's B fragment"); });
+      if (b_off[from] < 0)
+        b_off[from] = as_lane(f, lane, from, [&] { return b.offset(f, maps->b_per_lane(), "T.mma_sync's B fragment"); });
       return b_off[from];
     };
     const int64_t d_off = d.offset(f, 4, "T.mma_sync's accumulator");
-    auto read16 = [&](const Address &op, int64_t off) {
+    auto value = [&](const Address &op, int64_t off) -> double {
+      if (integer) return static_cast<double>(load_elem<int8_t>(op.base(f), off));
       return op.dtype.is_float16() ? read_float<HalfTag>(op.base(f), off) : read_float<BF16Tag>(op.base(f), off);
     };
     for (int i = 0; i < 4; ++i) {
-      ir::mma::Element c = maps.c_at[l][i];
-      // Products of 16-bit floats are exact in double, and so is their sum
-      // to within the last bits; the accumulator is rounded once.
+      ir::mma::Element c = maps->c_at[l][i];
+      // Exact: 16-bit float products and their sum in double (to within
+      // the last bits), int8 products summed in 64 bits.
       double sum = 0;
-      for (int k = 0; k < 16; ++k) {
-        ir::mma::Slot sa = maps.a_owner[c.row][k], sb = maps.b_owner[k][c.col];
-        sum += read16(a, a_at(sa.lane) + sa.index) * read16(b, b_at(sb.lane) + sb.index);
+      int64_t isum = 0;
+      for (int k = 0; k < maps->k; ++k) {
+        ir::mma::Slot sa = maps->a_owner[c.row][k], sb = maps->b_owner[k][c.col];
+        double p = value(a, a_at(sa.lane) + sa.index) * value(b, b_at(sb.lane) + sb.index);
+        if (integer) isum += static_cast<int64_t>(p);
+        else sum += p;
       }
-      double acc = read_float<float>(d.base(f), d_off + i);
-      write_float<float>(d.base(f), d_off + i, static_cast<float>(acc + sum));
+      if (integer) {
+        int64_t acc = load_elem<int32_t>(d.base(f), d_off + i);
+        store_elem<int32_t>(d.base(f), d_off + i, static_cast<int32_t>(wrap_int(DataType::int32(), acc + isum)));
+      } else {
+        double acc = read_float<float>(d.base(f), d_off + i);
+        write_float<float>(d.base(f), d_off + i, static_cast<float>(acc + sum));
+      }
     }
   }
 };

@@ -465,8 +465,8 @@ Operand Builder::build_call(const PyExpr &e) {
     for (int k = 0; k < n; ++k) {
       const PyExpr &a = *e.args[k];
       if (*op == Intrinsic::MmaSync && k == 0) {
-        if (a.kind != PyExprKind::Str || a.name != "m16n8k16")
-          src_.fail(a.pos, fn + " takes the shape \"m16n8k16\" first");
+        if (a.kind != PyExprKind::Str || (a.name != "m16n8k16" && a.name != "m16n8k32"))
+          src_.fail(a.pos, fn + " takes the shape \"m16n8k16\" or \"m16n8k32\" first");
         args.push_back(StringImm::make(a.name));
         continue;
       }

@@ -164,8 +164,8 @@ struct Warp {
   std::array<Value, kWarpSize> slots;
   /// What the lanes publish for ldmatrix (row addresses) and mma.sync (A and B fragments).
   std::array<Address, kWarpSize> rows;
-  std::array<std::array<double, 8>, kWarpSize> frag_a;
-  std::array<std::array<double, 4>, kWarpSize> frag_b;
+  std::array<std::array<double, 16>, kWarpSize> frag_a;
+  std::array<std::array<double, 8>, kWarpSize> frag_b;
 };
 
 
@@ -498,44 +498,59 @@ class Thread {
     }
   }
 
+  /// ldmatrix moves 16-bit units (two elements of an 8-bit buffer each).
   void ldmatrix(const Call &c) {
     const int lane = full_warp_lane(c);
     const int num = static_cast<int>(eval(c.args[1]).i);
     mma::LdmatrixLayout layout(num, eval(c.args[0]).i != 0);
     Address dst = address(c.args[2]), row = address(c.args[3]);
-    check_span(dst, 2 * num, "T.ldmatrix's destination");
-    if (row.i % 8 != 0) throw EmulationError("T.ldmatrix row address " + row.buffer->name() + "[" + std::to_string(row.i) + "] is not 16-byte aligned");
+    const int bytes = row.buffer->dtype().bytes(), per_unit = 2 / bytes;
+    check_span(dst, 2 * num * per_unit, "T.ldmatrix's destination");
+    if ((row.i * bytes) % 16 != 0)
+      throw EmulationError("T.ldmatrix row address " + row.buffer->name() + "[" + std::to_string(row.i) +
+                           "] is not 16-byte aligned");
     warp_.rows[lane] = row;
     warp_.barrier.arrive_and_wait(&c, "ldmatrix");
     for (int j = 0; j < num; ++j)
       for (int h = 0; h < 2; ++h) {
-        mma::Element e = layout.at(lane, j, h);
-        const Address &r = warp_.rows[layout.address_lane(j, e.row)];
-        check_span(r, e.col + 1, "T.ldmatrix's row");
-        on_read(*r.m, *r.buffer, r.i + e.col);
-        dst.m->array->set(dst.i + 2 * j + h, r.m->array->get(r.i + e.col));
+        mma::Element u = layout.at(lane, j, h);
+        const Address &r = warp_.rows[layout.address_lane(j, u.row)];
+        for (int q = 0; q < per_unit; ++q) {
+          int64_t from = r.i + u.col * per_unit + q, to = dst.i + (2 * j + h) * per_unit + q;
+          check_span(r, u.col * per_unit + q + 1, "T.ldmatrix's row");
+          on_read(*r.m, *r.buffer, from);
+          set(*dst.m, to, get(*r.m, from, r.buffer->dtype()));
+        }
       }
     warp_.barrier.arrive_and_wait(&c, "ldmatrix");
   }
 
+  /// m16n8k16 (16-bit floats -> float32) or m16n8k32 (int8 -> int32, wrapping).
   void mma_sync(const Call &c) {
     const int lane = full_warp_lane(c);
     Address d = address(c.args[1]), a = address(c.args[2]), b = address(c.args[3]);
+    const bool integer = a.buffer->dtype().is_int();
+    const mma::MmaTables &t = mma::mma_tables(integer ? mma::MmaShape::M16N8K32 : mma::MmaShape::M16N8K16);
     check_span(d, 4, "T.mma_sync's accumulator");
-    check_span(a, 8, "T.mma_sync's A fragment");
-    check_span(b, 4, "T.mma_sync's B fragment");
-    for (int k = 0; k < 8; ++k) warp_.frag_a[lane][k] = a.m->array->get(a.i + k);
-    for (int k = 0; k < 4; ++k) warp_.frag_b[lane][k] = b.m->array->get(b.i + k);
+    check_span(a, t.a_per_lane(), "T.mma_sync's A fragment");
+    check_span(b, t.b_per_lane(), "T.mma_sync's B fragment");
+    auto value = [&](const Address &x, int64_t k) {
+      return integer ? double(x.m->array->get_int(x.i + k)) : x.m->array->get(x.i + k);
+    };
+    for (int k = 0; k < t.a_per_lane(); ++k) warp_.frag_a[lane][k] = value(a, k);
+    for (int k = 0; k < t.b_per_lane(); ++k) warp_.frag_b[lane][k] = value(b, k);
     warp_.barrier.arrive_and_wait(&c, "mma.sync");
-    const mma::M16N8K16Tables &t = mma::m16n8k16_tables();
     for (int i = 0; i < 4; ++i) {
       mma::Element e = t.c_at[lane][i];
       double sum = 0;
-      for (int k = 0; k < 16; ++k) {
+      for (int k = 0; k < t.k; ++k) {
         mma::Slot sa = t.a_owner[e.row][k], sb = t.b_owner[k][e.col];
         sum += warp_.frag_a[sa.lane][sa.index] * warp_.frag_b[sb.lane][sb.index];
       }
-      d.m->array->set(d.i + i, static_cast<float>(d.m->array->get(d.i + i) + sum));
+      if (integer)
+        d.m->array->set_int(d.i + i, wrap(DataType::int32(), d.m->array->get_int(d.i + i) + static_cast<int64_t>(sum)));
+      else
+        d.m->array->set(d.i + i, static_cast<float>(d.m->array->get(d.i + i) + sum));
     }
     warp_.barrier.arrive_and_wait(&c, "mma.sync");
   }

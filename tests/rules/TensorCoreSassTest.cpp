@@ -6,8 +6,8 @@
 //   - HMMA (mma.sync), LDSM (ldmatrix) and LDGSTS (cp.async) at 16 bytes;
 //   - no local memory (LDL/STL) and 0 spill bytes in ptxas's report;
 //   - the count of HMMA per K tile is what the warp tile implies.
-// The default config and the policy's top 3 for a float16 GEMM at 4096, and
-// bfloat16 "tn". Label nvrtc; skips itself without NVRTC or cuobjdump.
+// The default config and the policy's top 3 for float16 nn and nt, bfloat16
+// and int8 "nt" GEMMs at 4096 (IMMA for int8). Label nvrtc; skips itself without NVRTC or cuobjdump.
 //
 //===----------------------------------------------------------------------===//
 #include <gtest/gtest.h>
@@ -19,6 +19,7 @@
 #include "tessera/runtime/CudaFunction.h"
 #include "tessera/runtime/NVRTC.h"
 #include "tessera/runtime/Sass.h"
+#include "tessera/script/Parser.h"
 
 namespace tessera::test {
 namespace {
@@ -26,7 +27,8 @@ namespace {
 struct Built {
   std::string what;
   runtime::CudaFunction fn;
-  int64_t mma_per_k_tile = 0;  ///< HMMA the unrolled K tile holds
+  int64_t mma_per_k_tile = 0;  ///< mma.sync the unrolled K tile holds
+  bool int8 = false;           ///< IMMA (int8) rather than HMMA
 };
 
 TEST(TensorCoreSass, HmmaLdsmAndLdgstsWithoutSpillsOnEveryTarget) {
@@ -34,9 +36,21 @@ TEST(TensorCoreSass, HmmaLdsmAndLdgstsWithoutSpillsOnEveryTarget) {
   std::optional<std::filesystem::path> tool = runtime::find_disassembler();
   if (!tool) GTEST_SKIP() << runtime::kNoDisassemblerHint;
   const rules::Rule &rule = rules::matmul_tensor_core_rule();
-  for (const char *name : {"matmul_nn_f16", "matmul_nt_f16", "matmul_nn_bf16"}) {
-    const Entry e = find_entry(name);
-    ir::PrimFunc f = analysis::specialize(load_func(e), e.specialized(e.full));
+  const std::string int8_nt = R"(
+@T.prim_func
+def main(A: T.Buffer((4096, 4096), "int8"), B: T.Buffer((4096, 4096), "int8"), C: T.Buffer((4096, 4096), "int32")) -> None:
+    for i, j, k in T.grid(4096, 4096, 4096):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = 0
+            C[vi, vj] = C[vi, vj] + T.Cast("int32", A[vi, vk]) * T.Cast("int32", B[vj, vk])
+)";
+  for (const char *name : {"matmul_nn_f16", "matmul_nt_f16", "matmul_nn_bf16", "int8_nt"}) {
+    const bool int8 = std::string(name) == "int8_nt";
+    ir::PrimFunc f = int8 ? script::parse_func(int8_nt)
+                          : analysis::specialize(load_func(find_entry(name)),
+                                                 find_entry(name).specialized(find_entry(name).full));
     // Each target with a GPU of its own (their shared memory differs): the
     // default config everywhere, the policy's top 3 on the H100 too.
     for (auto [target, gpu] : {std::pair{"sm_80", "a100"}, {"sm_86", "rtx3090"}, {"sm_89", "l40s"}, {"sm_90", "h100"}}) {
@@ -58,7 +72,7 @@ TEST(TensorCoreSass, HmmaLdsmAndLdgstsWithoutSpillsOnEveryTarget) {
         ir::PrimFunc s = rule.apply(f, **m, c).func();
         built.push_back({std::string(name) + " " + target + " " + c.str(),
                          runtime::CudaFunction::build(s, {.arch = target}),
-                         c.warp_m() / 16 * (c.warp_n() / 8) * (c.block_k / 16)});
+                         c.warp_m() / 16 * (c.warp_n() / 8) * (c.block_k / (32 / c.in_bytes)), int8});
       }
       for (const Built &b : built) cubins.push_back(&b.fn.kernels().at(0).compiled.cubin);
       std::vector<runtime::CubinSass> sass = runtime::summarise_cubins(cubins, target, *tool);
@@ -72,7 +86,8 @@ TEST(TensorCoreSass, HmmaLdsmAndLdgstsWithoutSpillsOnEveryTarget) {
         const runtime::KernelResources &k = built[i].fn.kernels().at(0).compiled.kernels.at(0);
         EXPECT_EQ(k.spill_loads + k.spill_stores, 0);
         EXPECT_EQ(s.local_loads + s.local_stores, 0) << "local memory traffic";
-        EXPECT_EQ(s.tensor_ops["HMMA"], built[i].mma_per_k_tile) << "one HMMA per mma.sync of the unrolled K tile";
+        const char *op = built[i].int8 ? "IMMA" : "HMMA";
+        EXPECT_EQ(s.tensor_ops[op], built[i].mma_per_k_tile) << "one " << op << " per mma.sync of the unrolled K tile";
         EXPECT_GT(s.ldmatrix, 0);
         EXPECT_GT(s.async_copies[16], 0) << "16-byte cp.async (LDGSTS)";
         EXPECT_EQ(s.fma_ops["FFMA"], 0) << "the product runs on the tensor cores";

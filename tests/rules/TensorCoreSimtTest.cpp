@@ -17,6 +17,7 @@
 #include "tessera/ir/Functor.h"
 #include "tessera/ir/StructuralEqual.h"
 #include "tessera/rules/MatmulTensorCore.h"
+#include "tessera/script/Parser.h"
 
 namespace tessera::test {
 namespace {
@@ -82,7 +83,9 @@ TEST(TensorCoreSimt, CorpusWorkloadsAtShapesThatDivideNoTile) {
         for (const auto &[v, _] : fixed) left.erase(v);
       auto gm = rule.match(g, test_arch());
       ASSERT_TRUE(gm) << gm.reason();
-      ir::PrimFunc s = rule.apply(g, **gm, small_config()).func();
+      rules::TensorCoreConfig c = small_config();
+      if (e.name == "matmul_nt_i8") c.in_bytes = 1, c.pad = 16, c.block_k = 64;  // 8-bit: a K step of 32 at least
+      ir::PrimFunc s = rule.apply(g, **gm, c).func();
       std::string error;
       std::vector<runtime::OutputCheck> checks = emulate(g, s, left, &error);
       ASSERT_EQ(error, "") << codegen::codegen_cuda(lower::lower(s));
@@ -91,7 +94,31 @@ TEST(TensorCoreSimt, CorpusWorkloadsAtShapesThatDivideNoTile) {
     }
     ++ran;
   }
-  EXPECT_GE(ran, 4) << "the corpus has four tensor-core workloads";
+  EXPECT_GE(ran, 5) << "the corpus has five tensor-core workloads";
+}
+
+TEST(TensorCoreSimt, Int8IsExact) {
+  // int8 "nt" (m16n8k32, ldmatrix of byte pairs), K = 96 in 16-byte pieces.
+  ir::PrimFunc f = script::parse_func(R"(
+@T.prim_func
+def main(A: T.Buffer((37, 96), "int8"), B: T.Buffer((40, 96), "int8"), C: T.Buffer((37, 40), "int32")) -> None:
+    for i, j, k in T.grid(37, 40, 96):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = 0
+            C[vi, vj] = C[vi, vj] + T.Cast("int32", A[vi, vk]) * T.Cast("int32", B[vj, vk])
+)");
+  rules::TensorCoreConfig c = small_config();
+  c.in_bytes = 1, c.pad = 16, c.block_k = 64;
+  auto m = rules::matmul_tensor_core_rule().match(f, test_arch());
+  ASSERT_TRUE(m) << m.reason();
+  ir::PrimFunc s = rules::matmul_tensor_core_rule().apply(f, **m, c).func();
+  std::string error;
+  std::vector<runtime::OutputCheck> checks = emulate(f, s, {}, &error);
+  ASSERT_EQ(error, "");
+  ASSERT_FALSE(checks.empty());
+  for (const runtime::OutputCheck &r : checks) EXPECT_TRUE(r.ok) << r.str();
 }
 
 TEST(TensorCoreSimt, AShortWaitIsCaught) {

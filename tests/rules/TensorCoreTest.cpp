@@ -156,6 +156,44 @@ TEST(TensorCoreRule, FoldsAnEpilogueChain) {
   EXPECT_NE(text.find("T.writes(D[0:m, 0:72])"), std::string::npos) << text;
 }
 
+/// C[i, j] = sum_k int32(A[i, k]) * int32(B[j, k]), int8 "nt" (the layout
+/// the 8-bit ldmatrix reads), K as given.
+std::string int8_text(int m, int n, int k, bool b_k_inner = true) {
+  std::string b_shape = b_k_inner ? "(" + std::to_string(n) + ", " + std::to_string(k) + ")"
+                                  : "(" + std::to_string(k) + ", " + std::to_string(n) + ")";
+  return "@T.prim_func\n"
+         "def main(A: T.Buffer((" + std::to_string(m) + ", " + std::to_string(k) + "), \"int8\"), B: T.Buffer(" +
+         b_shape + ", \"int8\"), C: T.Buffer((" + std::to_string(m) + ", " + std::to_string(n) +
+         "), \"int32\")) -> None:\n"
+         "    for i, j, k in T.grid(" + std::to_string(m) + ", " + std::to_string(n) + ", " + std::to_string(k) + "):\n"
+         "        with T.block(\"C\"):\n"
+         "            vi, vj, vk = T.axis.remap(\"SSR\", [i, j, k])\n"
+         "            with T.init():\n"
+         "                C[vi, vj] = 0\n"
+         "            C[vi, vj] = C[vi, vj] + T.Cast(\"int32\", A[vi, vk]) * T.Cast(\"int32\", " +
+         (b_k_inner ? "B[vj, vk]" : "B[vk, vj]") + ")\n";
+}
+
+TEST(TensorCoreRule, Int8IsExact) {
+  // K = 72: 8-byte cp.async pieces; K = 70: element copies; a small config too.
+  rules::TensorCoreConfig small;
+  small.block_m = 32, small.block_n = 32, small.block_k = 64, small.warps_m = 2, small.warps_n = 1;
+  small.stages = 2, small.pad = 16, small.in_bytes = 1;
+  for (int k : {72, 70}) {
+    SCOPED_TRACE(k);
+    ir::PrimFunc f = parse(int8_text(100, 77, k));
+    for (const rules::TensorCoreConfig *c : std::vector<const rules::TensorCoreConfig *>{nullptr, &small}) {
+      std::vector<runtime::OutputCheck> checks = run_checked(f, {}, c);
+      expect_ok(checks);
+      for (const runtime::OutputCheck &r : checks) EXPECT_EQ(r.bound, 0) << "integers compare exactly";
+    }
+  }
+  // A K-outer int8 B has no 8-bit ldmatrix.trans: the rule declines, saying so.
+  auto m = rules::matmul_tensor_core_rule().match(parse(int8_text(64, 64, 64, false)), test_arch());
+  ASSERT_FALSE(m);
+  EXPECT_NE(m.reason().find("K-contiguous"), std::string::npos) << m.reason();
+}
+
 TEST(TensorCoreRule, DeclinesWhatItCannotRun) {
   const rules::Rule &rule = rules::matmul_tensor_core_rule();
   // float32 operands: tf32 needs an explicit cast in the program.
@@ -163,7 +201,7 @@ TEST(TensorCoreRule, DeclinesWhatItCannotRun) {
   for (size_t p; (p = f32.find("\"float16\"")) != std::string::npos;) f32.replace(p, 9, "\"float32\"");
   auto m = rule.match(parse(f32), test_arch());
   ASSERT_FALSE(m);
-  EXPECT_NE(m.reason().find("float16 or bfloat16"), std::string::npos) << m.reason();
+  EXPECT_NE(m.reason().find("float16, bfloat16 or int8"), std::string::npos) << m.reason();
   // An arch without mma.sync for float16 (sm_70 presets list none with cp.async).
   Arch old = test_arch();
   old.memory.cp_async = false;

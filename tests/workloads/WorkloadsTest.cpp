@@ -256,6 +256,7 @@ const std::map<std::string, Reference> &references() {
        }},
       {"matmul_nn_f16", [](const Arrays &in) { return matmul(in[0], in[1], false); }},
       {"matmul_nn_bf16", [](const Arrays &in) { return matmul(in[0], in[1], false); }},
+      {"matmul_nt_i8", [](const Arrays &in) { return matmul(in[0], in[1], true); }},
       {"matmul_nt_f16", [](const Arrays &in) { return matmul(in[0], in[1], true); }},
       {"matmul_nn_f32", [](const Arrays &in) { return matmul(in[0], in[1], false); }},
       {"matmul_nt_f32", [](const Arrays &in) { return matmul(in[0], in[1], true); }},
@@ -364,7 +365,7 @@ bool all_finite(const NDArray &a) {
 /// What the analysis must find beyond the rule: a matmul's layout, a
 /// reduction's combiner.
 const std::map<std::string, std::string> kMatmulLayout = {
-    {"matmul_nn_f16", "nn"}, {"matmul_nt_f16", "nt"},      {"matmul_nn_f32", "nn"}, {"matmul_nn_bf16", "nn"},
+    {"matmul_nn_f16", "nn"}, {"matmul_nt_f16", "nt"},      {"matmul_nn_f32", "nn"}, {"matmul_nn_bf16", "nn"}, {"matmul_nt_i8", "nt"},
     {"matmul_nt_f32", "nt"}, {"bmm_symbolic_m_f16", "nn"}, {"matmul_bias_relu_f32", "nn"},
 };
 const std::map<std::string, Combiner> kReductionCombiner = {
@@ -443,7 +444,8 @@ void expect_matmul(const Entry &e, const FuncInfo &info) {
   auto m = analysis::match_matmul(info, r);
   ASSERT_TRUE(m) << m.reason();
   EXPECT_EQ(m->layout(), kMatmulLayout.at(e.name));
-  EXPECT_EQ(m->acc_dtype, ir::DataType::float32());
+  // int8 products accumulate exactly in int32; everything else in float32.
+  EXPECT_EQ(m->acc_dtype, m->a_dtype == ir::DataType::int_(8) ? ir::DataType::int32() : ir::DataType::float32());
   EXPECT_EQ(m->batch.empty(), m->a.buffer.ndim() == 2) << "batch iters and operand rank disagree";
   for (size_t i = 0; i < info.blocks.size(); ++i) {
     int b = static_cast<int>(i);

@@ -98,13 +98,18 @@ class LdmatrixLayout {
   bool trans_;
 };
 
-/// The m16n8k16 maps as lookup tables (FragmentLayout::owner searches), for
-/// the executors that evaluate mma.sync per lane: built once.
-struct M16N8K16Tables {
-  Slot a_owner[16][16];  ///< [row][k]
-  Slot b_owner[16][8];   ///< [k][col]
-  Element c_at[32][4];   ///< [lane][index]
+/// An mma.sync shape's maps as lookup tables (FragmentLayout::owner
+/// searches), for the executors that evaluate it per lane: built once.
+struct MmaTables {
+  int k = 16;             ///< the instruction's K: 16 (16-bit inputs) or 32 (8-bit)
+  Slot a_owner[16][32];   ///< [row][k], k < this->k
+  Slot b_owner[32][8];    ///< [k][col]
+  Element c_at[32][4];    ///< [lane][index]
+  /// A and B elements per lane.
+  int a_per_lane() const { return 16 * k / 32; }
+  int b_per_lane() const { return 8 * k / 32; }
 };
-const M16N8K16Tables &m16n8k16_tables();
+/// The tables of M16N8K16 or M16N8K32 (InternalError for M16N8K8).
+const MmaTables &mma_tables(MmaShape shape);
 
 }  // namespace tessera::ir::mma
