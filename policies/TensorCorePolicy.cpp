@@ -3,7 +3,9 @@
 // Proposes matmul_tensor_core configs: block tiles {64, 128, 256}^2, warp
 // layouts whose warp tiles are 32..128 x 32..128, K steps of 64 and 128
 // bytes (32 and 64 16-bit elements, 64 and 128 int8), 2 to 4 stages, rows
-// padded by 16 bytes; each checked by TensorCoreConfig::validate (registers,
+// padded by 16 bytes or XOR-swizzled (both conflict-free for ldmatrix: the
+// model cannot tell them apart but by the shared memory the padding takes,
+// so both reach the measurement, padded first); each checked by TensorCoreConfig::validate (registers,
 // shared memory) and scored by an estimate in microseconds:
 //
 //   compute  the flops of every tile the grid runs, wave by wave (a partial
@@ -59,12 +61,14 @@ class TensorCorePolicy final : public Policy {
       for (int64_t bn : {64, 128, 256})
         for (auto [wm, wn] : {std::pair<int64_t, int64_t>{1, 2}, {2, 1}, {2, 2}, {2, 4}, {4, 2}, {1, 4}, {4, 1}})
           for (int64_t bk_bytes : {64, 128})
-            for (int64_t stages : {2, 3, 4}) {
+            for (int64_t stages : {2, 3, 4})
+              for (bool swizzle : {false, true}) {
               const int64_t in_bytes = p.in.bytes(), bk = bk_bytes / in_bytes;
               rules::TensorCoreConfig c;
               c.in_bytes = in_bytes;
               c.block_m = bm, c.block_n = bn, c.block_k = bk, c.warps_m = wm, c.warps_n = wn, c.stages = stages;
-              c.pad = 16 / in_bytes;
+              c.pad = swizzle ? 0 : 16 / in_bytes;
+              c.swizzle = swizzle;
               if (c.warp_m() < 32 || c.warp_n() < 32 || c.warp_m() > 128 || c.warp_n() > 128) continue;
               try {
                 c.validate(arch);
@@ -112,7 +116,7 @@ class TensorCorePolicy final : public Policy {
               cand.why = why;
               cand.config = std::make_unique<rules::TensorCoreConfig>(c);
               out.push_back(std::move(cand));
-            }
+              }
     std::stable_sort(out.begin(), out.end(), [](const Candidate &a, const Candidate &b) { return a.score < b.score; });
     if (static_cast<int64_t>(out.size()) > options.topk) out.resize(static_cast<size_t>(options.topk));
     return out;

@@ -23,7 +23,7 @@ using namespace ir;
 Json TensorCoreConfig::to_json() const {
   return Json{{"rule", rule()},     {"block_m", block_m}, {"block_n", block_n}, {"block_k", block_k},
               {"warps_m", warps_m}, {"warps_n", warps_n}, {"stages", stages},   {"pad", pad},
-              {"in_bytes", in_bytes}};
+              {"swizzle", swizzle},  {"in_bytes", in_bytes}};
 }
 
 TensorCoreConfig TensorCoreConfig::from_json(const Json &j) {
@@ -36,6 +36,7 @@ TensorCoreConfig TensorCoreConfig::from_json(const Json &j) {
   c.warps_n = r.integer("warps_n");
   c.stages = r.integer("stages");
   c.pad = r.integer("pad");
+  c.swizzle = r.boolean("swizzle");
   c.in_bytes = r.integer("in_bytes");
   r.finish();
   return c;
@@ -71,6 +72,13 @@ void TensorCoreConfig::validate(const Arch &arch) const {
   require(stages >= 2 && stages <= 6, r, "stages", stages, "must be 2 to 6 (cp.async tiles in flight)");
   require(pad == 0 || pad * in_bytes == 16, r, "pad", pad,
           "must be 0 or " + std::to_string(16 / in_bytes) + " elements (16 bytes keep rows aligned)");
+  if (swizzle) {
+    require(pad == 0, r, "pad", pad, "must be 0 with swizzle (the XOR layout replaces the padding)");
+    for (auto [name, v] : {std::pair{"block_k", block_k}, {"block_m", block_m}, {"block_n", block_n}})
+      require(v * in_bytes % 64 == 0, r, name, v,
+              "makes shared rows of " + std::to_string(v * in_bytes) +
+                  " bytes; swizzle needs multiples of 64 (four 16-byte chunks or more)");
+  }
   require_threads(r, "threads", threads(), arch);
   require(registers() <= arch.limits.max_regs_per_thread, r, "registers", registers(),
           "(estimated: accumulators and fragments of the warp tile) exceed the " +
@@ -331,6 +339,19 @@ class KernelBuilder {
     return Evaluate::make(Call::make(DataType::int32(), op, std::move(args)));
   }
 
+  /// Column `col` of shared row `row` (rows of `row_elems` elements) as
+  /// stored: unchanged with padding; with swizzle its 16-byte chunk is
+  /// XOR-ed with the row (chunk ^ row % 8 for rows of 8 chunks or more,
+  /// chunk ^ (row / 2) % 4 for rows of 4), so the 8 rows an ldmatrix reads
+  /// and the chunks a warp's copies write fall in distinct banks.
+  Expr swizzled(const Expr &row, const Expr &col, int64_t row_elems) const {
+    if (!c_.swizzle) return col;
+    const int64_t chunk = 16 / c_.in_bytes, chunks = row_elems / chunk;
+    Expr key = chunks >= 8 ? floormod(row, i(8)) : floormod(floordiv(row, i(2)), i(4));
+    Expr c = floordiv(col, i(chunk));
+    return bitwise_xor(c, key) * i(chunk) + floormod(col, i(chunk));
+  }
+
   /// The element of `op` at matmul iter values (batch from the block, row, k).
   Expr operand_load(const OperandInfo &op, const Expr &rows, const Expr &k) const;
   Stmt load_tile(const OperandInfo &op, Buffer tile, bool is_a, const Expr &stage, const Expr &k_tile) const;
@@ -385,7 +406,7 @@ Stmt KernelBuilder::load_tile(const OperandInfo &op, Buffer tile, bool is_a, con
       Expr r = floordiv(q, i(sc / v)), col = floormod(q, i(sc / v)) * i(v);
       Expr row = op.k_inner ? row0 + r : row0 + col, k = op.k_inner ? k0 + col : k0 + r;
       Expr valid = row < row_extent && k < extent_k_;
-      Expr dst = Load::make(tile, {stage, r, col});
+      Expr dst = Load::make(tile, {stage, r, swizzled(r, col, sc)});
       Stmt s;
       if (v >= 2) {
         Expr bytes = i(v * c_.in_bytes);
@@ -393,7 +414,7 @@ Stmt KernelBuilder::load_tile(const OperandInfo &op, Buffer tile, bool is_a, con
                                       select(valid, cast(DataType::int32(), bytes), make_int(DataType::int32(), 0))});
       } else {
         s = Store::make(tile, if_then_else(valid, operand_load(op, row, k), make_const(tile.dtype(), 0)),
-                        {stage, r, col});
+                        {stage, r, swizzled(r, col, sc)});
       }
       if (chunks % c_.threads() != 0) s = IfThenElse::make(q < i(chunks), s);
       return s;
@@ -414,8 +435,10 @@ Stmt KernelBuilder::compute_slice(const Expr &stage, int64_t kk) const {
     // A's matrices: (row 8 (j % 2), k 8 (j / 2)); B's: (row 8 (j / 2), k 8 (j % 2)).
     Expr row_off = is_a ? floormod(j, i(2)) * i(8) : floordiv(j, i(2)) * i(8);
     Expr k_off = is_a ? floordiv(j, i(2)) * i(8 * unit) : floormod(j, i(2)) * i(8 * unit);
-    Expr src = op.k_inner ? Load::make(tile, {stage, row0 + row_off + rr, k0 + k_off})
-                          : Load::make(tile, {stage, k0 + k_off + rr, row0 + row_off});
+    const int64_t row_elems = op.k_inner ? c_.block_k : (is_a ? c_.block_m : c_.block_n);
+    Expr src = op.k_inner
+                   ? Load::make(tile, {stage, row0 + row_off + rr, swizzled(row0 + row_off + rr, k0 + k_off, row_elems)})
+                   : Load::make(tile, {stage, k0 + k_off + rr, swizzled(k0 + k_off + rr, row0 + row_off, row_elems)});
     return eval(Intrinsic::Ldmatrix, {make_int(DataType::int32(), op.k_inner ? 0 : 1), make_int(DataType::int32(), 4),
                                       Load::make(frag, {ty, tx, out}), src, tx});
   };

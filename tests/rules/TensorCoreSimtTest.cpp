@@ -83,14 +83,19 @@ TEST(TensorCoreSimt, CorpusWorkloadsAtShapesThatDivideNoTile) {
         for (const auto &[v, _] : fixed) left.erase(v);
       auto gm = rule.match(g, test_arch());
       ASSERT_TRUE(gm) << gm.reason();
-      rules::TensorCoreConfig c = small_config();
-      if (e.name == "matmul_nt_i8") c.in_bytes = 1, c.pad = 16, c.block_k = 64;  // 8-bit: a K step of 32 at least
-      ir::PrimFunc s = rule.apply(g, **gm, c).func();
-      std::string error;
-      std::vector<runtime::OutputCheck> checks = emulate(g, s, left, &error);
-      ASSERT_EQ(error, "") << codegen::codegen_cuda(lower::lower(s));
-      ASSERT_FALSE(checks.empty());
-      for (const runtime::OutputCheck &c : checks) EXPECT_TRUE(c.ok) << c.str();
+      for (bool swizzle : {false, true}) {
+        rules::TensorCoreConfig c = small_config();
+        if (e.name == "matmul_nt_i8") c.in_bytes = 1, c.pad = 16, c.block_k = 64;  // 8-bit: a K step of 32 at least
+        if (swizzle) c.swizzle = true, c.pad = 0, c.block_n = 64;  // rows of 64 bytes at least
+        c.validate(test_arch());
+        SCOPED_TRACE(c.str());
+        ir::PrimFunc s = rule.apply(g, **gm, c).func();
+        std::string error;
+        std::vector<runtime::OutputCheck> checks = emulate(g, s, left, &error);
+        ASSERT_EQ(error, "") << codegen::codegen_cuda(lower::lower(s));
+        ASSERT_FALSE(checks.empty());
+        for (const runtime::OutputCheck &r : checks) EXPECT_TRUE(r.ok) << r.str();
+      }
     }
     ++ran;
   }

@@ -15,6 +15,8 @@
 //   warps: threadIdx.y = warps_m x warps_n, each a (block_m / warps_m) x (block_n / warps_n)
 //          warp tile of m16n8 accumulators (a `warp` buffer: float32 registers)
 //   A_shared, B_shared: `stages` tiles of block_k, rows padded by `pad` elements
+//            or (swizzle) their 16-byte chunks XOR-permuted by row, the layout
+//            Hopper's 128-byte swizzle uses, in the copies and ldmatrix alike
 //   prologue: tiles 0 .. stages-2 by cp.async (16/8/4-byte copies as the rows'
 //             alignment allows, zero-filled past M/N/K), one group per tile
 //   for each K tile: wait until its group landed, __syncthreads, issue the
@@ -30,7 +32,7 @@
 //
 // Config, with the workload facts validate() needs copied from the match:
 //   {"rule": "matmul_tensor_core", "block_m": 128, "block_n": 256, "block_k": 64,
-//    "warps_m": 2, "warps_n": 4, "stages": 3, "pad": 8, "in_bytes": 2}
+//    "warps_m": 2, "warps_n": 4, "stages": 3, "pad": 8, "swizzle": false, "in_bytes": 2}
 // (the default: the fastest of the top-20 at 4096^3 float16 nn on an H100,
 // bench/results/2026-11-26-h100-80gb-hbm3-4; smaller where shared memory
 // is short).
@@ -49,7 +51,8 @@ struct TensorCoreConfig final : Config {
   int64_t warps_m = 2;    ///< warps along M
   int64_t warps_n = 4;    ///< warps along N
   int64_t stages = 3;     ///< shared-memory tiles in flight (2 to 6)
-  int64_t pad = 8;        ///< elements added to each shared row (0 or 8: 16 bytes against ldmatrix conflicts)
+  int64_t pad = 8;        ///< elements added to each shared row (0 or 16 bytes' worth: against ldmatrix conflicts)
+  bool swizzle = false;   ///< XOR-swizzled 16-byte chunks instead of padding (pad 0; rows of 64 bytes or more)
   int64_t in_bytes = 2;   ///< workload fact: bytes per A/B element
 
   const char *rule() const override { return "matmul_tensor_core"; }
