@@ -17,9 +17,11 @@
 //            fewer than 8 resident warps per SM leave tensor pipes idle; 2
 //            stages expose part of the copy latency (H100 run 4: 2-stage
 //            configs were 3-8% slower than 3-stage ones);
-//   memory   A and B once when the panels one wave touches fit in L2 (B
-//            kept across waves when it fits in half), else every tile
-//            re-reads its panels, at the DRAM bandwidth;
+//   memory   each wave reads the A rows and B columns of its tiles once
+//            (its blocks walk K together; the live slices sit in L2), at the
+//            DRAM bandwidth; block rasterization (panels of 4, 8 or 16 tile
+//            rows) is set where that traffic takes over half the compute
+//            time and a panel cuts it by a tenth or more;
 //   score    max(compute, memory).
 //
 // Deterministic: the same problem and Arch give the same list.
@@ -96,17 +98,24 @@ class TensorCorePolicy final : public Policy {
               if (stages == 2) eff *= 0.85;
               const double flops = double(w) * per_wave * 2.0 * bm * bn * k_tiles * bk;
               const double compute_us = peak > 0 ? flops / (peak * eff) * 1e6 : 1e30;
-              // DRAM: A and B once when a wave's panels fit in L2 (B kept
-              // across waves when it fits in half of it), else every tile
-              // re-reads its panels.
-              const double a_bytes = M * K * in_bytes * batch, b_bytes = N * K * in_bytes * batch,
-                           c_bytes = M * N * 4.0 * batch;
-              const double rows_per_wave = std::min(tiles_y, std::ceil(per_wave / tiles_x));
-              const double footprint =
-                  (rows_per_wave * bm * K + std::min(tiles_x, per_wave) * bn * K) * double(in_bytes);
-              const double l2 = double(arch.memory.l2_bytes);
-              double bytes = footprint <= l2 ? a_bytes + (b_bytes <= l2 / 2 ? b_bytes : b_bytes * double(w)) + c_bytes
-                                             : a_bytes * tiles_x + b_bytes * tiles_y + c_bytes;
+              // DRAM: the blocks of a wave walk K together, so each wave
+              // reads the A rows and B columns of its tiles once (the live
+              // K slices of them sit in L2). Row-major order makes a wave a
+              // few full tile rows; panels of P tile rows (raster) shrink
+              // what it reads when that is less.
+              const double c_bytes = M * N * 4.0 * batch;
+              auto wave_bytes = [&](double rows, double cols) { return (rows * bm + cols * bn) * K * double(in_bytes); };
+              double best = wave_bytes(std::min(tiles_y, std::ceil(per_wave / tiles_x)), std::min(tiles_x, per_wave));
+              int64_t raster = 0;
+              const double dram_us_per_byte = 1.0 / (arch.memory.dram_bandwidth_gbps * 1e3);
+              const bool memory_matters = double(w) * best * dram_us_per_byte > 0.5 * compute_us;
+              for (int64_t panel : {4, 8, 16}) {
+                if (!memory_matters || panel >= tiles_y) continue;
+                double b = wave_bytes(panel, std::min(tiles_x, std::ceil(per_wave / panel)));
+                if (b < 0.9 * best) best = b, raster = panel;
+              }
+              c.raster = raster;
+              const double bytes = double(w) * best + c_bytes;
               const double memory_us = bytes / (arch.memory.dram_bandwidth_gbps * 1e3);
               Candidate cand;
               cand.score = std::max(compute_us, memory_us);

@@ -23,7 +23,7 @@ using namespace ir;
 Json TensorCoreConfig::to_json() const {
   return Json{{"rule", rule()},     {"block_m", block_m}, {"block_n", block_n}, {"block_k", block_k},
               {"warps_m", warps_m}, {"warps_n", warps_n}, {"stages", stages},   {"pad", pad},
-              {"swizzle", swizzle},  {"in_bytes", in_bytes}};
+              {"swizzle", swizzle},  {"raster", raster},   {"in_bytes", in_bytes}};
 }
 
 TensorCoreConfig TensorCoreConfig::from_json(const Json &j) {
@@ -37,6 +37,7 @@ TensorCoreConfig TensorCoreConfig::from_json(const Json &j) {
   c.stages = r.integer("stages");
   c.pad = r.integer("pad");
   c.swizzle = r.boolean("swizzle");
+  c.raster = r.integer("raster");
   c.in_bytes = r.integer("in_bytes");
   r.finish();
   return c;
@@ -72,6 +73,8 @@ void TensorCoreConfig::validate(const Arch &arch) const {
   require(stages >= 2 && stages <= 6, r, "stages", stages, "must be 2 to 6 (cp.async tiles in flight)");
   require(pad == 0 || pad * in_bytes == 16, r, "pad", pad,
           "must be 0 or " + std::to_string(16 / in_bytes) + " elements (16 bytes keep rows aligned)");
+  require(raster >= 0 && raster <= 64, r, "raster", raster,
+          "must be 0 (row-major tiles) or a panel of 1 to 64 tile rows");
   if (swizzle) {
     require(pad == 0, r, "pad", pad, "must be 0 with swizzle (the XOR layout replaces the padding)");
     for (auto [name, v] : {std::pair{"block_k", block_k}, {"block_m", block_m}, {"block_n", block_n}})
@@ -545,8 +548,19 @@ Stmt KernelBuilder::build() {
     batch_[b] = b == 0 ? z : floormod(z, batch_extents_[b]);
     z = floordiv(z, batch_extents_[b]);
   }
-  m0_ = by * i(c_.block_m);
-  n0_ = bx * i(c_.block_n);
+  Expr tiles_y = floordiv(extent_m_ + i(c_.block_m - 1), i(c_.block_m));
+  Expr tiles_x = floordiv(extent_n_ + i(c_.block_n - 1), i(c_.block_n));
+  if (c_.raster > 0) {
+    // Rasterized: blockIdx.x walks panels of `raster` tile rows column by
+    // column, so the blocks running together share A rows and B columns in L2.
+    Expr per_panel = i(c_.raster) * tiles_x, first = floordiv(bx, per_panel) * i(c_.raster);
+    Expr rows_here = min(tiles_y - first, i(c_.raster)), in_panel = floormod(bx, per_panel);
+    m0_ = (first + floormod(in_panel, rows_here)) * i(c_.block_m);
+    n0_ = floordiv(in_panel, rows_here) * i(c_.block_n);
+  } else {
+    m0_ = by * i(c_.block_m);
+    n0_ = bx * i(c_.block_n);
+  }
 
   std::vector<Stmt> body;
   body.push_back(threads([&](Expr ty, Expr tx) {
@@ -592,10 +606,12 @@ Stmt KernelBuilder::build() {
   }
   Stmt kernel = Block::make("matmul_tensor_core", {}, {}, Expr(), reads, {BufferRegion::full(out)}, allocs(),
                             std::nullopt, Seq::make(body));
-  Expr tiles_y = floordiv(extent_m_ + i(c_.block_m - 1), i(c_.block_m));
-  Expr tiles_x = floordiv(extent_n_ + i(c_.block_n - 1), i(c_.block_n));
-  kernel = For::make(bx, i(0), tiles_x, ForKind::ThreadBinding, kernel, "blockIdx.x");
-  kernel = For::make(by, i(0), tiles_y, ForKind::ThreadBinding, kernel, "blockIdx.y");
+  if (c_.raster > 0) {
+    kernel = For::make(bx, i(0), tiles_y * tiles_x, ForKind::ThreadBinding, kernel, "blockIdx.x");
+  } else {
+    kernel = For::make(bx, i(0), tiles_x, ForKind::ThreadBinding, kernel, "blockIdx.x");
+    kernel = For::make(by, i(0), tiles_y, ForKind::ThreadBinding, kernel, "blockIdx.y");
+  }
   if (!batch_extents_.empty()) {
     Expr total = batch_extents_[0];
     for (size_t b = 1; b < batch_extents_.size(); ++b) total = total * batch_extents_[b];

@@ -98,7 +98,12 @@ TEST(TensorCoreRule, SymbolicMOfSevenAndOtherConfigs) {
   small.stages = 2, small.pad = 0;
   rules::TensorCoreConfig deep;
   deep.block_m = 64, deep.block_n = 64, deep.block_k = 64, deep.warps_m = 1, deep.warps_n = 2, deep.stages = 5;
-  for (const rules::TensorCoreConfig *c : std::vector<const rules::TensorCoreConfig *>{nullptr, &small, &deep}) {
+  // Rasterized: panels of 2 tile rows of 16 (M = 45: 3 rows, the last panel partial).
+  rules::TensorCoreConfig rastered;
+  rastered.block_m = 16, rastered.block_n = 32, rastered.block_k = 16, rastered.warps_m = 1, rastered.warps_n = 2;
+  rastered.stages = 2, rastered.raster = 2;
+  for (const rules::TensorCoreConfig *c :
+       std::vector<const rules::TensorCoreConfig *>{nullptr, &small, &deep, &rastered}) {
     SCOPED_TRACE(c ? c->str() : "default");
     expect_ok(run_checked(f, {{"m", 7}}, c));
     expect_ok(run_checked(f, {{"m", 45}}, c));

@@ -12,6 +12,8 @@
 // reads, not re-derived here):
 //
 //   blockIdx.z  batch (fused), blockIdx.y  M tiles of block_m, blockIdx.x  N tiles of block_n
+//               (raster P: blockIdx.x alone, panels of P tile rows walked column by
+//               column, the blocks in flight sharing their A and B panels in L2)
 //   warps: threadIdx.y = warps_m x warps_n, each a (block_m / warps_m) x (block_n / warps_n)
 //          warp tile of m16n8 accumulators (a `warp` buffer: float32 registers)
 //   A_shared, B_shared: `stages` tiles of block_k, rows padded by `pad` elements
@@ -32,7 +34,8 @@
 //
 // Config, with the workload facts validate() needs copied from the match:
 //   {"rule": "matmul_tensor_core", "block_m": 128, "block_n": 256, "block_k": 64,
-//    "warps_m": 2, "warps_n": 4, "stages": 3, "pad": 8, "swizzle": false, "in_bytes": 2}
+//    "warps_m": 2, "warps_n": 4, "stages": 3, "pad": 8, "swizzle": false, "raster": 0,
+//    "in_bytes": 2}
 // (the default: the fastest of the top-20 at 4096^3 float16 nn on an H100,
 // bench/results/2026-11-26-h100-80gb-hbm3-4; smaller where shared memory
 // is short).
@@ -53,6 +56,7 @@ struct TensorCoreConfig final : Config {
   int64_t stages = 3;     ///< shared-memory tiles in flight (2 to 6)
   int64_t pad = 8;        ///< elements added to each shared row (0 or 16 bytes' worth: against ldmatrix conflicts)
   bool swizzle = false;   ///< XOR-swizzled 16-byte chunks instead of padding (pad 0; rows of 64 bytes or more)
+  int64_t raster = 0;     ///< 0: tiles in rows (blockIdx.y, x); P: panels of P tile rows walked by column
   int64_t in_bytes = 2;   ///< workload fact: bytes per A/B element
 
   const char *rule() const override { return "matmul_tensor_core"; }
