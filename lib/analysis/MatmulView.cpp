@@ -36,6 +36,21 @@ bool uses(const Access &a, int iter) {
   return false;
 }
 
+/// A dimension indexed by a constant over an extent of 1: an operand
+/// broadcast along it (TVM's batch_matmul prints B[T.int64(0), j, k]).
+bool is_broadcast_dim(const Access &a, size_t d) {
+  return a.dim_iters[d].empty() && is_const_int(a.buffer.shape()[d], 1);
+}
+
+/// Iter `it` indexes dimension d of `x`, and `y` (of the same rank) is
+/// broadcast along that same dimension: a batch iter `y` is shared across.
+bool broadcast_across(const Access &x, const Access &y, int it) {
+  if (x.dim_iters.size() != y.dim_iters.size()) return false;
+  for (size_t d = 0; d < x.dim_iters.size(); ++d)
+    if (x.dim_iters[d].size() == 1 && x.dim_iters[d][0] == it) return is_broadcast_dim(y, d);
+  return false;
+}
+
 }  // namespace
 
 MatchResult<MatmulView> match_matmul(const FuncInfo &info, int block) {
@@ -71,6 +86,8 @@ MatchResult<MatmulView> match_matmul(const FuncInfo &info, int block) {
       role[i] = 'K';
     } else if (in0 && in1 && inc) {
       role[i] = 'B';
+    } else if (inc && (in0 != in1) && broadcast_across(in0 ? r0 : r1, in0 ? r1 : r0, it)) {
+      role[i] = 'B';  // a batch the other operand is broadcast over
     } else if (inc && (in0 != in1)) {
       role[i] = in0 ? '0' : '1';  // M or N, decided once A is known
     } else if (!in0 && !in1 && !inc) {
@@ -105,7 +122,12 @@ MatchResult<MatmulView> match_matmul(const FuncInfo &info, int block) {
   auto operand = [&](const Access &acc) {
     MatmulOperand op;
     op.buffer = acc.buffer;
-    for (const auto &d : acc.dim_iters) {
+    for (size_t k = 0; k < acc.dim_iters.size(); ++k) {
+      const auto &d = acc.dim_iters[k];
+      if (d.empty()) {  // broadcast (checked below): a batch dimension of extent 1
+        op.dims.push_back(MatmulRole::Batch);
+        continue;
+      }
       int it = d[0];  // simple: exactly one iter or none
       MatmulRole r = role[it] == 'B' ? MatmulRole::Batch
                      : role[it] == 'K' ? MatmulRole::K
@@ -116,9 +138,10 @@ MatchResult<MatmulView> match_matmul(const FuncInfo &info, int block) {
     return op;
   };
   for (const Access *acc : {&A, &B, &w})
-    for (const auto &d : acc->dim_iters)
-      if (d.empty())
-        return R::fail(q + " indexes '" + acc->buffer.name() + "' with a constant in some dimension");
+    for (size_t d = 0; d < acc->dim_iters.size(); ++d)
+      if (acc->dim_iters[d].empty() && (acc == &w || !is_broadcast_dim(*acc, d)))
+        return R::fail(q + " indexes '" + acc->buffer.name() + "' with a constant in dimension " + std::to_string(d) +
+                       (acc == &w ? "" : " whose extent is not 1 (only a broadcast batch dimension may be constant)"));
   v.a = operand(A);
   v.b = operand(B);
   v.c = operand(w);

@@ -279,6 +279,44 @@ TEST(TensorCoreRule, SwizzleAndPaddingAreConflictFreeForLdmatrix) {
   }
 }
 
+/// topi's batch_matmul as TVM prints it: B broadcast over the batch
+/// (B[T.int64(0), v_j, v_k], extent 1), int64 extents, an IRModule.
+const char *kTvmBatchMatmul = R"(# from tvm.script import ir as I
+# from tvm.script import tir as T
+
+@I.ir_module
+class Module:
+    @T.prim_func
+    def main(A: T.Buffer((T.int64(4), T.int64(33), T.int64(64)), "float16"), B: T.Buffer((T.int64(1), T.int64(48), T.int64(64)), "float16"), T_batch_matmul_NT: T.Buffer((T.int64(4), T.int64(33), T.int64(48)), "float16")):
+        T.func_attr({"layout_free_buffers": [1], "tir.noalias": T.bool(True)})
+        # with T.block("root"):
+        for b, i, j, k in T.grid(T.int64(4), T.int64(33), T.int64(48), T.int64(64)):
+            with T.block("T_batch_matmul_NT"):
+                v_b, v_i, v_j, v_k = T.axis.remap("SSSR", [b, i, j, k])
+                T.reads(A[v_b, v_i, v_k], B[T.int64(0), v_j, v_k])
+                T.writes(T_batch_matmul_NT[v_b, v_i, v_j])
+                with T.init():
+                    T_batch_matmul_NT[v_b, v_i, v_j] = T.float16(0)
+                T_batch_matmul_NT[v_b, v_i, v_j] = T_batch_matmul_NT[v_b, v_i, v_j] + A[v_b, v_i, v_k] * B[T.int64(0), v_j, v_k]
+)";
+
+TEST(TensorCoreRule, TvmBatchMatmulWithABroadcastOperand) {
+  for (const char *dtype : {"float16", "float32"}) {
+    std::string text = kTvmBatchMatmul;
+    for (size_t p; std::string(dtype) == "float32" && (p = text.find("float16")) != std::string::npos;)
+      text.replace(p, 7, "float32");
+    ir::Module mod = script::parse_module(text);
+    ir::PrimFunc f = mod.funcs.at(0);
+    rules::DefaultSchedule d = rules::apply_default_schedule(f, test_arch());
+    // float16 on tensor cores; float32 by the SIMT matmul (tf32 needs an explicit cast).
+    EXPECT_EQ(d.rule, std::string(dtype) == "float16" ? "matmul_tensor_core" : "matmul") << dtype;
+    std::vector<runtime::NDArray> got = runtime::make_random_args(f, {}, 3);
+    runtime::Reference want = runtime::compute_reference(f, got);
+    runtime::interpret(d.func, got);
+    expect_ok(runtime::check_outputs(f, got, want));
+  }
+}
+
 TEST(TensorCoreRule, DeclinesWhatItCannotRun) {
   const rules::Rule &rule = rules::matmul_tensor_core_rule();
   // float32 operands: tf32 needs an explicit cast in the program.
