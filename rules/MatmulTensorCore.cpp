@@ -1,6 +1,8 @@
 //===- rules/MatmulTensorCore.cpp - GEMM on tensor cores (mma.sync) ---------===//
 #include "tessera/rules/MatmulTensorCore.h"
 
+#include <map>
+
 #include "ConfigJson.h"
 
 #include "tessera/analysis/BlockInfo.h"
@@ -98,11 +100,19 @@ void TensorCoreConfig::validate(const Arch &arch) const {
 namespace {
 
 /// One operand as the kernel reads it.
+/// A block whose single store produces an operand element by element (a
+/// cast, a dequantisation, zero padding): inlined into the operand's loads.
+struct Producer {
+  const Store *store = nullptr;
+  std::vector<Var> dim_vars;  ///< the iter var indexing each dimension of the store
+};
+
 struct OperandInfo {
   Buffer buffer;
   Access access;      ///< the load in the matmul block (indices over its iters)
   bool k_inner = true;  ///< the contiguous dimension is K (else the M or N role)
   int64_t contig = -1;  ///< the contiguous extent (-1: symbolic)
+  bool computed = false;  ///< produced by inlined blocks: copied element by element
 };
 
 /// One epilogue block folded into the store.
@@ -122,6 +132,8 @@ struct TensorCoreMatch final : Match {
   Access c;  ///< the accumulator's write
   DataType in_dtype, acc_dtype;
   std::vector<EpilogueStep> epilogue;
+  /// Inlined producers of A, B (and of what they read), by the buffer they write.
+  std::map<const BufferNode *, Producer> producers;
   std::string layout;
 
   std::string describe() const override {
@@ -218,6 +230,33 @@ std::optional<std::string> match_epilogue(const FuncInfo &info, const analysis::
   return std::nullopt;
 }
 
+/// Every block writing a buffer the matmul block reads (and, transitively,
+/// what those read) must be inlinable into the operand loads: one store at
+/// plain iters, read by exactly one block, nothing but loads, arithmetic and
+/// selects.
+std::optional<std::string> match_producers(const FuncInfo &info, int block, TensorCoreMatch &out) {
+  std::vector<int> todo = info.blocks[block].producers;
+  for (size_t n = 0; n < todo.size(); ++n) {
+    const BlockInfo &b = info.blocks[todo[n]];
+    const std::string q = "producer block '" + b.name + "'";
+    const auto *blk = b.block.as<Block>();
+    const auto *st = blk ? blk->body.as<Store>() : nullptr;
+    if (!st || !b.is_inlinable() || b.writes.size() != 1 || b.consumers.size() != 1)
+      return q + " cannot be inlined into the operand loads (one store at plain iters, read by one block)";
+    if (todo.size() > 8) return "the operands have more than 8 producer blocks";
+    Producer p;
+    p.store = st;
+    for (size_t d = 0; d < b.writes[0].indices.size(); ++d) {
+      int it = b.writes[0].single_iter(static_cast<int>(d));
+      if (it < 0) return q + " writes other than one iter per dimension";
+      p.dim_vars.push_back(b.iters[it].var);
+    }
+    out.producers[st->buffer.get()] = p;
+    for (int q2 : b.producers) todo.push_back(q2);
+  }
+  return std::nullopt;
+}
+
 class TensorCoreRule final : public Rule {
  public:
   const char *name() const override { return "matmul_tensor_core"; }
@@ -238,7 +277,8 @@ class TensorCoreRule final : public Rule {
     if (blk.is_guarded) return R::fail(q + " is under a condition");
     if (v->m.size() != 1 || v->n.size() != 1 || v->k.size() != 1)
       return R::fail(q + " needs one M, one N and one K loop");
-    if (!v->prologue.empty()) return R::fail(q + " has producer blocks of A or B (the SIMT matmul inlines them)");
+    auto m = std::make_shared<TensorCoreMatch>();
+    if (auto why = match_producers(info, reds[0], *m)) return R::fail(*why);
     DataType in = v->a_dtype;
     const bool integer = in == DataType::int_(8);
     if (!(in.is_float16() || in.is_bfloat16() || integer) || v->b_dtype != in)
@@ -253,7 +293,6 @@ class TensorCoreRule final : public Rule {
       return R::fail("int8 operands must both be K-contiguous (A [M, K], B [N, K]: \"nt\"); ldmatrix cannot "
                      "transpose 8-bit elements, and this is " + v->layout());
 
-    auto m = std::make_shared<TensorCoreMatch>();
     m->info = info;
     m->block = reds[0];
     m->batch = v->batch;
@@ -273,6 +312,7 @@ class TensorCoreRule final : public Rule {
         return R::fail("the contiguous dimension of '" + mo->buffer->name + "' is a batch dimension");
       op->k_inner = mo->inner() == MatmulRole::K;
       op->contig = extent_of(mo->buffer.shape().back());
+      op->computed = m->producers.count(mo->buffer.get()) > 0;
     }
     if (auto why = match_epilogue(info, *v, *m)) return R::fail(*why);
     return MatchPtr(m);
@@ -355,8 +395,10 @@ class KernelBuilder {
     return bitwise_xor(c, key) * i(chunk) + floormod(col, i(chunk));
   }
 
-  /// The element of `op` at matmul iter values (batch from the block, row, k).
+  /// The element of `op` at matmul iter values (batch from the block, row, k),
+  /// its producers inlined.
   Expr operand_load(const OperandInfo &op, const Expr &rows, const Expr &k) const;
+  Expr inline_producers(const Expr &e) const;
   Stmt load_tile(const OperandInfo &op, Buffer tile, bool is_a, const Expr &stage, const Expr &k_tile) const;
   Stmt compute_slice(const Expr &stage, int64_t kk) const;
   Stmt epilogue() const;
@@ -381,7 +423,25 @@ Expr KernelBuilder::operand_load(const OperandInfo &op, const Expr &rows, const 
   map.push_back({blk.iters[m_.k].var, k});
   std::vector<Expr> idx;
   for (const Expr &e : op.access.indices) idx.push_back(substitute(e, map));
-  return Load::make(op.buffer, idx);
+  return inline_producers(Load::make(op.buffer, idx));
+}
+
+Expr KernelBuilder::inline_producers(const Expr &e) const {
+  class Inliner : public IRMutator {
+   public:
+    explicit Inliner(const TensorCoreMatch &m) : m_(m) {}
+    Expr visit_(const Load *op, const Expr &self) override {
+      auto it = m_.producers.find(op->buffer.get());
+      if (it == m_.producers.end()) return IRMutator::visit_(op, self);
+      std::vector<std::pair<Var, Expr>> map;
+      for (size_t d = 0; d < op->indices.size(); ++d) map.push_back({it->second.dim_vars[d], mutate(op->indices[d])});
+      return mutate(substitute(it->second.store->value, map));
+    }
+
+   private:
+    const TensorCoreMatch &m_;
+  };
+  return Inliner(m_).mutate(e);
 }
 
 /// Copies K tile `k_tile` of operand `op` into stage `stage` of `tile`: the
@@ -396,7 +456,7 @@ Stmt KernelBuilder::load_tile(const OperandInfo &op, Buffer tile, bool is_a, con
   int64_t v = 1;
   for (int64_t bytes : {16, 8, 4}) {
     int64_t w = bytes / c_.in_bytes;
-    if (op.contig > 0 && op.contig % w == 0 && sc % w == 0) {
+    if (!op.computed && op.contig > 0 && op.contig % w == 0 && sc % w == 0) {
       v = w;
       break;
     }
@@ -592,7 +652,18 @@ Stmt KernelBuilder::build() {
   body.push_back(epilogue());
 
   // What the kernel touches, whole: A, B and the epilogue's other inputs; the output.
-  std::vector<BufferRegion> reads{BufferRegion::full(m_.a.buffer), BufferRegion::full(m_.b.buffer)};
+  std::vector<BufferRegion> reads;
+  auto add_read = [&](const Buffer &b) {
+    if (m_.producers.count(b.get())) return;
+    for (const BufferRegion &r : reads)
+      if (r.buffer.same_as(b)) return;
+    reads.push_back(BufferRegion::full(b));
+  };
+  for (const Buffer &b : {m_.a.buffer, m_.b.buffer}) add_read(b);
+  for (const auto &[node, p] : m_.producers)
+    pre_order_visit(Evaluate::make(p.store->value), [&](const Expr &e) {
+      if (const auto *l = e.as<Load>()) add_read(l->buffer);
+    }, nullptr);
   Buffer out = m_.c.buffer;
   for (const EpilogueStep &st : m_.epilogue) {
     pre_order_visit(Evaluate::make(st.store->value), [&](const Expr &e) {

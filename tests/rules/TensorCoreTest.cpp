@@ -317,6 +317,37 @@ TEST(TensorCoreRule, TvmBatchMatmulWithABroadcastOperand) {
   }
 }
 
+/// An int4-dequantising producer of B (eight 4-bit weights per int32, a
+/// per-column scale): inlined into the fetch of B's tile.
+const char *kDequantB = R"(@T.prim_func
+def main(A: T.Buffer((37, 64), "float16"), Wq: T.Buffer((64, 8), "int32"), scale: T.Buffer((64,), "float16"), C: T.Buffer((37, 64), "float16")) -> None:
+    B = T.alloc_buffer((64, 64), "float16")
+    acc = T.alloc_buffer((37, 64), "float32")
+    for k, n in T.grid(64, 64):
+        with T.block("dequant"):
+            vk, vn = T.axis.remap("SS", [k, n])
+            B[vk, vn] = T.Cast("float16", T.bitwise_and(T.shift_right(Wq[vk, vn // 8], vn % 8 * 4), 15) - 8) * scale[vn]
+    for i, j, k in T.grid(37, 64, 64):
+        with T.block("matmul"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                acc[vi, vj] = T.float32(0)
+            acc[vi, vj] = acc[vi, vj] + T.Cast("float32", A[vi, vk]) * T.Cast("float32", B[vk, vj])
+    for i, j in T.grid(37, 64):
+        with T.block("out"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = T.Cast("float16", acc[vi, vj])
+)";
+
+TEST(TensorCoreRule, InlinesADequantisingProducerIntoTheFetch) {
+  ir::PrimFunc f = parse(kDequantB);
+  ir::PrimFunc s;
+  expect_ok(run_checked(f, {}, nullptr, &s));
+  std::string text = script::print(s);
+  EXPECT_EQ(text.find("B["), std::string::npos) << "the dequantised B is never stored:\n" << text;
+  EXPECT_NE(text.find("T.reads(A[0:37, 0:64], Wq[0:64, 0:8], scale[0:64])"), std::string::npos) << text;
+}
+
 TEST(TensorCoreRule, DeclinesWhatItCannotRun) {
   const rules::Rule &rule = rules::matmul_tensor_core_rule();
   // float32 operands: tf32 needs an explicit cast in the program.

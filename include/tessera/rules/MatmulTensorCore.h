@@ -5,8 +5,9 @@
 // symbolic extents) when A and B are float16 or bfloat16, the accumulator is
 // float32 or float16, and the Arch lists mma.sync m16n8k16 for the input type
 // with cp.async; an elementwise epilogue chain (cast, bias, activation,
-// residual) is folded into the store. It declines producers of A or B (the
-// SIMT rule inlines them) and convolutions.
+// residual) is folded into the store, and inlinable producers of A or B (a
+// cast, an int4 dequantisation) into the operand's tile fetch, which then
+// copies element by element. Convolutions are the conv2d rule's.
 //
 // The kernel, built from the match (the typed description the SIMT rule
 // reads, not re-derived here):
