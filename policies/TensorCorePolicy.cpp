@@ -68,6 +68,7 @@ class TensorCorePolicy final : public Policy {
               const int64_t in_bytes = p.in.bytes(), bk = bk_bytes / in_bytes;
               rules::TensorCoreConfig c;
               c.in_bytes = in_bytes;
+              c.a_elementwise = p.a_elementwise, c.b_elementwise = p.b_elementwise;
               c.block_m = bm, c.block_n = bn, c.block_k = bk, c.warps_m = wm, c.warps_n = wn, c.stages = stages;
               c.pad = swizzle ? 0 : 16 / in_bytes;
               c.swizzle = swizzle;

@@ -502,9 +502,17 @@ std::vector<int> iters_used(const Access &a) {
   return {used.begin(), used.end()};
 }
 
-/// The implicit-GEMM form (see the header): the conv block and its operands
-/// laid out over fused iters [batch.., M, N, K], then the matmul schedule.
-schedule::Schedule apply_implicit_gemm(const ir::PrimFunc &f, const ConvMatch &m, const Conv2dConfig &c) {
+/// The conv block re-laid out as a GEMM (see the header): its operands and
+/// output as buffers over the iters, [M, K], [K, N], [M, N], every block
+/// over the fused iters [batch.., M, N, K], the epilogue folded into the
+/// output's copy. Names the copies it made.
+struct GemmForm {
+  schedule::Schedule sch;
+  std::string in_copy, w_copy, out_copy;
+  int64_t k_extent = 1;
+};
+
+GemmForm reindex_as_gemm(const ir::PrimFunc &f, const ConvMatch &m) {
   FuncInfo info = analysis::analyze(f);
   const BlockInfo &blk = info.blocks[info.find(m.block)];
   std::vector<int> m_iters = m.m_other, k_iters{m.h.reduce, m.w.reduce, m.c};
@@ -554,7 +562,8 @@ schedule::Schedule apply_implicit_gemm(const ir::PrimFunc &f, const ConvMatch &m
   // Operands and output as buffers over the iters, laid out [M, K], [K, N],
   // [M, N]; the epilogue folded into the output's copy; every block over
   // the fused iters.
-  schedule::Schedule sch(f);
+  GemmForm out{schedule::Schedule(f), "", "", ""};
+  schedule::Schedule &sch = out.sch;
   schedule::BlockRef conv = sch.get_block(m.block);
   schedule::BlockRef in_copy = sch.reindex(conv, read_position(sch, conv, m.in_buffer), false);
   schedule::BlockRef w_copy = sch.reindex(conv, read_position(sch, conv, m.w_buffer), false);
@@ -567,16 +576,24 @@ schedule::Schedule apply_implicit_gemm(const ir::PrimFunc &f, const ConvMatch &m
   sch.transform_block_layout(w_copy, w_map);
   sch.transform_block_layout(out_copy, out_map);
   sch.transform_block_layout(conv, conv_map);
+  out.in_copy = in_copy.name, out.w_copy = w_copy.name, out.out_copy = out_copy.name;
+  for (int it : k_iters) out.k_extent *= extent[it];
+  return out;
+}
 
-  // The matmul schedule on iters [batch.., M, N, K]; the padding and the
-  // operand copies inlined into the shared fetches, the output copy (with
-  // the epilogue) into the write-back.
+/// The implicit-GEMM form: reindex_as_gemm, then the matmul schedule on iters
+/// [batch.., M, N, K]; the padding and the operand copies inlined into the
+/// shared fetches, the output copy (with the epilogue) into the write-back.
+schedule::Schedule apply_implicit_gemm(const ir::PrimFunc &f, const ConvMatch &m, const Conv2dConfig &c) {
+  GemmForm g = reindex_as_gemm(f, m);
+  schedule::Schedule &sch = g.sch;
+  schedule::BlockRef in_copy = sch.get_block(g.in_copy), w_copy = sch.get_block(g.w_copy),
+                     out_copy = sch.get_block(g.out_copy);
   auto written = [&](const schedule::BlockRef &b) {
     return sch.get(b).as<ir::Block>()->writes[0].buffer.name();
   };
   const int nb = static_cast<int>(m.batch.size());
-  int64_t k_extent = 1;
-  for (int it : k_iters) k_extent *= extent[it];
+  const int64_t k_extent = g.k_extent;
   detail::GemmPlan p;
   p.block = m.block;
   for (int i = 0; i < nb; ++i) p.batch.push_back(i);
@@ -670,6 +687,16 @@ void fit_conv2d_layout(const Match &m, const Arch &arch, Conv2dConfig &c) {
 const Rule &conv2d_rule() {
   static const Conv2dRule rule;
   return rule;
+}
+
+std::optional<ir::PrimFunc> conv2d_as_gemm(const ir::PrimFunc &f, const Arch &arch) {
+  auto m = conv2d_rule().match(f, arch);
+  if (!m) return std::nullopt;
+  try {
+    return reindex_as_gemm(f, conv_match(**m, "conv2d_as_gemm")).sch.func();
+  } catch (const UserError &) {  // symbolic extents (ConfigError), a primitive's refusal
+    return std::nullopt;
+  }
 }
 
 }  // namespace tessera::rules

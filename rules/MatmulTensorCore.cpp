@@ -1,5 +1,6 @@
 //===- rules/MatmulTensorCore.cpp - GEMM on tensor cores (mma.sync) ---------===//
 #include "tessera/rules/MatmulTensorCore.h"
+#include "tessera/rules/Conv2d.h"
 
 #include <map>
 
@@ -25,7 +26,8 @@ using namespace ir;
 Json TensorCoreConfig::to_json() const {
   return Json{{"rule", rule()},     {"block_m", block_m}, {"block_n", block_n}, {"block_k", block_k},
               {"warps_m", warps_m}, {"warps_n", warps_n}, {"stages", stages},   {"pad", pad},
-              {"swizzle", swizzle},  {"raster", raster},   {"in_bytes", in_bytes}};
+              {"swizzle", swizzle},  {"raster", raster},   {"in_bytes", in_bytes},
+              {"a_elementwise", a_elementwise}, {"b_elementwise", b_elementwise}};
 }
 
 TensorCoreConfig TensorCoreConfig::from_json(const Json &j) {
@@ -41,6 +43,8 @@ TensorCoreConfig TensorCoreConfig::from_json(const Json &j) {
   c.swizzle = r.boolean("swizzle");
   c.raster = r.integer("raster");
   c.in_bytes = r.integer("in_bytes");
+  c.a_elementwise = r.boolean("a_elementwise");
+  c.b_elementwise = r.boolean("b_elementwise");
   r.finish();
   return c;
 }
@@ -53,7 +57,8 @@ int64_t TensorCoreConfig::shared_bytes() const {
 int64_t TensorCoreConfig::registers() const {
   int64_t acc = warp_m() / 16 * (warp_n() / 8) * 4;
   int64_t frags = warp_m() / 16 * 4 + warp_n() / 8 * 2;
-  return acc + frags + 48;
+  int64_t copies = ((a_elementwise ? block_m : 0) + (b_elementwise ? block_n : 0)) * block_k / threads();
+  return acc + frags + 48 + copies * 5 / 2;
 }
 
 void TensorCoreConfig::validate(const Arch &arch) const {
@@ -113,6 +118,7 @@ struct OperandInfo {
   bool k_inner = true;  ///< the contiguous dimension is K (else the M or N role)
   int64_t contig = -1;  ///< the contiguous extent (-1: symbolic)
   bool computed = false;  ///< produced by inlined blocks: copied element by element
+  bool elementwise = false;  ///< copied element by element (computed, or rows not 4-byte aligned)
 };
 
 /// One epilogue block folded into the store.
@@ -124,6 +130,8 @@ struct EpilogueStep {
 };
 
 struct TensorCoreMatch final : Match {
+  /// The function matched: the one given, or a convolution's GEMM form.
+  PrimFunc func;
   FuncInfo info;
   int block = -1;
   std::vector<int> batch;
@@ -198,8 +206,8 @@ std::optional<std::string> match_epilogue(const FuncInfo &info, const analysis::
     const std::string q = "epilogue block '" + b.name + "'";
     const auto *blk = b.block.as<Block>();
     const auto *st = blk ? blk->body.as<Store>() : nullptr;
-    if (!st || b.writes.size() != 1 || !b.is_elementwise() || b.is_guarded || !b.trivial_binding)
-      return q + " is not one elementwise store";
+    if (!st || b.writes.size() != 1 || !b.is_spatial() || b.is_guarded || !b.trivial_binding)
+      return q + " is not one spatial store";
     const Access *r = read_of(b, prev);
     if (!r) return q + " does not read '" + prev->name + "'";
     EpilogueStep step;
@@ -216,13 +224,15 @@ std::optional<std::string> match_epilogue(const FuncInfo &info, const analysis::
     }
     for (size_t i = 0; i < step.matmul_iter.size(); ++i)
       if (step.matmul_iter[i] < 0) return q + " has an iter that does not index '" + prev->name + "'";
-    // The written buffer's dimensions, in matmul iters, for the next step.
+    // The written buffer's dimensions, in matmul iters, for the next step
+    // (the last may write at any index expression: a convolution's output).
     const Access &w = b.writes[0];
     prev_iters.clear();
     for (size_t d = 0; d < w.indices.size(); ++d) {
       int it = w.single_iter(static_cast<int>(d));
-      if (it < 0) return q + " writes '" + w.buffer->name + "' other than at one iter per dimension";
-      prev_iters.push_back(step.matmul_iter[it]);
+      if (it < 0 && e != chain.back())
+        return q + " writes '" + w.buffer->name + "' other than at one iter per dimension";
+      prev_iters.push_back(it < 0 ? -1 : step.matmul_iter[it]);
     }
     prev = w.buffer;
     out.epilogue.push_back(std::move(step));
@@ -270,7 +280,18 @@ class TensorCoreRule final : public Rule {
     std::vector<int> reds = info.reduction_blocks();
     if (reds.size() != 1) return R::fail("it has " + std::to_string(reds.size()) + " reduction blocks; a matmul has one");
     auto v = analysis::match_matmul(info, reds[0]);
-    if (!v) return R::fail(v.reason());
+    if (!v) {
+      // A convolution: as the GEMM the conv2d rule's implicit_gemm form lays
+      // it out (constant extents), its window gathers inlined into A's fetch.
+      if (std::optional<PrimFunc> g = conv2d_as_gemm(f, arch)) {
+        auto gm = match(*g, arch);
+        if (!gm) return R::fail("as an implicit GEMM: " + gm.reason());
+        auto tm = std::const_pointer_cast<Match>(*gm);
+        static_cast<TensorCoreMatch &>(*tm).func = *g;
+        return MatchPtr(tm);
+      }
+      return R::fail(v.reason());
+    }
     const BlockInfo &blk = info.blocks[reds[0]];
     const std::string q = "block '" + blk.name + "'";
     if (!blk.trivial_binding) return R::fail(q + " is not bound one-to-one to loops from 0");
@@ -294,6 +315,7 @@ class TensorCoreRule final : public Rule {
                      "transpose 8-bit elements, and this is " + v->layout());
 
     m->info = info;
+    m->func = f;
     m->block = reds[0];
     m->batch = v->batch;
     m->m = v->m[0], m->n = v->n[0], m->k = v->k[0];
@@ -313,23 +335,41 @@ class TensorCoreRule final : public Rule {
       op->k_inner = mo->inner() == MatmulRole::K;
       op->contig = extent_of(mo->buffer.shape().back());
       op->computed = m->producers.count(mo->buffer.get()) > 0;
+      const int64_t piece = 4 / in.bytes();  // the narrowest cp.async (4 bytes), in elements
+      op->elementwise = op->computed || op->contig <= 0 || op->contig % piece != 0;
     }
     if (auto why = match_epilogue(info, *v, *m)) return R::fail(*why);
     return MatchPtr(m);
   }
 
   std::unique_ptr<Config> default_config(const Match &mt, const Arch &arch) const override {
-    // 128 x 256 x 64 with 8 warps of 64 x 64 and 3 stages (153 KB of shared
-    // memory for 16-bit operands); where that does not fit, 128 x 128 with 4
-    // warps and half the K step, then 2 stages. int8: twice the K step.
+    // 128 x 256 x 128 bytes of K with 8 warps of 64 x 64 and 3 stages (the
+    // fastest at 4096^3 on an H100; 153 KB of shared memory); smaller tiles
+    // for operands copied element by element (their index arithmetic takes
+    // registers) and where shared memory is short.
     const auto &m = dynamic_cast<const TensorCoreMatch &>(mt);
+    // The first of these that fits (registers, shared memory) on `arch`.
+    const int64_t b = m.in_dtype.bytes();
+    struct Tiling {
+      int64_t bm, bn, bk_bytes, wm, wn, stages;
+    };
+    const bool elementwise = m.a.elementwise || m.b.elementwise;
+    std::vector<Tiling> order = {{128, 128, 64, 2, 4, 3}, {128, 128, 32, 2, 4, 3}, {64, 64, 64, 2, 2, 2},
+                                 {64, 64, 32, 2, 2, 2}};
+    // 16-bit loads in pieces: the measured winner first.
+    if (!elementwise) order.insert(order.begin(), Tiling{128, 256, 128, 2, 4, 3});
     auto c = std::make_unique<TensorCoreConfig>();
-    c->in_bytes = m.in_dtype.bytes();
-    c->pad = 16 / c->in_bytes;
-    c->block_k = 128 / c->in_bytes;
-    if (c->shared_bytes() > arch.max_smem_per_block()) {
-      c->block_n = 128, c->block_k = 64 / c->in_bytes, c->warps_n = 2;
-      if (c->shared_bytes() > arch.max_smem_per_block()) c->stages = 2;
+    for (const Tiling &t : order) {
+      c->in_bytes = b;
+      c->a_elementwise = m.a.elementwise, c->b_elementwise = m.b.elementwise;
+      c->pad = 16 / b;
+      c->block_m = t.bm, c->block_n = t.bn, c->block_k = std::max<int64_t>(t.bk_bytes / b, 32 / b);
+      c->warps_m = t.wm, c->warps_n = t.wn, c->stages = t.stages;
+      try {
+        c->validate(arch);
+        break;
+      } catch (const ConfigError &) {
+      }
     }
     return c;
   }
@@ -695,6 +735,10 @@ schedule::Schedule TensorCoreRule::apply(const PrimFunc &f, const Match &mt, con
   const auto *m = dynamic_cast<const TensorCoreMatch *>(&mt);
   const auto *c = dynamic_cast<const TensorCoreConfig *>(&config);
   if (!m || !c) throw ConfigError("matmul_tensor_core: the match or config (" + config.str() + ") is another rule's");
+  if (c->a_elementwise != m->a.elementwise || c->b_elementwise != m->b.elementwise)
+    throw ConfigError("matmul_tensor_core config: a_elementwise/b_elementwise (" + std::to_string(c->a_elementwise) +
+                      "/" + std::to_string(c->b_elementwise) + ") do not describe this workload (" +
+                      std::to_string(m->a.elementwise) + "/" + std::to_string(m->b.elementwise) + ")");
   if (c->in_bytes != m->in_dtype.bytes())
     throw ConfigError("matmul_tensor_core config: in_bytes = " + std::to_string(c->in_bytes) + " but the operands are " +
                       m->in_dtype.str() + " (" + std::to_string(m->in_dtype.bytes()) + " bytes)");
@@ -702,10 +746,11 @@ schedule::Schedule TensorCoreRule::apply(const PrimFunc &f, const Match &mt, con
   Stmt kernel = kb.build();
   // The root keeps its allocations that the kernel still uses: none of the
   // accumulator and epilogue intermediates (registers now).
-  const auto *root = f.body().as<Block>();
+  const PrimFunc &src = m->func;  // f, or its convolution's GEMM form (same parameters)
+  const auto *root = src.body().as<Block>();
   TESSERA_ICHECK(root) << "a function's body is its root block";
   Stmt new_root = Block::make(root->name, {}, {}, Expr(), {}, {}, {}, std::nullopt, kernel, root->annotations);
-  return schedule::Schedule(f.with_body(new_root));
+  return schedule::Schedule(src.with_body(new_root));
 }
 
 }  // namespace
@@ -723,6 +768,7 @@ TensorCoreProblem tensor_core_problem(const Match &mt) {
   p.n = extent_of(blk.iters[m->n].dom.extent);
   p.k = extent_of(blk.iters[m->k].dom.extent);
   p.in = m->in_dtype;
+  p.a_elementwise = m->a.elementwise, p.b_elementwise = m->b.elementwise;
   return p;
 }
 

@@ -12,6 +12,7 @@
 #include "../rules/RuleTestUtil.h"
 
 #include "tessera/policies/Policy.h"
+#include "tessera/rules/Conv2d.h"
 #include "tessera/rules/Matmul.h"
 #include "tessera/runtime/CudaFunction.h"
 
@@ -23,7 +24,9 @@ TEST(GemmPolicyCompile, TopConfigsCompileForSm90WithoutSpilling) {
   for (const Entry &e : workload_entries()) {
     if (e.rule != "matmul" && e.rule != "matmul_tensor_core" && e.rule != "conv2d") continue;
     // The SIMT matmul (and its policy) also takes the tensor-core workloads.
-    const rules::Rule &rule = e.rule == "matmul_tensor_core" ? rules::matmul_rule() : *rules::find_rule(e.rule);
+    const rules::Rule &rule = e.name.rfind("conv2d", 0) == 0           ? rules::conv2d_rule()
+                              : e.rule == "matmul_tensor_core" ? rules::matmul_rule()
+                                                               : *rules::find_rule(e.rule);
     const ir::PrimFunc f = analysis::specialize(load_func(e), e.specialized(e.full));
     auto m = rule.match(f, arch);
     ASSERT_TRUE(m) << m.reason();

@@ -30,6 +30,12 @@ bool is_gemm(const Entry &e) {
   return e.rule == "matmul" || e.rule == "matmul_tensor_core" || e.rule == "conv2d";
 }
 
+/// The CUDA-core rule of a GEMM workload (whose default may be the tensor cores').
+const rules::Rule &cuda_core_rule(const Entry &e) {
+  if (e.name.rfind("conv2d", 0) == 0) return rules::conv2d_rule();
+  return e.rule == "matmul_tensor_core" ? rules::matmul_rule() : *rules::find_rule(e.rule);
+}
+
 ir::PrimFunc at_size(const Entry &e, const Sizes &sizes) {
   return analysis::specialize(load_func(e), e.specialized(sizes));
 }
@@ -84,7 +90,7 @@ TEST(GemmPolicy, KeepsTheContractOnEveryWorkloadAndArch) {
     if (!is_gemm(e)) continue;
     ++workloads;
     // The SIMT matmul (and its policy) also takes the tensor-core workloads.
-    const rules::Rule &rule = e.rule == "matmul_tensor_core" ? rules::matmul_rule() : *rules::find_rule(e.rule);
+    const rules::Rule &rule = cuda_core_rule(e);
     const ir::PrimFunc f = at_size(e, e.full);
     std::set<std::string> applied;  // configs shared by several arches are applied once
     for (const Arch &arch : arches) {
@@ -151,7 +157,8 @@ TEST(GemmPolicy, TinyMatmulGetsNoTileLargerThanTheProblem) {
 
 TEST(GemmPolicy, Top20MatchTheInterpreterOnTheMatmulWorkloads) {
   for (const Entry &e : workload_entries()) {
-    if (e.rule != "matmul" && e.rule != "matmul_tensor_core") continue;  // both are SIMT-matmul shapes
+    // The SIMT-matmul shapes (the tensor-core rule's defaults but the convolution).
+    if ((e.rule != "matmul" && e.rule != "matmul_tensor_core") || e.name.rfind("conv2d", 0) == 0) continue;
     SmallWorkload w = small_workload(e);
     expect_top_match_interpreter(e, w.func, rules::matmul_rule(), 20, {w.dims});
   }

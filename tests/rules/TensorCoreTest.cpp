@@ -64,7 +64,14 @@ std::vector<runtime::OutputCheck> run_checked(const ir::PrimFunc &f, const runti
   EXPECT_TRUE(m) << m.reason();
   if (!m) return {};
   std::unique_ptr<rules::Config> def = rule.default_config(**m, test_arch());
-  const rules::Config &c = config ? static_cast<const rules::Config &>(*config) : *def;
+  // A given config takes the workload facts from the match, as a policy's do.
+  rules::TensorCoreConfig given;
+  if (config) {
+    given = *config;
+    const auto &d = static_cast<const rules::TensorCoreConfig &>(*def);
+    given.a_elementwise = d.a_elementwise, given.b_elementwise = d.b_elementwise;
+  }
+  const rules::Config &c = config ? static_cast<const rules::Config &>(given) : *def;
   c.validate(test_arch());
   ir::PrimFunc s = rule.apply(f, **m, c).func();
   if (scheduled) *scheduled = s;

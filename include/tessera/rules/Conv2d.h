@@ -60,6 +60,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "tessera/rules/Matmul.h"
@@ -140,5 +141,13 @@ Conv2dProblem conv2d_problem(const Match &m);
 /// block_n] tiles as the matmul rule pads them. ConfigError when `m` is
 /// another rule's match.
 void fit_conv2d_layout(const Match &m, const Arch &arch, Conv2dConfig &c);
+
+/// `f`'s convolution (as the conv2d rule matches it) re-laid out as a GEMM
+/// block over [batch.., M, N, K] by the implicit_gemm form's primitives
+/// (reindex, transform_layout, transform_block_layout; the padding and the
+/// operand copies become producers, the output copy with the epilogue a
+/// consumer), for the tensor-core rule; nullopt where the conv2d rule does
+/// not match or the extents are symbolic.
+std::optional<ir::PrimFunc> conv2d_as_gemm(const ir::PrimFunc &f, const Arch &arch);
 
 }  // namespace tessera::rules

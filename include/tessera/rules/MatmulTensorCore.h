@@ -36,7 +36,7 @@
 // Config, with the workload facts validate() needs copied from the match:
 //   {"rule": "matmul_tensor_core", "block_m": 128, "block_n": 256, "block_k": 64,
 //    "warps_m": 2, "warps_n": 4, "stages": 3, "pad": 8, "swizzle": false, "raster": 0,
-//    "in_bytes": 2}
+//    "in_bytes": 2, "a_elementwise": false, "b_elementwise": false}
 // (the default: the fastest of the top-20 at 4096^3 float16 nn on an H100,
 // bench/results/2026-11-26-h100-80gb-hbm3-4; smaller where shared memory
 // is short).
@@ -59,6 +59,8 @@ struct TensorCoreConfig final : Config {
   bool swizzle = false;   ///< XOR-swizzled 16-byte chunks instead of padding (pad 0; rows of 64 bytes or more)
   int64_t raster = 0;     ///< 0: tiles in rows (blockIdx.y, x); P: panels of P tile rows walked by column
   int64_t in_bytes = 2;   ///< workload fact: bytes per A/B element
+  bool a_elementwise = false;  ///< workload fact: A's tile is copied element by element (computed or unaligned)
+  bool b_elementwise = false;  ///< workload fact: the same for B
 
   const char *rule() const override { return "matmul_tensor_core"; }
   Json to_json() const override;
@@ -72,7 +74,9 @@ struct TensorCoreConfig final : Config {
   /// Shared memory of the staged A and B tiles with their padding (either layout).
   int64_t shared_bytes() const;
   /// Registers per thread, estimated: float32 accumulators, the A and B
-  /// fragments of one K slice, and 48 for addresses and loop state.
+  /// fragments of one K slice, 48 for addresses and loop state, and 2.5 per
+  /// element a thread copies per stage of an element-by-element operand (its
+  /// index arithmetic; sm_90 measured 1.2 to 2.3 for a convolution's gather).
   int64_t registers() const;
 };
 
@@ -81,6 +85,7 @@ struct TensorCoreConfig final : Config {
 struct TensorCoreProblem {
   int64_t batch = 1, m = -1, n = -1, k = -1;
   ir::DataType in;
+  bool a_elementwise = false, b_elementwise = false;  ///< tiles copied element by element
 };
 /// The problem of a matmul_tensor_core match; ConfigError for another rule's match.
 TensorCoreProblem tensor_core_problem(const Match &m);
