@@ -1,15 +1,18 @@
-//===- rules/MatmulTensorCore.cpp - GEMM on tensor cores (mma.sync) ---------===//
+//===- rules/MatmulTensorCore.cpp - GEMM on tensor cores: config, match, rule ===//
+//
+// The kernel itself is built in TensorCoreKernel.cpp from the match made here.
+//
+//===----------------------------------------------------------------------===//
 #include "tessera/rules/MatmulTensorCore.h"
-#include "tessera/rules/Conv2d.h"
-
-#include <map>
 
 #include "ConfigJson.h"
+#include "TensorCoreMatch.h"
 
 #include "tessera/analysis/BlockInfo.h"
 #include "tessera/analysis/MatmulView.h"
 #include "tessera/ir/Functor.h"
 #include "tessera/ir/Op.h"
+#include "tessera/rules/Conv2d.h"
 
 namespace tessera::rules {
 
@@ -104,54 +107,10 @@ void TensorCoreConfig::validate(const Arch &arch) const {
 
 namespace {
 
-/// One operand as the kernel reads it.
-/// A block whose single store produces an operand element by element (a
-/// cast, a dequantisation, zero padding): inlined into the operand's loads.
-struct Producer {
-  const Store *store = nullptr;
-  std::vector<Var> dim_vars;  ///< the iter var indexing each dimension of the store
-};
-
-struct OperandInfo {
-  Buffer buffer;
-  Access access;      ///< the load in the matmul block (indices over its iters)
-  bool k_inner = true;  ///< the contiguous dimension is K (else the M or N role)
-  int64_t contig = -1;  ///< the contiguous extent (-1: symbolic)
-  bool computed = false;  ///< produced by inlined blocks: copied element by element
-  bool elementwise = false;  ///< copied element by element (computed, or rows not 4-byte aligned)
-};
-
-/// One epilogue block folded into the store.
-struct EpilogueStep {
-  Buffer reads;       ///< the buffer it reads (the accumulator or the previous step's output)
-  const Store *store = nullptr;
-  std::vector<Var> iters;  ///< its iter vars, by the matmul iter each stands for (-1: none)
-  std::vector<int> matmul_iter;
-};
-
-struct TensorCoreMatch final : Match {
-  /// The function matched: the one given, or a convolution's GEMM form.
-  PrimFunc func;
-  FuncInfo info;
-  int block = -1;
-  std::vector<int> batch;
-  int m = -1, n = -1, k = -1;
-  OperandInfo a, b;
-  Access c;  ///< the accumulator's write
-  DataType in_dtype, acc_dtype;
-  std::vector<EpilogueStep> epilogue;
-  /// Inlined producers of A, B (and of what they read), by the buffer they write.
-  std::map<const BufferNode *, Producer> producers;
-  std::string layout;
-
-  std::string describe() const override {
-    std::string s = "block '" + info.blocks[block].name + "': " + layout + " matmul on tensor cores, " +
-                    in_dtype.str() + " -> " + acc_dtype.str();
-    if (!batch.empty()) s += ", batched";
-    if (!epilogue.empty()) s += ", " + std::to_string(epilogue.size()) + " epilogue block(s)";
-    return s;
-  }
-};
+using detail::EpilogueStep;
+using detail::OperandInfo;
+using detail::Producer;
+using detail::TensorCoreMatch;
 
 int64_t extent_of(const Expr &e) {
   auto v = as_const_int(e);
@@ -385,352 +344,6 @@ class TensorCoreRule final : public Rule {
 // The kernel
 //===----------------------------------------------------------------------===//
 
-/// Builds the kernel body for one match and config (see the header).
-class KernelBuilder {
- public:
-  KernelBuilder(const TensorCoreMatch &m, const TensorCoreConfig &c) : m_(m), c_(c) {
-    const BlockInfo &blk = m.info.blocks[m.block];
-    it_ = blk.iters[m.m].var.dtype();
-    extent_m_ = blk.iters[m.m].dom.extent;
-    extent_n_ = blk.iters[m.n].dom.extent;
-    extent_k_ = blk.iters[m.k].dom.extent;
-    for (int b : m.batch) batch_extents_.push_back(blk.iters[b].dom.extent);
-  }
-
-  Stmt build();
-  std::vector<Buffer> allocs() const { return {a_shared_, b_shared_, a_frag_, b_frag_, c_frag_}; }
-
- private:
-  Expr i(int64_t v) const { return make_int(it_, v); }
-  Var var(const std::string &name) const { return Var(name, it_); }
-
-  /// A loop over the warps and lanes of the block around `body(warp, lane)`.
-  Stmt threads(const std::function<Stmt(Expr, Expr)> &body) const {
-    Var ty = var("ty"), tx = var("tx");
-    Stmt s = body(ty, tx);
-    s = For::make(tx, i(0), i(32), ForKind::ThreadBinding, s, "threadIdx.x");
-    return For::make(ty, i(0), i(c_.warps()), ForKind::ThreadBinding, s, "threadIdx.y");
-  }
-  Stmt loop(const std::string &name, int64_t extent, const std::function<Stmt(Expr)> &body,
-            ForKind kind = ForKind::Unrolled) const {
-    Var v = var(name);
-    Stmt s = body(v);
-    if (extent == 1) return substitute(s, {{v, i(0)}});
-    return For::make(v, i(0), i(extent), kind, s);
-  }
-  static Stmt eval(Intrinsic op, std::vector<Expr> args) {
-    return Evaluate::make(Call::make(DataType::int32(), op, std::move(args)));
-  }
-
-  /// Column `col` of shared row `row` (rows of `row_elems` elements) as
-  /// stored: unchanged with padding; with swizzle its 16-byte chunk is
-  /// XOR-ed with the row (chunk ^ row % 8 for rows of 8 chunks or more,
-  /// chunk ^ (row / 2) % 4 for rows of 4), so the 8 rows an ldmatrix reads
-  /// and the chunks a warp's copies write fall in distinct banks.
-  Expr swizzled(const Expr &row, const Expr &col, int64_t row_elems) const {
-    if (!c_.swizzle) return col;
-    const int64_t chunk = 16 / c_.in_bytes, chunks = row_elems / chunk;
-    Expr key = chunks >= 8 ? floormod(row, i(8)) : floormod(floordiv(row, i(2)), i(4));
-    Expr c = floordiv(col, i(chunk));
-    return bitwise_xor(c, key) * i(chunk) + floormod(col, i(chunk));
-  }
-
-  /// The element of `op` at matmul iter values (batch from the block, row, k),
-  /// its producers inlined.
-  Expr operand_load(const OperandInfo &op, const Expr &rows, const Expr &k) const;
-  Expr inline_producers(const Expr &e) const;
-  Stmt load_tile(const OperandInfo &op, Buffer tile, bool is_a, const Expr &stage, const Expr &k_tile) const;
-  Stmt compute_slice(const Expr &stage, int64_t kk) const;
-  Stmt epilogue() const;
-
-  const TensorCoreMatch &m_;
-  const TensorCoreConfig &c_;
-  DataType it_;
-  Expr extent_m_, extent_n_, extent_k_;
-  std::vector<Expr> batch_extents_;
-  /// Batch iter values, row and column tile origins (set by build()).
-  std::vector<Expr> batch_;
-  Expr m0_, n0_;
-  Buffer a_shared_, b_shared_, a_frag_, b_frag_, c_frag_;
-};
-
-Expr KernelBuilder::operand_load(const OperandInfo &op, const Expr &rows, const Expr &k) const {
-  const BlockInfo &blk = m_.info.blocks[m_.block];
-  std::vector<std::pair<Var, Expr>> map;
-  for (size_t b = 0; b < m_.batch.size(); ++b) map.push_back({blk.iters[m_.batch[b]].var, batch_[b]});
-  bool is_a = op.buffer.same_as(m_.a.buffer);
-  map.push_back({blk.iters[is_a ? m_.m : m_.n].var, rows});
-  map.push_back({blk.iters[m_.k].var, k});
-  std::vector<Expr> idx;
-  for (const Expr &e : op.access.indices) idx.push_back(substitute(e, map));
-  return inline_producers(Load::make(op.buffer, idx));
-}
-
-Expr KernelBuilder::inline_producers(const Expr &e) const {
-  class Inliner : public IRMutator {
-   public:
-    explicit Inliner(const TensorCoreMatch &m) : m_(m) {}
-    Expr visit_(const Load *op, const Expr &self) override {
-      auto it = m_.producers.find(op->buffer.get());
-      if (it == m_.producers.end()) return IRMutator::visit_(op, self);
-      std::vector<std::pair<Var, Expr>> map;
-      for (size_t d = 0; d < op->indices.size(); ++d) map.push_back({it->second.dim_vars[d], mutate(op->indices[d])});
-      return mutate(substitute(it->second.store->value, map));
-    }
-
-   private:
-    const TensorCoreMatch &m_;
-  };
-  return Inliner(m_).mutate(e);
-}
-
-/// Copies K tile `k_tile` of operand `op` into stage `stage` of `tile`: the
-/// tile is [rows][block_k] when K is contiguous, else [block_k][rows].
-Stmt KernelBuilder::load_tile(const OperandInfo &op, Buffer tile, bool is_a, const Expr &stage,
-                              const Expr &k_tile) const {
-  const int64_t rows = is_a ? c_.block_m : c_.block_n;
-  const Expr row0 = is_a ? m0_ : n0_;
-  const Expr row_extent = is_a ? extent_m_ : extent_n_;
-  const int64_t sr = op.k_inner ? rows : c_.block_k, sc = op.k_inner ? c_.block_k : rows;
-  // The widest piece every row start keeps aligned (4 bytes at least for cp.async).
-  int64_t v = 1;
-  for (int64_t bytes : {16, 8, 4}) {
-    int64_t w = bytes / c_.in_bytes;
-    if (!op.computed && op.contig > 0 && op.contig % w == 0 && sc % w == 0) {
-      v = w;
-      break;
-    }
-  }
-  const int64_t chunks = sr * sc / v, per_thread = (chunks + c_.threads() - 1) / c_.threads();
-  const Expr k0 = k_tile * i(c_.block_k);
-  return threads([&](Expr ty, Expr tx) {
-    return loop("c", per_thread, [&](Expr it) {
-      Expr q = it * i(c_.threads()) + ty * i(32) + tx;
-      Expr r = floordiv(q, i(sc / v)), col = floormod(q, i(sc / v)) * i(v);
-      Expr row = op.k_inner ? row0 + r : row0 + col, k = op.k_inner ? k0 + col : k0 + r;
-      Expr valid = row < row_extent && k < extent_k_;
-      Expr dst = Load::make(tile, {stage, r, swizzled(r, col, sc)});
-      Stmt s;
-      if (v >= 2) {
-        Expr bytes = i(v * c_.in_bytes);
-        s = eval(Intrinsic::CpAsync, {dst, operand_load(op, row, k), cast(DataType::int32(), bytes),
-                                      select(valid, cast(DataType::int32(), bytes), make_int(DataType::int32(), 0))});
-      } else {
-        s = Store::make(tile, if_then_else(valid, operand_load(op, row, k), make_const(tile.dtype(), 0)),
-                        {stage, r, swizzled(r, col, sc)});
-      }
-      if (chunks % c_.threads() != 0) s = IfThenElse::make(q < i(chunks), s);
-      return s;
-    });
-  });
-}
-
-/// One mma-K slice of the warp tile (16 16-bit or 32 8-bit elements):
-/// fragments by ldmatrix, then mma.sync.
-Stmt KernelBuilder::compute_slice(const Expr &stage, int64_t kk) const {
-  const int64_t tiles_m = c_.warp_m() / 16, tiles_n = c_.warp_n() / 8;
-  const int64_t unit = 2 / c_.in_bytes;  // elements per 16-bit ldmatrix unit
-  const Expr k0 = i(kk * 16 * unit);
-  // Lane l gives row l % 8 of matrix l / 8.
-  auto ldmatrix = [&](const OperandInfo &op, Buffer tile, Buffer frag, Expr ty, Expr tx, Expr row0, Expr out) {
-    Expr j = floordiv(tx, i(8)), rr = floormod(tx, i(8));
-    bool is_a = tile.same_as(a_shared_);
-    // A's matrices: (row 8 (j % 2), k 8 (j / 2)); B's: (row 8 (j / 2), k 8 (j % 2)).
-    Expr row_off = is_a ? floormod(j, i(2)) * i(8) : floordiv(j, i(2)) * i(8);
-    Expr k_off = is_a ? floordiv(j, i(2)) * i(8 * unit) : floormod(j, i(2)) * i(8 * unit);
-    const int64_t row_elems = op.k_inner ? c_.block_k : (is_a ? c_.block_m : c_.block_n);
-    Expr src = op.k_inner
-                   ? Load::make(tile, {stage, row0 + row_off + rr, swizzled(row0 + row_off + rr, k0 + k_off, row_elems)})
-                   : Load::make(tile, {stage, k0 + k_off + rr, swizzled(k0 + k_off + rr, row0 + row_off, row_elems)});
-    return eval(Intrinsic::Ldmatrix, {make_int(DataType::int32(), op.k_inner ? 0 : 1), make_int(DataType::int32(), 4),
-                                      Load::make(frag, {ty, tx, out}), src, tx});
-  };
-  auto warp_m0 = [&](Expr ty) { return floordiv(ty, i(c_.warps_n)) * i(c_.warp_m()); };
-  auto warp_n0 = [&](Expr ty) { return floormod(ty, i(c_.warps_n)) * i(c_.warp_n()); };
-  std::vector<Stmt> s;
-  // A: one x4 per m16 tile; B: one x4 per pair of n8 tiles.
-  s.push_back(threads([&](Expr ty, Expr tx) {
-    return loop("mi", tiles_m, [&](Expr mi) {
-      return ldmatrix(m_.a, a_shared_, a_frag_, ty, tx, warp_m0(ty) + mi * i(16), mi * i(8 * unit));
-    });
-  }));
-  s.push_back(threads([&](Expr ty, Expr tx) {
-    return loop("nj", tiles_n / 2, [&](Expr nj) {
-      return ldmatrix(m_.b, b_shared_, b_frag_, ty, tx, warp_n0(ty) + nj * i(16), nj * i(8 * unit));
-    });
-  }));
-  s.push_back(threads([&](Expr ty, Expr tx) {
-    return loop("mi", tiles_m, [&](Expr mi) {
-      return loop("ni", tiles_n, [&](Expr ni) {
-        return eval(Intrinsic::MmaSync, {StringImm::make(unit == 2 ? "m16n8k32" : "m16n8k16"),
-                                         Load::make(c_frag_, {ty, tx, (mi * i(tiles_n) + ni) * i(4)}),
-                                         Load::make(a_frag_, {ty, tx, mi * i(8 * unit)}),
-                                         Load::make(b_frag_, {ty, tx, ni * i(4 * unit)}), tx});
-      });
-    });
-  }));
-  return Seq::make(s);
-}
-
-/// The accumulators through the epilogue into the output, masked at the edges.
-Stmt KernelBuilder::epilogue() const {
-  const BlockInfo &blk = m_.info.blocks[m_.block];
-  const int64_t tiles_m = c_.warp_m() / 16, tiles_n = c_.warp_n() / 8;
-  return threads([&](Expr ty, Expr tx) {
-    return loop("mi", tiles_m, [&](Expr mi) {
-      return loop("ni", tiles_n, [&](Expr ni) {
-        return loop("e", 4, [&](Expr e) {
-          Expr row = m0_ + floordiv(ty, i(c_.warps_n)) * i(c_.warp_m()) + mi * i(16) + floordiv(tx, i(4)) +
-                     floordiv(e, i(2)) * i(8);
-          Expr col = n0_ + floormod(ty, i(c_.warps_n)) * i(c_.warp_n()) + ni * i(8) + floormod(tx, i(4)) * i(2) +
-                     floormod(e, i(2));
-          // Matmul iter -> value at this element.
-          std::vector<Expr> at(blk.iters.size());
-          for (size_t b = 0; b < m_.batch.size(); ++b) at[m_.batch[b]] = batch_[b];
-          at[m_.m] = row;
-          at[m_.n] = col;
-          Expr value = Load::make(c_frag_, {ty, tx, (mi * i(tiles_n) + ni) * i(4) + e});
-          if (value.dtype() != m_.acc_dtype) value = cast(m_.acc_dtype, value);
-          Stmt store;
-          if (m_.epilogue.empty()) {
-            std::vector<Expr> idx;
-            for (size_t d = 0; d < m_.c.indices.size(); ++d) idx.push_back(at[m_.c.single_iter(static_cast<int>(d))]);
-            store = Store::make(m_.c.buffer, value, idx);
-          } else {
-            for (const EpilogueStep &st : m_.epilogue) {
-              std::vector<std::pair<Var, Expr>> map;
-              for (size_t v = 0; v < st.iters.size(); ++v) map.push_back({st.iters[v], at[st.matmul_iter[v]]});
-              // The previous value replaces every load of the buffer this step reads.
-              class ReplaceLoads : public IRMutator {
-               public:
-                ReplaceLoads(Buffer b, Expr v) : b_(std::move(b)), v_(std::move(v)) {}
-                Expr visit_(const Load *op, const Expr &self) override {
-                  return op->buffer.same_as(b_) ? v_ : IRMutator::visit_(op, self);
-                }
-                Buffer b_;
-                Expr v_;
-              };
-              Expr folded = ReplaceLoads(st.reads, value).mutate(substitute(st.store->value, map));
-              std::vector<Expr> idx;
-              for (const Expr &x : st.store->indices) idx.push_back(substitute(x, map));
-              value = folded;
-              store = Store::make(st.store->buffer, folded, idx);
-            }
-          }
-          return IfThenElse::make(row < extent_m_ && col < extent_n_, store);
-        });
-      });
-    });
-  });
-}
-
-Stmt KernelBuilder::build() {
-  const DataType in = m_.in_dtype;
-  const int64_t pad = c_.pad;
-  auto tile_shape = [&](const OperandInfo &op, int64_t rows) -> std::vector<Expr> {
-    return op.k_inner ? std::vector<Expr>{i(c_.stages), i(rows), i(c_.block_k + pad)}
-                      : std::vector<Expr>{i(c_.stages), i(c_.block_k), i(rows + pad)};
-  };
-  a_shared_ = Buffer::make("A_shared", in, tile_shape(m_.a, c_.block_m), "shared");
-  b_shared_ = Buffer::make("B_shared", in, tile_shape(m_.b, c_.block_n), "shared");
-  const int64_t tiles_m = c_.warp_m() / 16, tiles_n = c_.warp_n() / 8;
-  const int64_t unit = 2 / c_.in_bytes;
-  const DataType acc = in.is_int() ? DataType::int32() : DataType::float32();
-  a_frag_ = Buffer::make("A_frag", in, {i(c_.warps()), i(32), i(tiles_m * 8 * unit)}, "warp");
-  b_frag_ = Buffer::make("B_frag", in, {i(c_.warps()), i(32), i(tiles_n * 4 * unit)}, "warp");
-  c_frag_ = Buffer::make("C_frag", acc, {i(c_.warps()), i(32), i(tiles_m * tiles_n * 4)}, "warp");
-
-  Var bz = var("bz"), by = var("by"), bx = var("bx");
-  // Batch iters from blockIdx.z, the last fastest.
-  Expr z = bz;
-  batch_.assign(batch_extents_.size(), Expr());
-  for (size_t b = batch_extents_.size(); b-- > 0;) {
-    batch_[b] = b == 0 ? z : floormod(z, batch_extents_[b]);
-    z = floordiv(z, batch_extents_[b]);
-  }
-  Expr tiles_y = floordiv(extent_m_ + i(c_.block_m - 1), i(c_.block_m));
-  Expr tiles_x = floordiv(extent_n_ + i(c_.block_n - 1), i(c_.block_n));
-  if (c_.raster > 0) {
-    // Rasterized: blockIdx.x walks panels of `raster` tile rows column by
-    // column, so the blocks running together share A rows and B columns in L2.
-    Expr per_panel = i(c_.raster) * tiles_x, first = floordiv(bx, per_panel) * i(c_.raster);
-    Expr rows_here = min(tiles_y - first, i(c_.raster)), in_panel = floormod(bx, per_panel);
-    m0_ = (first + floormod(in_panel, rows_here)) * i(c_.block_m);
-    n0_ = floordiv(in_panel, rows_here) * i(c_.block_n);
-  } else {
-    m0_ = by * i(c_.block_m);
-    n0_ = bx * i(c_.block_n);
-  }
-
-  std::vector<Stmt> body;
-  body.push_back(threads([&](Expr ty, Expr tx) {
-    return loop("e", tiles_m * tiles_n * 4, [&](Expr e) {
-      return Store::make(c_frag_, make_const(c_frag_.dtype(), 0), {ty, tx, e});
-    });
-  }));
-  const int64_t S = c_.stages;
-  Expr k_tiles = floordiv(extent_k_ + i(c_.block_k - 1), i(c_.block_k));
-  for (int64_t s = 0; s + 1 < S; ++s) {
-    body.push_back(load_tile(m_.a, a_shared_, true, i(s), i(s)));
-    body.push_back(load_tile(m_.b, b_shared_, false, i(s), i(s)));
-    body.push_back(eval(Intrinsic::CpAsyncCommit, {}));
-  }
-  {
-    Var ko = var("ko");
-    std::vector<Stmt> step;
-    step.push_back(eval(Intrinsic::CpAsyncWait, {make_int(DataType::int32(), S - 2)}));
-    step.push_back(eval(Intrinsic::SyncThreads, {}));
-    Expr next = ko + i(S - 1), next_stage = floormod(next, i(S));
-    step.push_back(load_tile(m_.a, a_shared_, true, next_stage, next));
-    step.push_back(load_tile(m_.b, b_shared_, false, next_stage, next));
-    step.push_back(eval(Intrinsic::CpAsyncCommit, {}));
-    Expr stage = floormod(ko, i(S));
-    for (int64_t kk = 0; kk < c_.block_k / (32 / c_.in_bytes); ++kk) step.push_back(compute_slice(stage, kk));
-    body.push_back(For::make(ko, i(0), k_tiles, ForKind::Serial, Seq::make(step)));
-  }
-  body.push_back(eval(Intrinsic::CpAsyncWait, {make_int(DataType::int32(), 0)}));
-  body.push_back(epilogue());
-
-  // What the kernel touches, whole: A, B and the epilogue's other inputs; the output.
-  std::vector<BufferRegion> reads;
-  auto add_read = [&](const Buffer &b) {
-    if (m_.producers.count(b.get())) return;
-    for (const BufferRegion &r : reads)
-      if (r.buffer.same_as(b)) return;
-    reads.push_back(BufferRegion::full(b));
-  };
-  for (const Buffer &b : {m_.a.buffer, m_.b.buffer}) add_read(b);
-  for (const auto &[node, p] : m_.producers)
-    pre_order_visit(Evaluate::make(p.store->value), [&](const Expr &e) {
-      if (const auto *l = e.as<Load>()) add_read(l->buffer);
-    }, nullptr);
-  Buffer out = m_.c.buffer;
-  for (const EpilogueStep &st : m_.epilogue) {
-    pre_order_visit(Evaluate::make(st.store->value), [&](const Expr &e) {
-      const auto *l = e.as<Load>();
-      if (!l || l->buffer.same_as(st.reads)) return;
-      for (const BufferRegion &r : reads)
-        if (r.buffer.same_as(l->buffer)) return;
-      reads.push_back(BufferRegion::full(l->buffer));
-    }, nullptr);
-    out = st.store->buffer;
-  }
-  Stmt kernel = Block::make("matmul_tensor_core", {}, {}, Expr(), reads, {BufferRegion::full(out)}, allocs(),
-                            std::nullopt, Seq::make(body));
-  if (c_.raster > 0) {
-    kernel = For::make(bx, i(0), tiles_y * tiles_x, ForKind::ThreadBinding, kernel, "blockIdx.x");
-  } else {
-    kernel = For::make(bx, i(0), tiles_x, ForKind::ThreadBinding, kernel, "blockIdx.x");
-    kernel = For::make(by, i(0), tiles_y, ForKind::ThreadBinding, kernel, "blockIdx.y");
-  }
-  if (!batch_extents_.empty()) {
-    Expr total = batch_extents_[0];
-    for (size_t b = 1; b < batch_extents_.size(); ++b) total = total * batch_extents_[b];
-    kernel = For::make(bz, i(0), total, ForKind::ThreadBinding, kernel, "blockIdx.z");
-  }
-  return kernel;
-}
-
 schedule::Schedule TensorCoreRule::apply(const PrimFunc &f, const Match &mt, const Config &config) const {
   const auto *m = dynamic_cast<const TensorCoreMatch *>(&mt);
   const auto *c = dynamic_cast<const TensorCoreConfig *>(&config);
@@ -742,8 +355,7 @@ schedule::Schedule TensorCoreRule::apply(const PrimFunc &f, const Match &mt, con
   if (c->in_bytes != m->in_dtype.bytes())
     throw ConfigError("matmul_tensor_core config: in_bytes = " + std::to_string(c->in_bytes) + " but the operands are " +
                       m->in_dtype.str() + " (" + std::to_string(m->in_dtype.bytes()) + " bytes)");
-  KernelBuilder kb(*m, *c);
-  Stmt kernel = kb.build();
+  Stmt kernel = detail::build_tensor_core_kernel(*m, *c);
   // The root keeps its allocations that the kernel still uses: none of the
   // accumulator and epilogue intermediates (registers now).
   const PrimFunc &src = m->func;  // f, or its convolution's GEMM form (same parameters)

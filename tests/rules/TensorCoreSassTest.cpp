@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "RuleTestUtil.h"
+#include "TensorCoreTestUtil.h"
 #include "tessera/analysis/Specialize.h"
 #include "tessera/policies/Policy.h"
 #include "tessera/rules/MatmulTensorCore.h"
@@ -36,19 +37,9 @@ TEST(TensorCoreSass, HmmaLdsmAndLdgstsWithoutSpillsOnEveryTarget) {
   std::optional<std::filesystem::path> tool = runtime::find_disassembler();
   if (!tool) GTEST_SKIP() << runtime::kNoDisassemblerHint;
   const rules::Rule &rule = rules::matmul_tensor_core_rule();
-  const std::string int8_nt = R"(
-@T.prim_func
-def main(A: T.Buffer((4096, 4096), "int8"), B: T.Buffer((4096, 4096), "int8"), C: T.Buffer((4096, 4096), "int32")) -> None:
-    for i, j, k in T.grid(4096, 4096, 4096):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = 0
-            C[vi, vj] = C[vi, vj] + T.Cast("int32", A[vi, vk]) * T.Cast("int32", B[vj, vk])
-)";
   for (const char *name : {"matmul_nn_f16", "matmul_nt_f16", "matmul_nn_bf16", "int8_nt"}) {
     const bool int8 = std::string(name) == "int8_nt";
-    ir::PrimFunc f = int8 ? script::parse_func(int8_nt)
+    ir::PrimFunc f = int8 ? script::parse_func(int8_text(4096, 4096, 4096))
                           : analysis::specialize(load_func(find_entry(name)),
                                                  find_entry(name).specialized(find_entry(name).full));
     // Each target with a GPU of its own (their shared memory differs): the

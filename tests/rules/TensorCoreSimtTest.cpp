@@ -127,16 +127,8 @@ TEST(TensorCoreSimt, ConvolutionAsAnImplicitGemm) {
 
 TEST(TensorCoreSimt, Int8IsExact) {
   // int8 "nt" (m16n8k32, ldmatrix of byte pairs), K = 96 in 16-byte pieces.
-  ir::PrimFunc f = script::parse_func(R"(
-@T.prim_func
-def main(A: T.Buffer((37, 96), "int8"), B: T.Buffer((40, 96), "int8"), C: T.Buffer((37, 40), "int32")) -> None:
-    for i, j, k in T.grid(37, 40, 96):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = 0
-            C[vi, vj] = C[vi, vj] + T.Cast("int32", A[vi, vk]) * T.Cast("int32", B[vj, vk])
-)");
+  ir::PrimFunc f = script::parse_func(int8_text(37, 40, 96));
+
   rules::TensorCoreConfig c = small_config();
   c.in_bytes = 1, c.pad = 16, c.block_k = 64;
   auto m = rules::matmul_tensor_core_rule().match(f, test_arch());

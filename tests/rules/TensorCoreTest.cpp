@@ -30,29 +30,6 @@
 namespace tessera::test {
 namespace {
 
-/// A matmul C[i, j] = sum_k A * B written as TVM prints it, with A stored
-/// [M, K] or [K, M] and B [K, N] or [N, K].
-std::string matmul_text(const std::string &dtype, bool a_k_inner, bool b_k_inner, const std::string &m, int n,
-                        int k) {
-  std::string a_shape = a_k_inner ? "(" + m + ", " + std::to_string(k) + ")" : "(" + std::to_string(k) + ", " + m + ")";
-  std::string b_shape = b_k_inner ? "(" + std::to_string(n) + ", " + std::to_string(k) + ")"
-                                  : "(" + std::to_string(k) + ", " + std::to_string(n) + ")";
-  std::string a_at = a_k_inner ? "A[vi, vk]" : "A[vk, vi]", b_at = b_k_inner ? "B[vj, vk]" : "B[vk, vj]";
-  std::string head = m == "m" ? "    m = T.int32()\n" : "";
-  return "@T.prim_func\n"
-         "def main(a: T.handle, b: T.handle, c: T.handle) -> None:\n" +
-         head + "    A = T.match_buffer(a, " + a_shape + ", \"" + dtype + "\")\n" +
-         "    B = T.match_buffer(b, " + b_shape + ", \"" + dtype + "\")\n" +
-         "    C = T.match_buffer(c, (" + m + ", " + std::to_string(n) + "), \"float32\")\n" +
-         "    for i, j, k in T.grid(" + m + ", " + std::to_string(n) + ", " + std::to_string(k) + "):\n" +
-         "        with T.block(\"C\"):\n"
-         "            vi, vj, vk = T.axis.remap(\"SSR\", [i, j, k])\n"
-         "            with T.init():\n"
-         "                C[vi, vj] = T.float32(0)\n"
-         "            C[vi, vj] = C[vi, vj] + T.Cast(\"float32\", " +
-         a_at + ") * T.Cast(\"float32\", " + b_at + ")\n";
-}
-
 ir::PrimFunc parse(const std::string &text) { return script::parse_func(text); }
 
 /// Schedules `f` with the tensor-core rule at `config` (the default when
@@ -168,24 +145,6 @@ TEST(TensorCoreRule, FoldsAnEpilogueChain) {
   std::string text = script::print(s);
   EXPECT_EQ(text.find("E["), std::string::npos) << text;
   EXPECT_NE(text.find("T.writes(D[0:m, 0:72])"), std::string::npos) << text;
-}
-
-/// C[i, j] = sum_k int32(A[i, k]) * int32(B[j, k]), int8 "nt" (the layout
-/// the 8-bit ldmatrix reads), K as given.
-std::string int8_text(int m, int n, int k, bool b_k_inner = true) {
-  std::string b_shape = b_k_inner ? "(" + std::to_string(n) + ", " + std::to_string(k) + ")"
-                                  : "(" + std::to_string(k) + ", " + std::to_string(n) + ")";
-  return "@T.prim_func\n"
-         "def main(A: T.Buffer((" + std::to_string(m) + ", " + std::to_string(k) + "), \"int8\"), B: T.Buffer(" +
-         b_shape + ", \"int8\"), C: T.Buffer((" + std::to_string(m) + ", " + std::to_string(n) +
-         "), \"int32\")) -> None:\n"
-         "    for i, j, k in T.grid(" + std::to_string(m) + ", " + std::to_string(n) + ", " + std::to_string(k) + "):\n"
-         "        with T.block(\"C\"):\n"
-         "            vi, vj, vk = T.axis.remap(\"SSR\", [i, j, k])\n"
-         "            with T.init():\n"
-         "                C[vi, vj] = 0\n"
-         "            C[vi, vj] = C[vi, vj] + T.Cast(\"int32\", A[vi, vk]) * T.Cast(\"int32\", " +
-         (b_k_inner ? "B[vj, vk]" : "B[vk, vj]") + ")\n";
 }
 
 TEST(TensorCoreRule, Int8IsExact) {
