@@ -220,7 +220,7 @@ std::optional<std::string> match_producers(const FuncInfo &info, int block, Tens
       if (it < 0) return q + " writes other than one iter per dimension";
       p.dim_vars.push_back(b.iters[it].var);
     }
-    out.producers[st->buffer.get()] = p;
+    if (out.producers.emplace(st->buffer.get(), p).second) out.producer_order.push_back(st->buffer.get());
     for (int q2 : b.producers) todo.push_back(q2);
   }
   return std::nullopt;

@@ -77,6 +77,10 @@ class KernelBuilder {
   Stmt load_tile(const OperandInfo &op, Buffer tile, bool is_a, const Expr &stage, const Expr &k_tile) const;
   Stmt compute_slice(const Expr &stage, int64_t kk) const;
   Stmt epilogue() const;
+  /// The output's innermost index is the N iter (a pair of columns is contiguous).
+  bool output_runs_along_n() const;
+  Stmt store_element(const Expr &ty, const Expr &tx, const Expr &tile, const Expr &e, const Expr &row, const Expr &col,
+                     const BlockInfo &blk) const;
 
   const TensorCoreMatch &m_;
   const TensorCoreConfig &c_;
@@ -211,52 +215,76 @@ Stmt KernelBuilder::compute_slice(const Expr &stage, int64_t kk) const {
 Stmt KernelBuilder::epilogue() const {
   const BlockInfo &blk = m_.info.blocks[m_.block];
   const int64_t tiles_m = c_.warp_m() / 16, tiles_n = c_.warp_n() / 8;
+  // Each lane holds column pairs (2t, 2t + 1): stored as one 2-wide vector
+  // when the output runs along N and N is even (the pair is in or out together).
+  auto n_extent = as_const_int(extent_n_);
+  const bool pairs = n_extent && *n_extent % 2 == 0 && output_runs_along_n();
   return threads([&](Expr ty, Expr tx) {
     return loop("mi", tiles_m, [&](Expr mi) {
       return loop("ni", tiles_n, [&](Expr ni) {
-        return loop("e", 4, [&](Expr e) {
+        return loop("e", pairs ? 2 : 4, [&](Expr e_outer) {
+          Var h = var("h");
+          Expr e = pairs ? e_outer * i(2) + h : e_outer;
           Expr row = m0_ + floordiv(ty, i(c_.warps_n)) * i(c_.warp_m()) + mi * i(16) + floordiv(tx, i(4)) +
                      floordiv(e, i(2)) * i(8);
           Expr col = n0_ + floormod(ty, i(c_.warps_n)) * i(c_.warp_n()) + ni * i(8) + floormod(tx, i(4)) * i(2) +
                      floormod(e, i(2));
-          // Matmul iter -> value at this element.
-          std::vector<Expr> at(blk.iters.size());
-          for (size_t b = 0; b < m_.batch.size(); ++b) at[m_.batch[b]] = batch_[b];
-          at[m_.m] = row;
-          at[m_.n] = col;
-          Expr value = Load::make(c_frag_, {ty, tx, (mi * i(tiles_n) + ni) * i(4) + e});
-          if (value.dtype() != m_.acc_dtype) value = cast(m_.acc_dtype, value);
-          Stmt store;
-          if (m_.epilogue.empty()) {
-            std::vector<Expr> idx;
-            for (size_t d = 0; d < m_.c.indices.size(); ++d) idx.push_back(at[m_.c.single_iter(static_cast<int>(d))]);
-            store = Store::make(m_.c.buffer, value, idx);
-          } else {
-            for (const EpilogueStep &st : m_.epilogue) {
-              std::vector<std::pair<Var, Expr>> map;
-              for (size_t v = 0; v < st.iters.size(); ++v) map.push_back({st.iters[v], at[st.matmul_iter[v]]});
-              // The previous value replaces every load of the buffer this step reads.
-              class ReplaceLoads : public IRMutator {
-               public:
-                ReplaceLoads(Buffer b, Expr v) : b_(std::move(b)), v_(std::move(v)) {}
-                Expr visit_(const Load *op, const Expr &self) override {
-                  return op->buffer.same_as(b_) ? v_ : IRMutator::visit_(op, self);
-                }
-                Buffer b_;
-                Expr v_;
-              };
-              Expr folded = ReplaceLoads(st.reads, value).mutate(substitute(st.store->value, map));
-              std::vector<Expr> idx;
-              for (const Expr &x : st.store->indices) idx.push_back(substitute(x, map));
-              value = folded;
-              store = Store::make(st.store->buffer, folded, idx);
-            }
-          }
-          return IfThenElse::make(row < extent_m_ && col < extent_n_, store);
+          Stmt store = store_element(ty, tx, mi * i(tiles_n) + ni, e, row, col, blk);
+          if (!pairs) return IfThenElse::make(row < extent_m_ && col < extent_n_, store);
+          Expr col0 = substitute(col, {{h, i(0)}}), row0 = substitute(row, {{h, i(0)}});
+          return IfThenElse::make(row0 < extent_m_ && col0 < extent_n_,
+                                  For::make(h, i(0), i(2), ForKind::Vectorized, store));
         });
       });
     });
   });
+}
+
+bool KernelBuilder::output_runs_along_n() const {
+  if (m_.epilogue.empty()) return m_.c.single_iter(static_cast<int>(m_.c.indices.size()) - 1) == m_.n;
+  const EpilogueStep &last = m_.epilogue.back();
+  const auto *v = last.store->indices.back().as<VarNode>();
+  for (size_t i = 0; v && i < last.iters.size(); ++i)
+    if (last.iters[i].get() == v) return last.matmul_iter[i] == m_.n;
+  return false;
+}
+
+/// Accumulator element `e` of tile `tile` through the epilogue, stored at (row, col).
+Stmt KernelBuilder::store_element(const Expr &ty, const Expr &tx, const Expr &tile, const Expr &e, const Expr &row,
+                                  const Expr &col, const BlockInfo &blk) const {
+  // Matmul iter -> value at this element.
+  std::vector<Expr> at(blk.iters.size());
+  for (size_t b = 0; b < m_.batch.size(); ++b) at[m_.batch[b]] = batch_[b];
+  at[m_.m] = row;
+  at[m_.n] = col;
+  Expr value = Load::make(c_frag_, {ty, tx, tile * i(4) + e});
+  if (value.dtype() != m_.acc_dtype) value = cast(m_.acc_dtype, value);
+  if (m_.epilogue.empty()) {
+    std::vector<Expr> idx;
+    for (size_t d = 0; d < m_.c.indices.size(); ++d) idx.push_back(at[m_.c.single_iter(static_cast<int>(d))]);
+    return Store::make(m_.c.buffer, value, idx);
+  }
+  Stmt store;
+  for (const EpilogueStep &st : m_.epilogue) {
+    std::vector<std::pair<Var, Expr>> map;
+    for (size_t v = 0; v < st.iters.size(); ++v) map.push_back({st.iters[v], at[st.matmul_iter[v]]});
+    // The previous value replaces every load of the buffer this step reads.
+    class ReplaceLoads : public IRMutator {
+     public:
+      ReplaceLoads(Buffer b, Expr v) : b_(std::move(b)), v_(std::move(v)) {}
+      Expr visit_(const Load *op, const Expr &self) override {
+        return op->buffer.same_as(b_) ? v_ : IRMutator::visit_(op, self);
+      }
+      Buffer b_;
+      Expr v_;
+    };
+    Expr folded = ReplaceLoads(st.reads, value).mutate(substitute(st.store->value, map));
+    std::vector<Expr> idx;
+    for (const Expr &x : st.store->indices) idx.push_back(substitute(x, map));
+    value = folded;
+    store = Store::make(st.store->buffer, folded, idx);
+  }
+  return store;
 }
 
 Stmt KernelBuilder::build() {
@@ -335,8 +363,8 @@ Stmt KernelBuilder::build() {
     reads.push_back(BufferRegion::full(b));
   };
   for (const Buffer &b : {m_.a.buffer, m_.b.buffer}) add_read(b);
-  for (const auto &[node, p] : m_.producers)
-    pre_order_visit(Evaluate::make(p.store->value), [&](const Expr &e) {
+  for (const BufferNode *node : m_.producer_order)
+    pre_order_visit(Evaluate::make(m_.producers.at(node).store->value), [&](const Expr &e) {
       if (const auto *l = e.as<Load>()) add_read(l->buffer);
     }, nullptr);
   Buffer out = m_.c.buffer;

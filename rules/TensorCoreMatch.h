@@ -63,6 +63,9 @@ struct TensorCoreMatch final : Match {
   std::vector<EpilogueStep> epilogue;
   /// Inlined producers of A, B (and of what they read), by the buffer they write.
   std::map<const BufferNode *, Producer> producers;
+  /// The same buffers in the order they were found (iterate this: the map's
+  /// order is the pointers').
+  std::vector<const BufferNode *> producer_order;
   std::string layout;
 
   std::string describe() const override {

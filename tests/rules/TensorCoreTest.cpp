@@ -314,6 +314,28 @@ TEST(TensorCoreRule, InlinesADequantisingProducerIntoTheFetch) {
   EXPECT_NE(text.find("T.reads(A[0:37, 0:64], Wq[0:64, 0:8], scale[0:64])"), std::string::npos) << text;
 }
 
+TEST(TensorCoreRule, ApplyingTwiceGivesTheSameFunction) {
+  // Even N: the column pairs are stored as 2-wide vectors.
+  ir::PrimFunc f = parse(matmul_text("float16", true, false, "64", 76, 48));
+  const rules::Rule &rule = rules::matmul_tensor_core_rule();
+  auto m = rule.match(f, test_arch());
+  ASSERT_TRUE(m) << m.reason();
+  auto c = rule.default_config(**m, test_arch());
+  ir::PrimFunc a = rule.apply(f, **m, *c).func(), b = rule.apply(f, **m, *c).func();
+  EXPECT_TRUE(ir::structural_equal(a, b)) << script::print(a);
+  // A convolution, matched twice (each match builds its GEMM form afresh).
+  for (int64_t co : {9, 10}) {
+    SCOPED_TRACE(co);
+    const Entry &e = find_entry("conv2d_nhwc_f16");
+    ir::PrimFunc g = analysis::specialize(load_func(e), {{"n", 2}, {"h", 9}, {"w", 11}, {"ci", 6}, {"co", co}});
+    auto m1 = rule.match(g, test_arch()), m2 = rule.match(g, test_arch());
+    ASSERT_TRUE(m1 && m2);
+    auto cc = rule.default_config(**m1, test_arch());
+    ir::PrimFunc x = rule.apply(g, **m1, *cc).func(), y = rule.apply(g, **m2, *cc).func();
+    EXPECT_TRUE(ir::structural_equal(x, y)) << ir::structural_diff(x, y);
+  }
+}
+
 TEST(TensorCoreRule, DeclinesWhatItCannotRun) {
   const rules::Rule &rule = rules::matmul_tensor_core_rule();
   // float32 operands: tf32 needs an explicit cast in the program.
