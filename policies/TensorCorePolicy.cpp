@@ -40,10 +40,8 @@ namespace tessera::policies {
 namespace {
 
 double mma_peak_tops(const Arch &arch, ir::DataType in) {
-  const char *acc = in.is_int() ? "int32" : "float32";
-  for (const MmaSupport &s : arch.tensor_cores.mma)
-    if (s.dtype == in.str() && s.accumulator == acc) return arch.mma_sync_peak_tops(s);
-  return 0;
+  const MmaSupport *s = rules::tensor_core_mma(arch, in);
+  return s ? arch.mma_sync_peak_tops(*s) : 0;
 }
 
 class TensorCorePolicy final : public Policy {

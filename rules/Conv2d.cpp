@@ -141,10 +141,7 @@ void Conv2dConfig::validate(const Arch &arch) const {
 
 namespace {
 
-int64_t extent_of(const ir::Expr &e) {
-  auto v = ir::as_const_int(e);
-  return v ? *v : -1;
-}
+using detail::extent_of;
 
 /// A window dimension `stride * spatial + dilation * reduce + offset`.
 struct Window {

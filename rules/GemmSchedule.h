@@ -123,6 +123,9 @@ int64_t widest_vector(int64_t max_lanes, std::initializer_list<int64_t> extents)
 
 /// The row pitch lowering gives a tile dimension of `tile` elements over an
 /// extent `extent` (-1 symbolic): the tile, or the whole extent when smaller.
+/// A constant extent, or -1 (symbolic).
+inline int64_t extent_of(const ir::Expr &e) { return ir::as_const_int(e).value_or(-1); }
+
 inline int64_t tile_pitch(int64_t tile, int64_t extent) {
   return extent > 0 && extent <= tile ? extent : tile;
 }

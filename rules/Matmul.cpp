@@ -120,11 +120,7 @@ void MatmulConfig::validate(const Arch &arch) const {
 
 namespace {
 
-/// A constant extent, or -1.
-int64_t extent_of(const ir::Expr &e) {
-  auto v = ir::as_const_int(e);
-  return v ? *v : -1;
-}
+using detail::extent_of;
 
 struct MatmulMatch final : Match {
   std::string block;

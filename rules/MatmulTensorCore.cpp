@@ -6,6 +6,7 @@
 #include "tessera/rules/MatmulTensorCore.h"
 
 #include "ConfigJson.h"
+#include "GemmSchedule.h"
 #include "TensorCoreMatch.h"
 
 #include "tessera/analysis/BlockInfo.h"
@@ -112,20 +113,15 @@ using detail::OperandInfo;
 using detail::Producer;
 using detail::TensorCoreMatch;
 
-int64_t extent_of(const Expr &e) {
-  auto v = as_const_int(e);
-  return v ? *v : -1;
-}
+using detail::extent_of;
 
-/// The mma.sync the kernel uses for `in`: m16n8k16 into float32 for 16-bit
-/// floats, m16n8k32 into int32 for int8.
+/// Whether `arch` lists the shape the kernel uses for `in`: m16n8k16 for
+/// 16-bit floats, m16n8k32 for int8.
 bool has_mma(const Arch &arch, DataType in) {
-  const bool integer = in.is_int();
-  for (const MmaSupport &s : arch.tensor_cores.mma) {
-    if (s.dtype != in.str() || s.accumulator != (integer ? "int32" : "float32")) continue;
-    for (const MmaShape &sh : s.shapes)
-      if (sh.m == 16 && sh.n == 8 && sh.k == (integer ? 32 : 16)) return true;
-  }
+  const MmaSupport *s = tensor_core_mma(arch, in);
+  if (!s) return false;
+  for (const MmaShape &sh : s->shapes)
+    if (sh.m == 16 && sh.n == 8 && sh.k == (in.is_int() ? 32 : 16)) return true;
   return false;
 }
 
@@ -293,9 +289,8 @@ class TensorCoreRule final : public Rule {
         return R::fail("the contiguous dimension of '" + mo->buffer->name + "' is a batch dimension");
       op->k_inner = mo->inner() == MatmulRole::K;
       op->contig = extent_of(mo->buffer.shape().back());
-      op->computed = m->producers.count(mo->buffer.get()) > 0;
       const int64_t piece = 4 / in.bytes();  // the narrowest cp.async (4 bytes), in elements
-      op->elementwise = op->computed || op->contig <= 0 || op->contig % piece != 0;
+      op->elementwise = m->producers.count(mo->buffer.get()) > 0 || op->contig <= 0 || op->contig % piece != 0;
     }
     if (auto why = match_epilogue(info, *v, *m)) return R::fail(*why);
     return MatchPtr(m);
@@ -366,6 +361,10 @@ schedule::Schedule TensorCoreRule::apply(const PrimFunc &f, const Match &mt, con
 }
 
 }  // namespace
+
+const MmaSupport *tensor_core_mma(const Arch &arch, ir::DataType in) {
+  return arch.find_mma(in.str(), in.is_int() ? "int32" : "float32");
+}
 
 TensorCoreProblem tensor_core_problem(const Match &mt) {
   const auto *m = dynamic_cast<const TensorCoreMatch *>(&mt);

@@ -135,7 +135,7 @@ Stmt KernelBuilder::load_tile(const OperandInfo &op, Buffer tile, bool is_a, con
   int64_t v = 1;
   for (int64_t bytes : {16, 8, 4}) {
     int64_t w = bytes / c_.in_bytes;
-    if (!op.computed && op.contig > 0 && op.contig % w == 0 && sc % w == 0) {
+    if (!op.elementwise && op.contig % w == 0 && sc % w == 0) {
       v = w;
       break;
     }

@@ -38,8 +38,7 @@ struct OperandInfo {
   Access access;      ///< the load in the matmul block (indices over its iters)
   bool k_inner = true;  ///< the contiguous dimension is K (else the M or N role)
   int64_t contig = -1;  ///< the contiguous extent (-1: symbolic)
-  bool computed = false;  ///< produced by inlined blocks: copied element by element
-  bool elementwise = false;  ///< copied element by element (computed, or rows not 4-byte aligned)
+  bool elementwise = false;  ///< copied element by element (computed by inlined producers, or rows not 4-byte aligned)
 };
 
 /// One epilogue block folded into the store.

@@ -223,8 +223,7 @@ class Thread {
         const auto *l = e.as<Load>();
         auto [m, i] = element(l->buffer, l->indices);
         on_read(*m, l->buffer, i);
-        if (e.dtype().is_float()) return {0, m->array->get(i)};
-        return {m->array->get_int(i), 0};
+        return get(*m, i, e.dtype());
       }
       case NodeKind::Call: return call(*e.as<Call>());
       case NodeKind::Let: {
@@ -271,8 +270,7 @@ class Thread {
         Value v = eval(st->value);
         auto [m, i] = element(st->buffer, st->indices);
         on_write(*m, st->buffer, i);
-        if (st->buffer.dtype().is_float()) m->array->set(i, v.f);
-        else m->array->set_int(i, v.i);
+        set(*m, i, v);
         return;
       }
       case NodeKind::Evaluate: {

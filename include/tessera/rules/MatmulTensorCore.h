@@ -90,6 +90,10 @@ struct TensorCoreProblem {
 /// The problem of a matmul_tensor_core match; ConfigError for another rule's match.
 TensorCoreProblem tensor_core_problem(const Match &m);
 
+/// The Arch's mma.sync entry the kernel uses for operands of type `in` (into
+/// int32 for int8, else float32), or nullptr.
+const MmaSupport *tensor_core_mma(const Arch &arch, ir::DataType in);
+
 /// The tensor-core matmul rule (registered in all_rules(), before "matmul").
 const Rule &matmul_tensor_core_rule();
 
