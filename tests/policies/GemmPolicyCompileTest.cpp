@@ -24,7 +24,7 @@ TEST(GemmPolicyCompile, TopConfigsCompileForSm90WithoutSpilling) {
   for (const Entry &e : workload_entries()) {
     if (e.rule != "matmul" && e.rule != "matmul_tensor_core" && e.rule != "conv2d") continue;
     // The SIMT matmul (and its policy) also takes the tensor-core workloads.
-    const rules::Rule &rule = e.name.rfind("conv2d", 0) == 0           ? rules::conv2d_rule()
+    const rules::Rule &rule = e.is_conv2d()           ? rules::conv2d_rule()
                               : e.rule == "matmul_tensor_core" ? rules::matmul_rule()
                                                                : *rules::find_rule(e.rule);
     const ir::PrimFunc f = analysis::specialize(load_func(e), e.specialized(e.full));

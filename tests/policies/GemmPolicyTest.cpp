@@ -32,7 +32,7 @@ bool is_gemm(const Entry &e) {
 
 /// The CUDA-core rule of a GEMM workload (whose default may be the tensor cores').
 const rules::Rule &cuda_core_rule(const Entry &e) {
-  if (e.name.rfind("conv2d", 0) == 0) return rules::conv2d_rule();
+  if (e.is_conv2d()) return rules::conv2d_rule();
   return e.rule == "matmul_tensor_core" ? rules::matmul_rule() : *rules::find_rule(e.rule);
 }
 
@@ -158,7 +158,7 @@ TEST(GemmPolicy, TinyMatmulGetsNoTileLargerThanTheProblem) {
 TEST(GemmPolicy, Top20MatchTheInterpreterOnTheMatmulWorkloads) {
   for (const Entry &e : workload_entries()) {
     // The SIMT-matmul shapes (the tensor-core rule's defaults but the convolution).
-    if ((e.rule != "matmul" && e.rule != "matmul_tensor_core") || e.name.rfind("conv2d", 0) == 0) continue;
+    if ((e.rule != "matmul" && e.rule != "matmul_tensor_core") || e.is_conv2d()) continue;
     SmallWorkload w = small_workload(e);
     expect_top_match_interpreter(e, w.func, rules::matmul_rule(), 20, {w.dims});
   }

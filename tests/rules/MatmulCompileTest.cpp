@@ -29,7 +29,7 @@ void expect_compiles(const std::string &what, const ir::PrimFunc &f) {
 TEST(MatmulCompile, OtherConfigsCompileForSm80AndSm90) {
   const rules::Rule &rule = rules::matmul_rule();
   for (const Entry &e : workload_entries()) {
-    if ((e.rule != "matmul" && e.rule != "matmul_tensor_core") || e.name.rfind("conv2d", 0) == 0) continue;
+    if ((e.rule != "matmul" && e.rule != "matmul_tensor_core") || e.is_conv2d()) continue;
     SmallWorkload w = small_workload(e);
     auto m = rule.match(w.func, test_arch());
     ASSERT_TRUE(m) << m.reason();
@@ -62,7 +62,7 @@ TEST(MatmulCompile, RealisticSizeCompiles) {
 TEST(Conv2dCompile, OtherConfigsCompileForSm80AndSm90) {
   const rules::Rule &rule = rules::conv2d_rule();
   for (const Entry &e : workload_entries()) {
-    if (e.name.rfind("conv2d", 0) != 0) continue;  // the convolutions (tensor cores take them by default)
+    if (!e.is_conv2d()) continue;  // the convolutions (tensor cores take them by default)
     for (bool full : {false, true}) {
       ir::PrimFunc f =
           full ? analysis::specialize(load_func(e), e.specialized(e.full)) : small_workload(e).func;
@@ -83,7 +83,7 @@ TEST(Conv2dCompile, OtherConfigsCompileForSm80AndSm90) {
 TEST(Conv2dCompile, ImplicitGemmCompilesForSm80AndSm90) {
   const rules::Rule &rule = rules::conv2d_rule();
   for (const Entry &e : workload_entries()) {
-    if (e.name.rfind("conv2d", 0) != 0) continue;  // the convolutions (tensor cores take them by default)
+    if (!e.is_conv2d()) continue;  // the convolutions (tensor cores take them by default)
     for (bool full : {false, true}) {
       ir::PrimFunc f =
           full ? analysis::specialize(load_func(e), e.specialized(e.full)) : small_workload(e).func;

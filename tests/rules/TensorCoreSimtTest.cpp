@@ -61,7 +61,7 @@ TEST(TensorCoreSimt, CorpusWorkloadsAtShapesThatDivideNoTile) {
   const rules::Rule &rule = rules::matmul_tensor_core_rule();
   int ran = 0;
   for (const Entry &e : workload_entries()) {
-    if (e.rule != "matmul_tensor_core" || e.name.rfind("conv2d", 0) == 0) continue;  // the convolution: below
+    if (e.rule != "matmul_tensor_core" || e.is_conv2d()) continue;  // the convolution: below
     SCOPED_TRACE(e.name);
     ir::PrimFunc f = load_func(e);
     runtime::DimBindings dims = e.small;

@@ -34,6 +34,9 @@ struct Entry {
   std::string path() const;
   /// `sizes` without the variables that stay symbolic when compiling.
   Sizes specialized(const Sizes &sizes) const;
+  /// A 2-d convolution (its file is conv2d_*): whichever rule is its default
+  /// (`rule`: the tensor cores' for constant extents), the conv2d rule takes it too.
+  bool is_conv2d() const { return file.rfind("conv2d", 0) == 0; }
 };
 
 std::ostream &operator<<(std::ostream &os, const Entry &e);

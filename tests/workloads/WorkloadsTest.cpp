@@ -493,7 +493,7 @@ void expect_rule(const Entry &e, const FuncInfo &info) {
   if (e.rule == "reduction") return expect_reduction(e, info);
   if (e.rule == "general_reduction") return expect_general_reduction(info);
   // The convolution (on tensor cores by default, the conv2d rule's otherwise).
-  if (e.name.rfind("conv2d", 0) == 0) return expect_conv2d(info);
+  if (e.is_conv2d()) return expect_conv2d(info);
   if (e.rule == "matmul" || e.rule == "matmul_tensor_core") return expect_matmul(e, info);
   if (e.rule == "gemv") return expect_gemv(info);
   if (e.rule == "conv2d") return expect_conv2d(info);
