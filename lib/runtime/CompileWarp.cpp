@@ -211,20 +211,13 @@ struct MmaNode final : StmtExec {
       return op.dtype.is_float16() ? read_float<HalfTag>(op.base(f), off) : read_float<BF16Tag>(op.base(f), off);
     };
     for (int i = 0; i < 4; ++i) {
-      ir::mma::Element c = maps->c_at[l][i];
-      // Exact: 16-bit float products and their sum in double (to within
-      // the last bits), int8 products summed in 64 bits.
-      double sum = 0;
-      int64_t isum = 0;
-      for (int k = 0; k < maps->k; ++k) {
-        ir::mma::Slot sa = maps->a_owner[c.row][k], sb = maps->b_owner[k][c.col];
-        double p = value(a, a_at(sa.lane) + sa.index) * value(b, b_at(sb.lane) + sb.index);
-        if (integer) isum += static_cast<int64_t>(p);
-        else sum += p;
-      }
+      double sum = ir::mma::mma_dot(
+          *maps, static_cast<int>(l), i, [&](int from, int k) { return value(a, a_at(from) + k); },
+          [&](int from, int k) { return value(b, b_at(from) + k); });
       if (integer) {
         int64_t acc = load_elem<int32_t>(d.base(f), d_off + i);
-        store_elem<int32_t>(d.base(f), d_off + i, static_cast<int32_t>(wrap_int(DataType::int32(), acc + isum)));
+        store_elem<int32_t>(d.base(f), d_off + i,
+                            static_cast<int32_t>(wrap_int(DataType::int32(), acc + static_cast<int64_t>(sum))));
       } else {
         double acc = read_float<float>(d.base(f), d_off + i);
         write_float<float>(d.base(f), d_off + i, static_cast<float>(acc + sum));

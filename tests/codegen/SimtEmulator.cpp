@@ -539,12 +539,9 @@ class Thread {
     for (int k = 0; k < t.b_per_lane(); ++k) warp_.frag_b[lane][k] = value(b, k);
     warp_.barrier.arrive_and_wait(&c, "mma.sync");
     for (int i = 0; i < 4; ++i) {
-      mma::Element e = t.c_at[lane][i];
-      double sum = 0;
-      for (int k = 0; k < t.k; ++k) {
-        mma::Slot sa = t.a_owner[e.row][k], sb = t.b_owner[k][e.col];
-        sum += warp_.frag_a[sa.lane][sa.index] * warp_.frag_b[sb.lane][sb.index];
-      }
+      double sum = mma::mma_dot(
+          t, lane, i, [&](int from, int k) { return warp_.frag_a[from][k]; },
+          [&](int from, int k) { return warp_.frag_b[from][k]; });
       if (integer)
         d.m->array->set_int(d.i + i, wrap(DataType::int32(), d.m->array->get_int(d.i + i) + static_cast<int64_t>(sum)));
       else

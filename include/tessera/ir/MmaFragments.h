@@ -112,4 +112,20 @@ struct MmaTables {
 /// The tables of M16N8K16 or M16N8K32 (InternalError for M16N8K8).
 const MmaTables &mma_tables(MmaShape shape);
 
+/// What mma.sync adds to accumulator element `index` (0..3) of `lane`: the
+/// sum over K of A(row, k) B(k, col), each operand element read from the
+/// lane and fragment index that holds it, `a(lane, index)` / `b(lane, index)`
+/// (as doubles: 16-bit float products are exact and so, to the last bits,
+/// is their sum; int8 sums are exact).
+template <typename ReadA, typename ReadB>
+double mma_dot(const MmaTables &t, int lane, int index, ReadA &&a, ReadB &&b) {
+  const Element c = t.c_at[lane][index];
+  double sum = 0;
+  for (int k = 0; k < t.k; ++k) {
+    const Slot sa = t.a_owner[c.row][k], sb = t.b_owner[k][c.col];
+    sum += a(sa.lane, sa.index) * b(sb.lane, sb.index);
+  }
+  return sum;
+}
+
 }  // namespace tessera::ir::mma
