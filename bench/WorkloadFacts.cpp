@@ -40,12 +40,6 @@ int64_t iterations_of(const BlockInfo &b) {
   return n;
 }
 
-const ir::Load *strip_casts(const ir::Expr &e) {
-  const ir::Expr *cur = &e;
-  while (const auto *c = cur->as<ir::Cast>()) cur = &c->value;
-  return cur->as<ir::Load>();
-}
-
 /// `W[idx] = W[idx] + a * b`: one multiply-add per iteration.
 bool is_sum_of_products(const BlockInfo &b) {
   if (!b.is_reduction() || b.combiner != analysis::Combiner::Sum) return false;
@@ -57,6 +51,7 @@ bool is_sum_of_products(const BlockInfo &b) {
 struct Operands {
   ir::Buffer a, b, c;
   std::string a_roles, b_roles, c_roles;
+  bool tf32 = false;  ///< the program rounds both factors to tf32
 };
 
 std::string roles_of(const analysis::MatmulOperand &op) {
@@ -144,6 +139,7 @@ void describe_gemm(const Operands &ops, WorkloadFacts &facts) {
                       " x " + g.b_dtype.str();
     return;
   }
+  g.tf32 = ops.tf32;
   g.c_dtype = g.a_dtype;  // the natural output; the exact check below may set the function's
   facts.gemm = g;
 }
@@ -175,7 +171,7 @@ void check_exact(const FuncInfo &info, int reduction, const Operands &ops, Workl
     }
     const BlockInfo &e = info.blocks[r.consumers[0]];
     const auto *store = e.block.as<ir::Block>()->body.as<ir::Store>();
-    const ir::Load *load = store ? strip_casts(store->value) : nullptr;
+    const ir::Load *load = store ? analysis::strip_casts(store->value) : nullptr;
     if (!load || !load->buffer.same_as(ops.c) || !e.is_elementwise() || e.reads.size() != 1 ||
         e.reads[0].dim_iters != e.writes[0].dim_iters || shape_of(store->buffer) != shape_of(ops.c)) {
       facts.gemm_note = "the epilogue block '" + e.name + "' does more than cast the accumulator";
@@ -223,7 +219,8 @@ WorkloadFacts workload_facts(const ir::PrimFunc &f) {
   std::optional<Operands> ops;
   analysis::MatchResult<analysis::MatmulView> mm = analysis::match_matmul(info, r);
   if (mm) {
-    ops = Operands{mm->a.buffer, mm->b.buffer, mm->c.buffer, roles_of(mm->a), roles_of(mm->b), roles_of(mm->c)};
+    ops = Operands{mm->a.buffer, mm->b.buffer, mm->c.buffer, roles_of(mm->a), roles_of(mm->b), roles_of(mm->c),
+                   mm->tf32};
     if (std::count(ops->a_roles.begin(), ops->a_roles.end(), 'B') > 1) ops.reset();
   } else {
     ops = match_gemv(info.blocks[r], facts.gemm_note);

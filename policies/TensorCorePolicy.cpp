@@ -2,8 +2,9 @@
 //
 // Proposes matmul_tensor_core configs: block tiles {64, 128, 256}^2, warp
 // layouts whose warp tiles are 32..128 x 32..128, K steps of 64 and 128
-// bytes (32 and 64 16-bit elements, 64 and 128 int8), 2 to 4 stages, rows
-// padded by 16 bytes or XOR-swizzled (both conflict-free for ldmatrix: the
+// bytes (32 and 64 16-bit elements, 64 and 128 int8, 16 and 32 tf32), 2 to
+// 4 stages, float16 accumulators where rules::preferred_acc_bytes says so,
+// rows padded by 16 bytes or XOR-swizzled (tf32: padded only; both conflict-free for ldmatrix: the
 // model cannot tell them apart but by the shared memory the padding takes,
 // so both reach the measurement, padded first); each checked by TensorCoreConfig::validate (registers,
 // shared memory) and scored by an estimate in microseconds:
@@ -39,8 +40,8 @@ namespace tessera::policies {
 
 namespace {
 
-double mma_peak_tops(const Arch &arch, ir::DataType in) {
-  const MmaSupport *s = rules::tensor_core_mma(arch, in);
+double mma_peak_tops(const Arch &arch, ir::DataType in, int64_t acc_bytes) {
+  const MmaSupport *s = rules::tensor_core_mma(arch, in, acc_bytes);
   return s ? arch.mma_sync_peak_tops(*s) : 0;
 }
 
@@ -55,7 +56,8 @@ class TensorCorePolicy final : public Policy {
     // A symbolic extent is scored at a typical size.
     const double M = p.m > 0 ? p.m : 1024, N = p.n > 0 ? p.n : 1024, K = p.k > 0 ? p.k : 1024;
     const double batch = p.batch > 0 ? p.batch : 1;
-    const double peak = mma_peak_tops(arch, p.in) * 1e12;
+    const int64_t acc_bytes = rules::preferred_acc_bytes(arch, p);
+    const double peak = mma_peak_tops(arch, p.in, acc_bytes) * 1e12;
     std::vector<Candidate> out;
     for (int64_t bm : {64, 128, 256})
       for (int64_t bn : {64, 128, 256})
@@ -64,8 +66,10 @@ class TensorCorePolicy final : public Policy {
             for (int64_t stages : {2, 3, 4})
               for (bool swizzle : {false, true}) {
               const int64_t in_bytes = p.in.bytes(), bk = bk_bytes / in_bytes;
+              if (swizzle && in_bytes == 4) continue;  // tf32 tiles are padded
               rules::TensorCoreConfig c;
               c.in_bytes = in_bytes;
+              c.acc_bytes = acc_bytes;
               c.a_elementwise = p.a_elementwise, c.b_elementwise = p.b_elementwise;
               c.block_m = bm, c.block_n = bn, c.block_k = bk, c.warps_m = wm, c.warps_n = wn, c.stages = stages;
               c.pad = swizzle ? 0 : 16 / in_bytes;
@@ -86,9 +90,13 @@ class TensorCorePolicy final : public Policy {
               // Issue slots per warp and K tile: the mma themselves, ldmatrix
               // (half an mma each), the cp.async of the thread's share of the
               // tiles (a quarter each) and the wait + barrier (about 32).
-              const double mma_k = 32.0 / in_bytes;  // the instruction's K
+              const double mma_k = double(c.mma_k());
               const double mma = c.warp_m() / 16.0 * (c.warp_n() / 8.0) * (bk / mma_k);
-              const double ldsm = (c.warp_m() / 16.0 + c.warp_n() / 16.0) * (bk / mma_k);
+              // tf32 fragments are loaded and rounded element by element
+              // (six per m16n8 pair of tiles; a load and three integer
+              // operations each, counted as two ldmatrix).
+              const double ldsm = in_bytes == 4 ? (c.warp_m() / 16.0 * 4 + c.warp_n() / 8.0 * 2) * 2 * (bk / mma_k)
+                                                : (c.warp_m() / 16.0 + c.warp_n() / 16.0) * (bk / mma_k);
               const double copies = double(bm + bn) * bk * in_bytes / 16.0 / double(c.threads());
               double eff = mma / (mma + 0.5 * ldsm + 0.25 * copies + 32.0);
               // Fewer than 8 resident warps leave tensor pipes idle; 2 stages

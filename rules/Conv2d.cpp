@@ -7,6 +7,7 @@
 #include "GemmSchedule.h"
 
 #include "tessera/analysis/BlockInfo.h"
+#include "tessera/analysis/MatmulView.h"
 #include "tessera/arith/Analyzer.h"
 #include "tessera/ir/Functor.h"
 #include "tessera/ir/Op.h"
@@ -200,13 +201,6 @@ bool uses(const Access &a, int iter) {
   return false;
 }
 
-/// The Load under any number of casts, or nullptr.
-const ir::Load *strip_casts(const ir::Expr &e) {
-  ir::Expr x = e;
-  while (const auto *c = x.as<ir::Cast>()) x = c->value;
-  return x.as<ir::Load>();
-}
-
 /// The lanes of a warp's accesses `addr(l)` (`access` bytes each) put in
 /// one bank at most (1 = conflict free), for a block of `threads` threads.
 template <class Addr>
@@ -323,7 +317,7 @@ class Conv2dRule final : public Rule {
     const std::string q = "block '" + blk.name + "'";
     if (blk.combiner != analysis::Combiner::Sum) return R::fail(q + " does not sum");
     const auto *mul = blk.reduce_value.as<ir::Binary>();
-    if (!mul || mul->op != ir::BinaryOp::Mul || !strip_casts(mul->a) || !strip_casts(mul->b))
+    if (!mul || mul->op != ir::BinaryOp::Mul || !analysis::strip_casts(mul->a) || !analysis::strip_casts(mul->b))
       return R::fail(q + " does not add a product of two (possibly cast) loads");
     if (blk.reads.size() != 2)
       return R::fail(q + " reads " + std::to_string(blk.reads.size()) + " buffers, not 2");

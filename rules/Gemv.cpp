@@ -6,6 +6,7 @@
 
 #include "ConfigJson.h"
 #include "tessera/analysis/BlockInfo.h"
+#include "tessera/analysis/MatmulView.h"
 #include "tessera/ir/Expr.h"
 #include "tessera/ir/StructuralEqual.h"
 #include "tessera/schedule/Error.h"
@@ -103,12 +104,6 @@ struct GemvMatch final : Match {
   }
 };
 
-const ir::Load *strip_casts(const ir::Expr &e) {
-  ir::Expr x = e;
-  while (const auto *c = x.as<ir::Cast>()) x = c->value;
-  return x.as<ir::Load>();
-}
-
 bool uses(const Access &a, int iter) {
   for (const auto &d : a.dim_iters)
     if (std::find(d.begin(), d.end(), iter) != d.end()) return true;
@@ -164,7 +159,7 @@ class GemvRule final : public Rule {
       return R::fail(q + " reduces with " + analysis::to_string(bi.combiner) + ", not a sum of products");
     const auto *mul = bi.reduce_value.as<ir::Binary>();
     if (!mul || mul->op != ir::BinaryOp::Mul) return R::fail(q + " adds a value that is not a product");
-    const ir::Load *la = strip_casts(mul->a), *lb = strip_casts(mul->b);
+    const ir::Load *la = analysis::strip_casts(mul->a), *lb = analysis::strip_casts(mul->b);
     if (!la || !lb) return R::fail(q + " multiplies something other than two (possibly cast) loads");
     if (bi.reads.size() != 2) return R::fail(q + " reads " + std::to_string(bi.reads.size()) + " buffers, not 2");
     const Access &out = bi.writes[0];

@@ -161,8 +161,12 @@ void fit_layout(const MatmulMatch &m, const Arch &arch, MatmulConfig &c) {
   c.vector_b = m.b_inner == MatmulRole::K
                    ? 1
                    : detail::widest_vector(cap(max_vec / m.b_bytes, c.vector_b), {m.b_contig, b_tile_contig});
+  // 16-bit accumulators stored straight from their registers: at most 8
+  // bytes a store (ptxas 13.0 spills 20 bytes of an 8 x 8 float16 tile read
+  // as 16-byte vectors on sm_90; 8-byte stores keep it in 76 registers).
+  const int64_t max_vec_c = m.acc_bytes == 2 && m.out_bytes == 2 ? std::min<int64_t>(max_vec, 8) : max_vec;
   c.vector_c = m.out_inner_is_n
-                   ? detail::widest_vector(cap(std::min(c.thread_n, max_vec / m.out_bytes), c.vector_c),
+                   ? detail::widest_vector(cap(std::min(c.thread_n, max_vec_c / m.out_bytes), c.vector_c),
                                            {m.out_contig, c.thread_n})
                    : 1;
   // Padding: the fewest bank conflicts for a warp's compute reads, then its

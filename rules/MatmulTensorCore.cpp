@@ -30,7 +30,7 @@ using namespace ir;
 Json TensorCoreConfig::to_json() const {
   return Json{{"rule", rule()},     {"block_m", block_m}, {"block_n", block_n}, {"block_k", block_k},
               {"warps_m", warps_m}, {"warps_n", warps_n}, {"stages", stages},   {"pad", pad},
-              {"swizzle", swizzle},  {"raster", raster},   {"in_bytes", in_bytes},
+              {"swizzle", swizzle},  {"raster", raster},   {"in_bytes", in_bytes}, {"acc_bytes", acc_bytes},
               {"a_elementwise", a_elementwise}, {"b_elementwise", b_elementwise}};
 }
 
@@ -47,6 +47,7 @@ TensorCoreConfig TensorCoreConfig::from_json(const Json &j) {
   c.swizzle = r.boolean("swizzle");
   c.raster = r.integer("raster");
   c.in_bytes = r.integer("in_bytes");
+  c.acc_bytes = r.integer_or("acc_bytes", 4);
   c.a_elementwise = r.boolean("a_elementwise");
   c.b_elementwise = r.boolean("b_elementwise");
   r.finish();
@@ -54,13 +55,20 @@ TensorCoreConfig TensorCoreConfig::from_json(const Json &j) {
 }
 
 int64_t TensorCoreConfig::shared_bytes() const {
-  auto tile = [&](int64_t rows) { return std::max(rows * (block_k + pad), block_k * (rows + pad)); };
+  const int64_t outer_pad = in_bytes == 4 ? 2 * pad : pad;
+  auto tile = [&](int64_t rows) { return std::max(rows * (block_k + pad), block_k * (rows + outer_pad)); };
   return stages * (tile(block_m) + tile(block_n)) * in_bytes;
 }
 
 int64_t TensorCoreConfig::registers() const {
-  int64_t acc = warp_m() / 16 * (warp_n() / 8) * 4;
+  int64_t acc = warp_m() / 16 * (warp_n() / 8) * 4 * acc_bytes / 4;
+  // One K slice's fragments: four A and two B registers per tile at any
+  // width (tf32's 16 x 8 A tile is four 32-bit elements).
   int64_t frags = warp_m() / 16 * 4 + warp_n() / 8 * 2;
+  // tf32 fragments are loaded and rounded element by element: their
+  // addresses and rounded values stay live across the unrolled slices (sm_80:
+  // 64 x 64 warp tiles spill 48 to 80 bytes; this keeps them out).
+  if (in_bytes == 4) frags += frags * 3 / 2;
   int64_t copies = ((a_elementwise ? block_m : 0) + (b_elementwise ? block_n : 0)) * block_k / threads();
   return acc + frags + 48 + copies * 5 / 2;
 }
@@ -75,11 +83,12 @@ void TensorCoreConfig::validate(const Arch &arch) const {
   require(block_n % (16 * warps_n) == 0, r, "block_n", block_n,
           "is not a multiple of 16 x warps_n = " + std::to_string(16 * warps_n) +
               " (pairs of n8 tiles per warp, one ldmatrix.x4 each)");
-  require(in_bytes == 1 || in_bytes == 2, r, "in_bytes", in_bytes,
-          "must be 2 (float16 or bfloat16 operands) or 1 (int8)");
-  const int64_t mma_k = in_bytes == 1 ? 32 : 16;
-  require(block_k % mma_k == 0, r, "block_k", block_k,
-          "is not a multiple of " + std::to_string(mma_k) + " (the mma K for " + std::to_string(in_bytes) +
+  require(in_bytes == 1 || in_bytes == 2 || in_bytes == 4, r, "in_bytes", in_bytes,
+          "must be 2 (float16 or bfloat16 operands), 1 (int8) or 4 (tf32)");
+  require(acc_bytes == 4 || (acc_bytes == 2 && in_bytes == 2), r, "acc_bytes", acc_bytes,
+          "must be 4 (float32 or int32 accumulators) or, for 16-bit operands, 2 (float16)");
+  require(block_k % mma_k() == 0, r, "block_k", block_k,
+          "is not a multiple of " + std::to_string(mma_k()) + " (the mma K for " + std::to_string(in_bytes) +
               "-byte operands)");
   require(stages >= 2 && stages <= 6, r, "stages", stages, "must be 2 to 6 (cp.async tiles in flight)");
   require(pad == 0 || pad * in_bytes == 16, r, "pad", pad,
@@ -87,6 +96,8 @@ void TensorCoreConfig::validate(const Arch &arch) const {
   require(raster >= 0 && raster <= 64, r, "raster", raster,
           "must be 0 (row-major tiles) or a panel of 1 to 64 tile rows");
   if (swizzle) {
+    require(in_bytes != 4, r, "swizzle", 1,
+            "is for the ldmatrix reads of 8- and 16-bit tiles; tf32 tiles are padded (pad 4)");
     require(pad == 0, r, "pad", pad, "must be 0 with swizzle (the XOR layout replaces the padding)");
     for (auto [name, v] : {std::pair{"block_k", block_k}, {"block_m", block_m}, {"block_n", block_n}})
       require(v * in_bytes % 64 == 0, r, name, v,
@@ -115,13 +126,16 @@ using detail::TensorCoreMatch;
 
 using detail::extent_of;
 
-/// Whether `arch` lists the shape the kernel uses for `in`: m16n8k16 for
-/// 16-bit floats, m16n8k32 for int8.
-bool has_mma(const Arch &arch, DataType in) {
-  const MmaSupport *s = tensor_core_mma(arch, in);
+/// The instruction's K for operands of type `in`: 16 for 16-bit floats, 32
+/// for int8, 8 for tf32.
+int mma_k_of(DataType in) { return in.is_int() ? 32 : in.bytes() == 2 ? 16 : 8; }
+
+/// Whether `arch` lists the shape the kernel uses for `in`.
+bool has_mma(const Arch &arch, DataType in, int64_t acc_bytes = 4) {
+  const MmaSupport *s = tensor_core_mma(arch, in, acc_bytes);
   if (!s) return false;
   for (const MmaShape &sh : s->shapes)
-    if (sh.m == 16 && sh.n == 8 && sh.k == (in.is_int() ? 32 : 16)) return true;
+    if (sh.m == 16 && sh.n == 8 && sh.k == mma_k_of(in)) return true;
   return false;
 }
 
@@ -256,15 +270,21 @@ class TensorCoreRule final : public Rule {
     auto m = std::make_shared<TensorCoreMatch>();
     if (auto why = match_producers(info, reds[0], *m)) return R::fail(*why);
     DataType in = v->a_dtype;
-    const bool integer = in == DataType::int_(8);
-    if (!(in.is_float16() || in.is_bfloat16() || integer) || v->b_dtype != in)
+    const bool integer = in == DataType::int_(8), tf32 = in == DataType::float32();
+    if (!(in.is_float16() || in.is_bfloat16() || integer || tf32) || v->b_dtype != in)
       return R::fail("operands are " + v->a_dtype.str() + " and " + v->b_dtype.str() +
-                     "; the tensor-core rule takes float16, bfloat16 or int8 pairs");
-    if (integer ? v->acc_dtype != DataType::int32() : !(v->acc_dtype == DataType::float32() || v->acc_dtype == in))
+                     "; the tensor-core rule takes float16, bfloat16, int8 or (tf32) float32 pairs");
+    if (tf32 && !v->tf32)
+      return R::fail("float32 operands run on tensor cores only as tf32, which the program must ask for: "
+                     "round both factors with T.round_to_tf32");
+    if (integer ? v->acc_dtype != DataType::int32()
+                : !(v->acc_dtype == DataType::float32() || (!tf32 && v->acc_dtype == in)))
       return R::fail("the accumulator is " + v->acc_dtype.str() + "; " +
-                     (integer ? std::string("int32") : "float32 or the operand type") + " is needed");
+                     (integer ? std::string("int32") : tf32 ? "float32" : "float32 or the operand type") +
+                     " is needed");
     if (!has_mma(arch, in))
-      return R::fail(arch.name + " lists no mma.sync " + (integer ? "m16n8k32" : "m16n8k16") + " for " + in.str());
+      return R::fail(arch.name + " lists no mma.sync m16n8k" + std::to_string(mma_k_of(in)) + " for " +
+                     (tf32 ? std::string("tfloat32") : in.str()));
     if (integer && (v->a.inner() != MatmulRole::K || v->b.inner() != MatmulRole::K))
       return R::fail("int8 operands must both be K-contiguous (A [M, K], B [N, K]: \"nt\"); ldmatrix cannot "
                      "transpose 8-bit elements, and this is " + v->layout());
@@ -289,7 +309,7 @@ class TensorCoreRule final : public Rule {
         return R::fail("the contiguous dimension of '" + mo->buffer->name + "' is a batch dimension");
       op->k_inner = mo->inner() == MatmulRole::K;
       op->contig = extent_of(mo->buffer.shape().back());
-      const int64_t piece = 4 / in.bytes();  // the narrowest cp.async (4 bytes), in elements
+      const int64_t piece = std::max(4 / in.bytes(), 1);  // the narrowest cp.async (4 bytes), in elements
       op->elementwise = m->producers.count(mo->buffer.get()) > 0 || op->contig <= 0 || op->contig % piece != 0;
     }
     if (auto why = match_epilogue(info, *v, *m)) return R::fail(*why);
@@ -313,11 +333,13 @@ class TensorCoreRule final : public Rule {
     // 16-bit loads in pieces: the measured winner first.
     if (!elementwise) order.insert(order.begin(), Tiling{128, 256, 128, 2, 4, 3});
     auto c = std::make_unique<TensorCoreConfig>();
+    const int64_t acc_bytes = preferred_acc_bytes(arch, tensor_core_problem(m));
     for (const Tiling &t : order) {
       c->in_bytes = b;
+      c->acc_bytes = acc_bytes;
       c->a_elementwise = m.a.elementwise, c->b_elementwise = m.b.elementwise;
       c->pad = 16 / b;
-      c->block_m = t.bm, c->block_n = t.bn, c->block_k = std::max<int64_t>(t.bk_bytes / b, 32 / b);
+      c->block_m = t.bm, c->block_n = t.bn, c->block_k = std::max<int64_t>(t.bk_bytes / b, c->mma_k());
       c->warps_m = t.wm, c->warps_n = t.wn, c->stages = t.stages;
       try {
         c->validate(arch);
@@ -350,6 +372,10 @@ schedule::Schedule TensorCoreRule::apply(const PrimFunc &f, const Match &mt, con
   if (c->in_bytes != m->in_dtype.bytes())
     throw ConfigError("matmul_tensor_core config: in_bytes = " + std::to_string(c->in_bytes) + " but the operands are " +
                       m->in_dtype.str() + " (" + std::to_string(m->in_dtype.bytes()) + " bytes)");
+  if (c->acc_bytes == 2 && !(m->in_dtype.is_float16() && m->acc_dtype.is_float16()))
+    throw ConfigError("matmul_tensor_core config: acc_bytes = 2 (float16 accumulators) but the program accumulates " +
+                      m->in_dtype.str() + " products in " + m->acc_dtype.str() +
+                      "; only float16 accumulated in float16 may be");
   Stmt kernel = detail::build_tensor_core_kernel(*m, *c);
   // The root keeps its allocations that the kernel still uses: none of the
   // accumulator and epilogue intermediates (registers now).
@@ -362,8 +388,15 @@ schedule::Schedule TensorCoreRule::apply(const PrimFunc &f, const Match &mt, con
 
 }  // namespace
 
-const MmaSupport *tensor_core_mma(const Arch &arch, ir::DataType in) {
-  return arch.find_mma(in.str(), in.is_int() ? "int32" : "float32");
+const MmaSupport *tensor_core_mma(const Arch &arch, ir::DataType in, int64_t acc_bytes) {
+  if (in == DataType::float32()) return arch.find_mma("tfloat32", "float32");
+  return arch.find_mma(in.str(), in.is_int() ? "int32" : acc_bytes == 2 ? "float16" : "float32");
+}
+
+int64_t preferred_acc_bytes(const Arch &arch, const TensorCoreProblem &p) {
+  if (!p.f16_accumulation) return 4;
+  const MmaSupport *f16 = tensor_core_mma(arch, p.in, 2), *f32 = tensor_core_mma(arch, p.in, 4);
+  return f16 && (!f32 || f16->peak_tops > f32->peak_tops) ? 2 : 4;
 }
 
 TensorCoreProblem tensor_core_problem(const Match &mt) {
@@ -379,6 +412,7 @@ TensorCoreProblem tensor_core_problem(const Match &mt) {
   p.n = extent_of(blk.iters[m->n].dom.extent);
   p.k = extent_of(blk.iters[m->k].dom.extent);
   p.in = m->in_dtype;
+  p.f16_accumulation = m->in_dtype.is_float16() && m->acc_dtype.is_float16();
   p.a_elementwise = m->a.elementwise, p.b_elementwise = m->b.elementwise;
   return p;
 }

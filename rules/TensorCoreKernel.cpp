@@ -11,6 +11,7 @@
 #include "TensorCoreMatch.h"
 
 #include "tessera/ir/Functor.h"
+#include "tessera/ir/MmaFragments.h"
 #include "tessera/ir/Op.h"
 
 namespace tessera::rules::detail {
@@ -91,6 +92,9 @@ class KernelBuilder {
   std::vector<Expr> batch_;
   Expr m0_, n0_;
   Buffer a_shared_, b_shared_, a_frag_, b_frag_, c_frag_;
+  /// The mma.sync form ("m16n8k16", ...) and its A and B elements per lane.
+  std::string mma_shape_;
+  int64_t a_per_lane_ = 0, b_per_lane_ = 0;
 };
 
 Expr KernelBuilder::operand_load(const OperandInfo &op, const Expr &rows, const Expr &k) const {
@@ -133,10 +137,11 @@ Stmt KernelBuilder::load_tile(const OperandInfo &op, Buffer tile, bool is_a, con
   const int64_t sr = op.k_inner ? rows : c_.block_k, sc = op.k_inner ? c_.block_k : rows;
   // The widest piece every row start keeps aligned (4 bytes at least for cp.async).
   int64_t v = 1;
+  bool async = false;  // cp.async pieces of v elements, else one element at a time
   for (int64_t bytes : {16, 8, 4}) {
     int64_t w = bytes / c_.in_bytes;
     if (!op.elementwise && op.contig % w == 0 && sc % w == 0) {
-      v = w;
+      v = w, async = true;
       break;
     }
   }
@@ -150,7 +155,7 @@ Stmt KernelBuilder::load_tile(const OperandInfo &op, Buffer tile, bool is_a, con
       Expr valid = row < row_extent && k < extent_k_;
       Expr dst = Load::make(tile, {stage, r, swizzled(r, col, sc)});
       Stmt s;
-      if (v >= 2) {
+      if (async) {
         Expr bytes = i(v * c_.in_bytes);
         s = eval(Intrinsic::CpAsync, {dst, operand_load(op, row, k), cast(DataType::int32(), bytes),
                                       select(valid, cast(DataType::int32(), bytes), make_int(DataType::int32(), 0))});
@@ -164,47 +169,76 @@ Stmt KernelBuilder::load_tile(const OperandInfo &op, Buffer tile, bool is_a, con
   });
 }
 
-/// One mma-K slice of the warp tile (16 16-bit or 32 8-bit elements):
-/// fragments by ldmatrix, then mma.sync.
+/// One mma-K slice of the warp tile (16 16-bit, 32 8-bit or 8 tf32
+/// elements): the fragments, then mma.sync.
 Stmt KernelBuilder::compute_slice(const Expr &stage, int64_t kk) const {
   const int64_t tiles_m = c_.warp_m() / 16, tiles_n = c_.warp_n() / 8;
-  const int64_t unit = 2 / c_.in_bytes;  // elements per 16-bit ldmatrix unit
-  const Expr k0 = i(kk * 16 * unit);
-  // Lane l gives row l % 8 of matrix l / 8.
-  auto ldmatrix = [&](const OperandInfo &op, Buffer tile, Buffer frag, Expr ty, Expr tx, Expr row0, Expr out) {
-    Expr j = floordiv(tx, i(8)), rr = floormod(tx, i(8));
-    bool is_a = tile.same_as(a_shared_);
-    // A's matrices: (row 8 (j % 2), k 8 (j / 2)); B's: (row 8 (j / 2), k 8 (j % 2)).
-    Expr row_off = is_a ? floormod(j, i(2)) * i(8) : floordiv(j, i(2)) * i(8);
-    Expr k_off = is_a ? floordiv(j, i(2)) * i(8 * unit) : floormod(j, i(2)) * i(8 * unit);
-    const int64_t row_elems = op.k_inner ? c_.block_k : (is_a ? c_.block_m : c_.block_n);
-    Expr src = op.k_inner
-                   ? Load::make(tile, {stage, row0 + row_off + rr, swizzled(row0 + row_off + rr, k0 + k_off, row_elems)})
-                   : Load::make(tile, {stage, k0 + k_off + rr, swizzled(k0 + k_off + rr, row0 + row_off, row_elems)});
-    return eval(Intrinsic::Ldmatrix, {make_int(DataType::int32(), op.k_inner ? 0 : 1), make_int(DataType::int32(), 4),
-                                      Load::make(frag, {ty, tx, out}), src, tx});
-  };
+  const Expr k0 = i(kk * c_.mma_k());
   auto warp_m0 = [&](Expr ty) { return floordiv(ty, i(c_.warps_n)) * i(c_.warp_m()); };
   auto warp_n0 = [&](Expr ty) { return floormod(ty, i(c_.warps_n)) * i(c_.warp_n()); };
   std::vector<Stmt> s;
-  // A: one x4 per m16 tile; B: one x4 per pair of n8 tiles.
-  s.push_back(threads([&](Expr ty, Expr tx) {
-    return loop("mi", tiles_m, [&](Expr mi) {
-      return ldmatrix(m_.a, a_shared_, a_frag_, ty, tx, warp_m0(ty) + mi * i(16), mi * i(8 * unit));
-    });
-  }));
-  s.push_back(threads([&](Expr ty, Expr tx) {
-    return loop("nj", tiles_n / 2, [&](Expr nj) {
-      return ldmatrix(m_.b, b_shared_, b_frag_, ty, tx, warp_n0(ty) + nj * i(16), nj * i(8 * unit));
-    });
-  }));
+  if (c_.in_bytes == 4) {
+    // tf32: ldmatrix moves 16-bit units, so each lane loads its own fragment
+    // elements (the m16n8k8 maps of ir/MmaFragments.h, g = lane / 4, t =
+    // lane % 4) and rounds them as the program does.
+    auto element = [&](const OperandInfo &op, Buffer tile, const Expr &row, const Expr &k) {
+      Expr at = op.k_inner ? Load::make(tile, {stage, row, k}) : Load::make(tile, {stage, k, row});
+      return Call::make(DataType::float32(), Intrinsic::RoundToTf32, {at});
+    };
+    s.push_back(threads([&](Expr ty, Expr tx) {
+      return loop("mi", tiles_m, [&](Expr mi) {
+        return loop("e", 4, [&](Expr e) {  // a_e at (g + 8 (e % 2), t + 4 (e / 2))
+          Expr row = warp_m0(ty) + mi * i(16) + floordiv(tx, i(4)) + floormod(e, i(2)) * i(8);
+          Expr k = k0 + floormod(tx, i(4)) + floordiv(e, i(2)) * i(4);
+          return Store::make(a_frag_, element(m_.a, a_shared_, row, k), {ty, tx, mi * i(4) + e});
+        });
+      });
+    }));
+    s.push_back(threads([&](Expr ty, Expr tx) {
+      return loop("ni", tiles_n, [&](Expr ni) {
+        return loop("e", 2, [&](Expr e) {  // b_e at (t + 4 e, g)
+          Expr col = warp_n0(ty) + ni * i(8) + floordiv(tx, i(4));
+          Expr k = k0 + floormod(tx, i(4)) + e * i(4);
+          return Store::make(b_frag_, element(m_.b, b_shared_, col, k), {ty, tx, ni * i(2) + e});
+        });
+      });
+    }));
+  } else {
+    const int64_t unit = 2 / c_.in_bytes;  // elements per 16-bit ldmatrix unit
+    // Lane l gives row l % 8 of matrix l / 8.
+    auto ldmatrix = [&](const OperandInfo &op, Buffer tile, Buffer frag, Expr ty, Expr tx, Expr row0, Expr out) {
+      Expr j = floordiv(tx, i(8)), rr = floormod(tx, i(8));
+      bool is_a = tile.same_as(a_shared_);
+      // A's matrices: (row 8 (j % 2), k 8 (j / 2)); B's: (row 8 (j / 2), k 8 (j % 2)).
+      Expr row_off = is_a ? floormod(j, i(2)) * i(8) : floordiv(j, i(2)) * i(8);
+      Expr k_off = is_a ? floordiv(j, i(2)) * i(8 * unit) : floormod(j, i(2)) * i(8 * unit);
+      const int64_t row_elems = op.k_inner ? c_.block_k : (is_a ? c_.block_m : c_.block_n);
+      Expr src = op.k_inner ? Load::make(tile, {stage, row0 + row_off + rr,
+                                                swizzled(row0 + row_off + rr, k0 + k_off, row_elems)})
+                            : Load::make(tile, {stage, k0 + k_off + rr,
+                                                swizzled(k0 + k_off + rr, row0 + row_off, row_elems)});
+      return eval(Intrinsic::Ldmatrix, {make_int(DataType::int32(), op.k_inner ? 0 : 1),
+                                        make_int(DataType::int32(), 4), Load::make(frag, {ty, tx, out}), src, tx});
+    };
+    // A: one x4 per m16 tile; B: one x4 per pair of n8 tiles.
+    s.push_back(threads([&](Expr ty, Expr tx) {
+      return loop("mi", tiles_m, [&](Expr mi) {
+        return ldmatrix(m_.a, a_shared_, a_frag_, ty, tx, warp_m0(ty) + mi * i(16), mi * i(a_per_lane_));
+      });
+    }));
+    s.push_back(threads([&](Expr ty, Expr tx) {
+      return loop("nj", tiles_n / 2, [&](Expr nj) {
+        return ldmatrix(m_.b, b_shared_, b_frag_, ty, tx, warp_n0(ty) + nj * i(16), nj * i(2 * b_per_lane_));
+      });
+    }));
+  }
   s.push_back(threads([&](Expr ty, Expr tx) {
     return loop("mi", tiles_m, [&](Expr mi) {
       return loop("ni", tiles_n, [&](Expr ni) {
-        return eval(Intrinsic::MmaSync, {StringImm::make(unit == 2 ? "m16n8k32" : "m16n8k16"),
+        return eval(Intrinsic::MmaSync, {StringImm::make(mma_shape_),
                                          Load::make(c_frag_, {ty, tx, (mi * i(tiles_n) + ni) * i(4)}),
-                                         Load::make(a_frag_, {ty, tx, mi * i(8 * unit)}),
-                                         Load::make(b_frag_, {ty, tx, ni * i(4 * unit)}), tx});
+                                         Load::make(a_frag_, {ty, tx, mi * i(a_per_lane_)}),
+                                         Load::make(b_frag_, {ty, tx, ni * i(b_per_lane_)}), tx});
       });
     });
   }));
@@ -290,17 +324,23 @@ Stmt KernelBuilder::store_element(const Expr &ty, const Expr &tx, const Expr &ti
 Stmt KernelBuilder::build() {
   const DataType in = m_.in_dtype;
   const int64_t pad = c_.pad;
+  // tf32 rows stored K-outer: twice the padding (see MatmulTensorCore.h).
+  const int64_t outer_pad = c_.in_bytes == 4 ? 2 * pad : pad;
   auto tile_shape = [&](const OperandInfo &op, int64_t rows) -> std::vector<Expr> {
     return op.k_inner ? std::vector<Expr>{i(c_.stages), i(rows), i(c_.block_k + pad)}
-                      : std::vector<Expr>{i(c_.stages), i(c_.block_k), i(rows + pad)};
+                      : std::vector<Expr>{i(c_.stages), i(c_.block_k), i(rows + outer_pad)};
   };
   a_shared_ = Buffer::make("A_shared", in, tile_shape(m_.a, c_.block_m), "shared");
   b_shared_ = Buffer::make("B_shared", in, tile_shape(m_.b, c_.block_n), "shared");
   const int64_t tiles_m = c_.warp_m() / 16, tiles_n = c_.warp_n() / 8;
-  const int64_t unit = 2 / c_.in_bytes;
-  const DataType acc = in.is_int() ? DataType::int32() : DataType::float32();
-  a_frag_ = Buffer::make("A_frag", in, {i(c_.warps()), i(32), i(tiles_m * 8 * unit)}, "warp");
-  b_frag_ = Buffer::make("B_frag", in, {i(c_.warps()), i(32), i(tiles_n * 4 * unit)}, "warp");
+  const DataType acc = in.is_int() ? DataType::int32() : c_.acc_bytes == 2 ? DataType::float16() : DataType::float32();
+  mma_shape_ = "m16n8k" + std::to_string(c_.mma_k());
+  std::string why;
+  auto variant = mma::find_mma_variant(mma_shape_, in, acc, &why);
+  TESSERA_ICHECK(variant) << why;
+  a_per_lane_ = variant->a_per_lane(), b_per_lane_ = variant->b_per_lane();
+  a_frag_ = Buffer::make("A_frag", in, {i(c_.warps()), i(32), i(tiles_m * a_per_lane_)}, "warp");
+  b_frag_ = Buffer::make("B_frag", in, {i(c_.warps()), i(32), i(tiles_n * b_per_lane_)}, "warp");
   c_frag_ = Buffer::make("C_frag", acc, {i(c_.warps()), i(32), i(tiles_m * tiles_n * 4)}, "warp");
 
   Var bz = var("bz"), by = var("by"), bx = var("bx");
@@ -348,7 +388,7 @@ Stmt KernelBuilder::build() {
     step.push_back(load_tile(m_.b, b_shared_, false, next_stage, next));
     step.push_back(eval(Intrinsic::CpAsyncCommit, {}));
     Expr stage = floormod(ko, i(S));
-    for (int64_t kk = 0; kk < c_.block_k / (32 / c_.in_bytes); ++kk) step.push_back(compute_slice(stage, kk));
+    for (int64_t kk = 0; kk < c_.block_k / c_.mma_k(); ++kk) step.push_back(compute_slice(stage, kk));
     body.push_back(For::make(ko, i(0), k_tiles, ForKind::Serial, Seq::make(step)));
   }
   body.push_back(eval(Intrinsic::CpAsyncWait, {make_int(DataType::int32(), 0)}));

@@ -20,14 +20,20 @@ std::string MatmulView::layout() const {
   return s;
 }
 
-namespace {
-
-/// The Load under any number of casts, or nullptr.
 const Load *strip_casts(const Expr &e) {
   Expr x = e;
-  while (const auto *c = x.as<Cast>()) x = c->value;
-  return x.as<Load>();
+  while (true) {
+    if (const auto *c = x.as<Cast>()) {
+      x = c->value;
+    } else if (const auto *r = x.as<Call>(); r && r->op == Intrinsic::RoundToTf32) {
+      x = r->args[0];
+    } else {
+      return x.as<Load>();
+    }
+  }
 }
+
+namespace {
 
 bool uses(const Access &a, int iter) {
   for (const auto &d : a.dim_iters)
@@ -63,7 +69,7 @@ MatchResult<MatmulView> match_matmul(const FuncInfo &info, int block) {
   const auto *mul = bi.reduce_value.as<Binary>();
   if (!mul || mul->op != BinaryOp::Mul) return R::fail(q + " adds a value that is not a product of two loads");
   const Load *la = strip_casts(mul->a), *lb = strip_casts(mul->b);
-  if (!la || !lb) return R::fail(q + " multiplies something other than two (possibly cast) loads");
+  if (!la || !lb) return R::fail(q + " multiplies something other than two (possibly cast or rounded) loads");
   if (bi.reads.size() != 2) return R::fail(q + " reads " + std::to_string(bi.reads.size()) + " buffers, not 2");
   const Access &w = bi.writes[0];
   for (const Access *acc : {&bi.reads[0], &bi.reads[1], &w})
@@ -148,6 +154,11 @@ MatchResult<MatmulView> match_matmul(const FuncInfo &info, int block) {
   v.a_dtype = A.buffer.dtype();
   v.b_dtype = B.buffer.dtype();
   v.acc_dtype = w.buffer.dtype();
+  auto rounded = [](const Expr &e) {
+    const auto *c = e.as<Call>();
+    return c && c->op == Intrinsic::RoundToTf32;
+  };
+  v.tf32 = rounded(mul->a) && rounded(mul->b);
   if (v.a.inner() == MatmulRole::Batch || v.b.inner() == MatmulRole::Batch)
     return R::fail(q + ": an operand's innermost dimension is a batch dimension");
 

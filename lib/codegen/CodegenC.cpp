@@ -131,6 +131,21 @@ const char *const kFloorModHelperI64 =
     "  long long r = a % b;\n"
     "  return (r != 0 && (r < 0) != (b < 0)) ? r + b : r;\n"
     "}\n";
+// T.round_to_tf32: to nearest, ties away (cvt.rna.tf32.f32's rounding), the
+// low 13 bits cleared; the bit form runs on every target, exactly as the
+// interpreter's (support/Half.h).
+const char *const kRoundTf32Helper =
+    "__device__ __forceinline__ float round_to_tf32(float x) {\n"
+    "  unsigned u = __float_as_uint(x);\n"
+    "  return (u & 0x7f800000u) == 0x7f800000u ? x : __uint_as_float((u + 0x1000u) & 0xffffe000u);\n"
+    "}\n";
+// ... and of a double (the float64 reference program): 11 significant bits.
+const char *const kRoundTf32HelperF64 =
+    "__device__ __forceinline__ double round_to_tf32(double x) {\n"
+    "  unsigned long long u = __double_as_longlong(x);\n"
+    "  return (u & 0x7ff0000000000000ull) == 0x7ff0000000000000ull\n"
+    "             ? x : __longlong_as_double((u + (1ull << 41)) & ~((1ull << 42) - 1));\n"
+    "}\n";
 
 }  // namespace
 
@@ -276,6 +291,11 @@ CodegenC::Code CodegenC::binary(const Binary &b) {
   return {operand(b.a, lhs_prec) + " " + binary_symbol(b.op) + " " + operand(b.b, rhs_prec), prec};
 }
 
+CodegenC::Code CodegenC::round_to_tf32(const Expr &x) {
+  helpers_.insert(x.dtype() == DataType::float64() ? kRoundTf32HelperF64 : kRoundTf32Helper);
+  return {"round_to_tf32(" + expr(x) + ")", kAtom};
+}
+
 CodegenC::Code CodegenC::call(const Call &c) {
   throw CodegenError(std::string("intrinsic T.") + intrinsic_name(c.op) + " is not supported by the C code generator");
 }
@@ -393,7 +413,8 @@ void CodegenC::stmt(const Stmt &s) {
 std::string CodegenC::helper_definitions() const {
   std::string out;
   // A fixed order (int before long long, div before mod) keeps output stable.
-  for (const char *h : {kFloorHelperInt, kFloorModHelperInt, kFloorHelperI64, kFloorModHelperI64})
+  for (const char *h : {kFloorHelperInt, kFloorModHelperInt, kFloorHelperI64, kFloorModHelperI64, kRoundTf32Helper,
+                        kRoundTf32HelperF64})
     if (helpers_.count(h)) out += std::string(h) + "\n";
   return out;
 }

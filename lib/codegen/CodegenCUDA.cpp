@@ -15,6 +15,7 @@
 #include "tessera/arith/Analyzer.h"
 #include "tessera/ir/AccessRegions.h"
 #include "tessera/ir/Functor.h"
+#include "tessera/ir/MmaFragments.h"
 #include "tessera/ir/Op.h"
 #include "tessera/script/Printer.h"
 
@@ -183,6 +184,7 @@ class CodegenCUDA : public CodegenC {
       case Intrinsic::SyncThreads: return {"__syncthreads()", kAtom};
       case Intrinsic::Assume: return {"__builtin_assume(" + print(c.args[0]).text + ")", kAtom};
       case Intrinsic::ShflXor: return shfl_xor(c);
+      case Intrinsic::RoundToTf32: return round_to_tf32(c.args[0]);
       case Intrinsic::IsNan:
       case Intrinsic::IsInf:
       case Intrinsic::IsFinite: {
@@ -397,22 +399,30 @@ class CodegenCUDA : public CodegenC {
         return;
       }
       case Intrinsic::MmaSync: {
-        // m16n8k16 float16/bfloat16 -> float32, m16n8k32 int8 -> int32: four
-        // A and two B registers either way.
-        const auto *a = c.args[2].as<Load>();
-        const bool integer = a->buffer.dtype().is_int();
-        std::string ab = integer ? "s8" : a->buffer.dtype().is_bfloat16() ? "bf16" : "f16";
-        std::string shape = integer ? "m16n8k32" : "m16n8k16", acc_type = integer ? "s32" : "f32";
+        // The form ir/MmaFragments.h names: its operands as 32-bit registers
+        // (float accumulators as "f", the rest as "r").
+        const auto *shape = c.args[0].as<StringImm>();
+        const auto *d_buf = c.args[1].as<Load>(), *a = c.args[2].as<Load>();
+        std::string why = "the shape is not a string";
+        auto v = shape ? mma::find_mma_variant(shape->value, a->buffer.dtype(), d_buf->buffer.dtype(), &why)
+                       : std::nullopt;
+        if (!v) throw CodegenError("T.mma_sync: " + why);
+        const bool float_regs = v->acc == DataType::float32();
         std::string d = fresh("acc"), fa = fresh("fa"), fb = fresh("fb");
         line("{");
-        line(std::string("  ") + (integer ? "int" : "float") + " *" + d + " = " + address_of(c.args[1]) + ";");
+        line(float_regs ? "  float *" + d + " = " + address_of(c.args[1]) + ";"
+                        : "  unsigned *" + d + " = (unsigned *)" + address_of(c.args[1]) + ";");
         line("  const unsigned *" + fa + " = (const unsigned *)" + address_of(c.args[2]) + ";");
         line("  const unsigned *" + fb + " = (const unsigned *)" + address_of(c.args[3]) + ";");
-        std::string io = integer ? "\"+r\"(" : "\"+f\"(";
-        line("  asm volatile(\"mma.sync.aligned." + shape + ".row.col." + acc_type + "." + ab + "." + ab + "." + acc_type +
-             " " + regs(0, 4) + ", " + regs(4, 4) + ", " + regs(8, 2) + ", " + regs(0, 4) + ";\\n\" : " + io + d +
-             "[0]), " + io + d + "[1]), " + io + d + "[2]), " + io + d + "[3]) : \"r\"(" + fa + "[0]), \"r\"(" + fa +
-             "[1]), \"r\"(" + fa + "[2]), \"r\"(" + fa + "[3]), \"r\"(" + fb + "[0]), \"r\"(" + fb + "[1]));");
+        const int nd = v->c_regs(), na = v->a_regs(), nb = v->b_regs();
+        auto list = [](const std::string &cons, const std::string &arr, int n) {
+          std::string s;
+          for (int i = 0; i < n; ++i) s += (i ? ", " : "") + cons + "(" + arr + "[" + std::to_string(i) + "])";
+          return s;
+        };
+        line("  asm volatile(\"" + v->ptx() + " " + regs(0, nd) + ", " + regs(nd, na) + ", " + regs(nd + na, nb) +
+             ", " + regs(0, nd) + ";\\n\" : " + list(float_regs ? "\"+f\"" : "\"+r\"", d, nd) + " : " +
+             list("\"r\"", fa, na) + ", " + list("\"r\"", fb, nb) + ");");
         line("}");
         return;
       }

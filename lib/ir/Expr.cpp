@@ -238,6 +238,11 @@ Expr Call::make(DataType t, Intrinsic op, std::vector<Expr> args) {
       break;
     case Intrinsic::MaxValue:
     case Intrinsic::MinValue: break;
+    case Intrinsic::RoundToTf32:
+      // float64 in the widened reference program (runtime/ReferenceProgram.h).
+      TESSERA_ICHECK((t == DataType::float32() || t == DataType::float64()) && args[0].dtype() == t)
+          << "round_to_tf32 takes and returns float32";
+      break;
     case Intrinsic::Assume:
       TESSERA_ICHECK(t.is_bool() && args[0].dtype().is_bool()) << "assume takes and returns bool";
       break;

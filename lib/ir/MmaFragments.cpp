@@ -1,6 +1,8 @@
 //===- lib/ir/MmaFragments.cpp - Which lane holds which matrix element -----===//
 #include "tessera/ir/MmaFragments.h"
 
+#include <cstring>
+
 #include "tessera/support/Error.h"
 
 namespace tessera::ir::mma {
@@ -113,9 +115,72 @@ MmaTables build_tables(MmaShape shape, int k) {
 }  // namespace
 
 const MmaTables &mma_tables(MmaShape shape) {
-  static const MmaTables k16 = build_tables(MmaShape::M16N8K16, 16), k32 = build_tables(MmaShape::M16N8K32, 32);
-  TESSERA_ICHECK(shape != MmaShape::M16N8K8) << "no lookup tables for m16n8k8";
-  return shape == MmaShape::M16N8K16 ? k16 : k32;
+  static const MmaTables k16 = build_tables(MmaShape::M16N8K16, 16), k32 = build_tables(MmaShape::M16N8K32, 32),
+                         k8 = build_tables(MmaShape::M16N8K8, 8);
+  switch (shape) {
+    case MmaShape::M16N8K16: return k16;
+    case MmaShape::M16N8K32: return k32;
+    case MmaShape::M16N8K8: return k8;
+  }
+  TESSERA_UNREACHABLE("unknown mma shape");
+}
+
+namespace {
+
+const char *ptx_type(DataType t, bool tf32) {
+  if (tf32) return "tf32";
+  if (t.is_float16()) return "f16";
+  if (t.is_bfloat16()) return "bf16";
+  if (t == DataType::float32()) return "f32";
+  if (t == DataType::int32()) return "s32";
+  return "s8";
+}
+
+}  // namespace
+
+std::string MmaVariant::shape_name() const { return mma::shape_name(shape); }
+
+std::string MmaVariant::ptx() const {
+  const bool tf32 = shape == MmaShape::M16N8K8;
+  const std::string d = ptx_type(acc, false), ab = ptx_type(in, tf32);
+  return "mma.sync.aligned." + shape_name() + ".row.col." + d + "." + ab + "." + ab + "." + d;
+}
+
+double MmaVariant::input(double v) const {
+  if (shape != MmaShape::M16N8K8) return v;
+  float f = static_cast<float>(v);
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  if ((x & 0x7f800000u) != 0x7f800000u) x &= 0xffffe000u;
+  std::memcpy(&f, &x, 4);
+  return f;
+}
+
+std::optional<MmaVariant> find_mma_variant(const std::string &shape, DataType in, DataType acc, std::string *why) {
+  struct Known {
+    const char *shape;
+    MmaShape s;
+    DataType in, acc;
+  };
+  static const Known known[] = {
+      {"m16n8k16", MmaShape::M16N8K16, DataType::float16(), DataType::float32()},
+      {"m16n8k16", MmaShape::M16N8K16, DataType::bfloat16(), DataType::float32()},
+      {"m16n8k16", MmaShape::M16N8K16, DataType::float16(), DataType::float16()},
+      {"m16n8k32", MmaShape::M16N8K32, DataType::int_(8), DataType::int32()},
+      {"m16n8k8", MmaShape::M16N8K8, DataType::float32(), DataType::float32()},
+  };
+  bool shape_known = false;
+  for (const Known &k : known) {
+    if (shape != k.shape) continue;
+    shape_known = true;
+    if (in == k.in && acc == k.acc) return MmaVariant{k.s, in, acc};
+  }
+  if (why)
+    *why = shape_known ? shape + " does not multiply " + in.str() + " into " + acc.str() +
+                             " (float16 -> float32 or float16, bfloat16 -> float32 for m16n8k16; int8 -> int32 "
+                             "for m16n8k32; float32 as tf32 -> float32 for m16n8k8)"
+                       : "the shape must be the string \"m16n8k16\", \"m16n8k32\" or \"m16n8k8\"";
+  return std::nullopt;
 }
 
 }  // namespace tessera::ir::mma

@@ -115,6 +115,7 @@ FloatPtr compile_float_math(Compiler &cc, const ir::Call &c) {
     TESSERA_MATH1(Round, std::round(x))
     TESSERA_MATH1(Trunc, std::trunc(x))
     TESSERA_MATH1(NearbyInt, std::nearbyint(x))
+    TESSERA_MATH1(RoundToTf32, round_to_tf32(x))
 #undef TESSERA_MATH1
     case Intrinsic::Pow: return fbin(t, arg(0), arg(1), [](auto x, auto y) { return std::pow(x, y); });
     default: throw_bad_intrinsic(c, cc);

@@ -158,11 +158,11 @@ struct LdmatrixNode final : StmtExec {
 
 // ---- mma.sync -----------------------------------------------------------------
 
-/// m16n8k16: float16/bfloat16 -> float32 (products exact in double, the sum
-/// rounded once); m16n8k32: int8 -> int32, exact and wrapping.
+/// Every form of ir/MmaFragments.h's MmaVariant: the products exact in
+/// double, the sum rounded once into the accumulator's type (int32: exact,
+/// wrapping).
 struct MmaNode final : StmtExec {
-  const ir::mma::MmaTables *maps = nullptr;
-  bool integer = false;
+  ir::mma::MmaVariant v;
   Address d, a, b;
   int lane = 0;
   const ErrCtx *ctx;
@@ -175,21 +175,17 @@ struct MmaNode final : StmtExec {
         ctx(cc.ctx("mma_sync")) {
     const auto *shape = c.args[0].as<ir::StringImm>();
     const std::string where = "T.mma_sync in block '" + cc.block() + "'";
-    if (!shape || (shape->value != "m16n8k16" && shape->value != "m16n8k32"))
-      throw InterpretError(where + ": the shape must be the string \"m16n8k16\" or \"m16n8k32\"");
-    integer = shape->value == "m16n8k32";
-    maps = &ir::mma::mma_tables(integer ? ir::mma::MmaShape::M16N8K32 : ir::mma::MmaShape::M16N8K16);
-    DataType in = a.dtype;
-    bool ok = integer ? in == DataType::int_(8) && d.dtype == DataType::int32()
-                      : (in.is_float16() || in.is_bfloat16()) && d.dtype == DataType::float32();
-    if (!ok || b.dtype != in)
-      throw InterpretError(where + ": " + shape->value + " multiplies " +
-                           (integer ? "int8 fragments into int32" : "float16 or bfloat16 fragments into float32") +
-                           "; got A " + a.dtype.str() + ", B " + b.dtype.str() + ", D " + d.dtype.str());
+    if (b.dtype != a.dtype)
+      throw InterpretError(where + ": A is " + a.dtype.str() + " but B is " + b.dtype.str());
+    std::string why = "the shape must be a string";
+    auto found = shape ? ir::mma::find_mma_variant(shape->value, a.dtype, d.dtype, &why) : std::nullopt;
+    if (!found) throw InterpretError(where + ": " + why);
+    v = *found;
   }
 
   void exec(Frame &f) const override {
     const int64_t l = current_lane(f, lane, "T.mma_sync", ctx);
+    const ir::mma::MmaTables &maps = v.tables();
     // The fragment offsets of the lanes this lane reads (the four lanes of
     // its rows' group for A, of its column's for B), evaluated once each.
     int64_t a_off[32], b_off[32];
@@ -197,30 +193,34 @@ struct MmaNode final : StmtExec {
     std::fill(b_off, b_off + 32, -1);
     auto a_at = [&](int from) {
       if (a_off[from] < 0)
-        a_off[from] = as_lane(f, lane, from, [&] { return a.offset(f, maps->a_per_lane(), "T.mma_sync's A fragment"); });
+        a_off[from] = as_lane(f, lane, from, [&] { return a.offset(f, v.a_per_lane(), "T.mma_sync's A fragment"); });
       return a_off[from];
     };
     auto b_at = [&](int from) {
       if (b_off[from] < 0)
-        b_off[from] = as_lane(f, lane, from, [&] { return b.offset(f, maps->b_per_lane(), "T.mma_sync's B fragment"); });
+        b_off[from] = as_lane(f, lane, from, [&] { return b.offset(f, v.b_per_lane(), "T.mma_sync's B fragment"); });
       return b_off[from];
     };
-    const int64_t d_off = d.offset(f, 4, "T.mma_sync's accumulator");
+    const int64_t d_off = d.offset(f, v.c_per_lane(), "T.mma_sync's accumulator");
     auto value = [&](const Address &op, int64_t off) -> double {
-      if (integer) return static_cast<double>(load_elem<int8_t>(op.base(f), off));
-      return op.dtype.is_float16() ? read_float<HalfTag>(op.base(f), off) : read_float<BF16Tag>(op.base(f), off);
+      if (v.in.is_int()) return static_cast<double>(load_elem<int8_t>(op.base(f), off));
+      double x = 0;
+      dispatch_float_storage(op.dtype, [&]<typename E>() { x = read_float<E>(op.base(f), off); });
+      return v.input(x);
     };
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < v.c_per_lane(); ++i) {
       double sum = ir::mma::mma_dot(
-          *maps, static_cast<int>(l), i, [&](int from, int k) { return value(a, a_at(from) + k); },
+          maps, static_cast<int>(l), i, [&](int from, int k) { return value(a, a_at(from) + k); },
           [&](int from, int k) { return value(b, b_at(from) + k); });
-      if (integer) {
+      if (v.acc.is_int()) {
         int64_t acc = load_elem<int32_t>(d.base(f), d_off + i);
         store_elem<int32_t>(d.base(f), d_off + i,
                             static_cast<int32_t>(wrap_int(DataType::int32(), acc + static_cast<int64_t>(sum))));
       } else {
-        double acc = read_float<float>(d.base(f), d_off + i);
-        write_float<float>(d.base(f), d_off + i, static_cast<float>(acc + sum));
+        // Rounded once, to the accumulator's type (float32 or float16).
+        dispatch_float_storage(v.acc, [&]<typename E>() {
+          write_float<E>(d.base(f), d_off + i, read_float<E>(d.base(f), d_off + i) + sum);
+        });
       }
     }
   }

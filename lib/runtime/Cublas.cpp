@@ -151,6 +151,7 @@ std::string GemmDesc::str() const {
   std::string shape = std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
   if (batch != 1) shape = std::to_string(batch) + "x" + shape;
   std::string in = a_dtype == b_dtype ? a_dtype.str() : a_dtype.str() + "*" + b_dtype.str();
+  if (tf32) in += "(tf32)";
   return std::string(batch != 1 ? "bmm " : "gemm ") + shape + " " + layout() + " " + in + "->" + c_dtype.str();
 }
 
@@ -220,15 +221,16 @@ void Cublas::gemm_ex(const GemmDesc &g, const DeviceBuffer &a, const DeviceBuffe
 
   Device::get(device_).make_current();
   const blas::Api &api = blas::api();
+  const blas::ComputeType compute = g.tf32 ? blas::kCompute32FFastTf32 : blas::kCompute32F;
   if (batch == 1) {
     blas::check(api.cublasGemmEx(handle_, op_b, op_a, n, m, k, &alpha, pb, ta, ldb, pa, ta, lda, &beta, pc, tc,
-                                 ldc, blas::kCompute32F, blas::kGemmDefault),
+                                 ldc, compute, blas::kGemmDefault),
                 "cublasGemmEx", g.str());
   } else {
     long long stride_a = (long long)m * k, stride_b = (long long)k * n, stride_c = (long long)m * n;
     blas::check(api.cublasGemmStridedBatchedEx(handle_, op_b, op_a, n, m, k, &alpha, pb, ta, ldb, stride_b, pa, ta,
                                                lda, stride_a, &beta, pc, tc, ldc, stride_c, batch,
-                                               blas::kCompute32F, blas::kGemmDefault),
+                                               compute, blas::kGemmDefault),
                 "cublasGemmStridedBatchedEx", g.str());
   }
 }

@@ -29,6 +29,7 @@ constexpr DataType kR32F = 0;            // CUDA_R_32F
 constexpr DataType kR16F = 2;            // CUDA_R_16F
 constexpr DataType kR16BF = 14;          // CUDA_R_16BF
 constexpr ComputeType kCompute32F = 68;  // CUBLAS_COMPUTE_32F
+constexpr ComputeType kCompute32FFastTf32 = 77;  // CUBLAS_COMPUTE_32F_FAST_TF32
 constexpr GemmAlgo kGemmDefault = -1;    // CUBLAS_GEMM_DEFAULT
 constexpr LibraryProperty kMajorVersion = 0, kMinorVersion = 1, kPatchLevel = 2;
 

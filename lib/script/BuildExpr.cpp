@@ -465,8 +465,8 @@ Operand Builder::build_call(const PyExpr &e) {
     for (int k = 0; k < n; ++k) {
       const PyExpr &a = *e.args[k];
       if (*op == Intrinsic::MmaSync && k == 0) {
-        if (a.kind != PyExprKind::Str || (a.name != "m16n8k16" && a.name != "m16n8k32"))
-          src_.fail(a.pos, fn + " takes the shape \"m16n8k16\" or \"m16n8k32\" first");
+        if (a.kind != PyExprKind::Str || (a.name != "m16n8k16" && a.name != "m16n8k32" && a.name != "m16n8k8"))
+          src_.fail(a.pos, fn + " takes the shape \"m16n8k16\", \"m16n8k32\" or \"m16n8k8\" first");
         args.push_back(StringImm::make(a.name));
         continue;
       }
@@ -601,6 +601,8 @@ Operand Builder::build_call(const PyExpr &e) {
     if ((*op == Intrinsic::IsNan || *op == Intrinsic::IsInf || *op == Intrinsic::IsFinite) && !xs[0].dtype().is_float())
       xs[0] = cast(DataType::float32(), xs[0]);
     if (*op == Intrinsic::Abs && xs[0].dtype().is_bool()) xs[0] = cast(DataType::int32(), xs[0]);
+    if (*op == Intrinsic::RoundToTf32 && xs[0].dtype() != DataType::float32())
+      src_.fail(e.args[0]->pos, "T.round_to_tf32 rounds a float32; this argument is " + xs[0].dtype().str());
     return result(typed(call(*op, std::move(xs))));
   }
   src_.fail(e.pos, "unknown function " + quote(fn));

@@ -446,6 +446,7 @@ class Thread {
                                              : 1.0 / std::sqrt(x);
         return {0, round_to(t, r)};
       }
+      case Intrinsic::RoundToTf32: return {0, tessera::round_to_tf32(static_cast<float>(eval(c.args[0]).f))};
       default:
         throw EmulationError(std::string("intrinsic T.") + intrinsic_name(c.op) + " is not supported by the emulator");
     }
@@ -523,29 +524,34 @@ class Thread {
     warp_.barrier.arrive_and_wait(&c, "ldmatrix");
   }
 
-  /// m16n8k16 (16-bit floats -> float32) or m16n8k32 (int8 -> int32, wrapping).
+  /// Every form of ir/MmaFragments.h's MmaVariant: the products exact, the
+  /// sum rounded once into the accumulator (int32: wrapping).
   void mma_sync(const Call &c) {
     const int lane = full_warp_lane(c);
     Address d = address(c.args[1]), a = address(c.args[2]), b = address(c.args[3]);
-    const bool integer = a.buffer->dtype().is_int();
-    const mma::MmaTables &t = mma::mma_tables(integer ? mma::MmaShape::M16N8K32 : mma::MmaShape::M16N8K16);
-    check_span(d, 4, "T.mma_sync's accumulator");
+    const auto *shape = c.args[0].as<StringImm>();
+    std::string why = "the shape is not a string";
+    auto v = shape ? mma::find_mma_variant(shape->value, a.buffer->dtype(), d.buffer->dtype(), &why) : std::nullopt;
+    if (!v || b.buffer->dtype() != a.buffer->dtype()) throw EmulationError("T.mma_sync: " + why);
+    const mma::MmaTables &t = v->tables();
+    const bool integer = v->in.is_int();
+    check_span(d, v->c_per_lane(), "T.mma_sync's accumulator");
     check_span(a, t.a_per_lane(), "T.mma_sync's A fragment");
     check_span(b, t.b_per_lane(), "T.mma_sync's B fragment");
     auto value = [&](const Address &x, int64_t k) {
-      return integer ? double(x.m->array->get_int(x.i + k)) : x.m->array->get(x.i + k);
+      return integer ? double(x.m->array->get_int(x.i + k)) : v->input(x.m->array->get(x.i + k));
     };
     for (int k = 0; k < t.a_per_lane(); ++k) warp_.frag_a[lane][k] = value(a, k);
     for (int k = 0; k < t.b_per_lane(); ++k) warp_.frag_b[lane][k] = value(b, k);
     warp_.barrier.arrive_and_wait(&c, "mma.sync");
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < v->c_per_lane(); ++i) {
       double sum = mma::mma_dot(
           t, lane, i, [&](int from, int k) { return warp_.frag_a[from][k]; },
           [&](int from, int k) { return warp_.frag_b[from][k]; });
       if (integer)
         d.m->array->set_int(d.i + i, wrap(DataType::int32(), d.m->array->get_int(d.i + i) + static_cast<int64_t>(sum)));
       else
-        d.m->array->set(d.i + i, static_cast<float>(d.m->array->get(d.i + i) + sum));
+        d.m->array->set(d.i + i, d.m->array->get(d.i + i) + sum);  // rounded to D's type
     }
     warp_.barrier.arrive_and_wait(&c, "mma.sync");
   }

@@ -7,7 +7,8 @@
 //   - no local memory (LDL/STL) and 0 spill bytes in ptxas's report;
 //   - the count of HMMA per K tile is what the warp tile implies.
 // The default config and the policy's top 3 for float16 nn and nt, bfloat16
-// and int8 "nt" GEMMs at 4096 (IMMA for int8). Label nvrtc; skips itself without NVRTC or cuobjdump.
+// and int8 "nt" GEMMs at 4096 (IMMA for int8); tf32 (HMMA.1688.F32.TF32)
+// and float16 accumulation (HMMA.16816.F16) on sm_80 and sm_90. Label nvrtc; skips itself without NVRTC or cuobjdump.
 //
 //===----------------------------------------------------------------------===//
 #include <gtest/gtest.h>
@@ -85,6 +86,46 @@ TEST(TensorCoreSass, HmmaLdsmAndLdgstsWithoutSpillsOnEveryTarget) {
       }
     }
   }
+}
+
+TEST(TensorCoreSass, Tf32AndFloat16AccumulationAreTheirOwnHmma) {
+  if (!runtime::nvrtc_available()) GTEST_SKIP() << "NVRTC is not available";
+  std::optional<std::filesystem::path> tool = runtime::find_disassembler();
+  if (!tool) GTEST_SKIP() << runtime::kNoDisassemblerHint;
+  const rules::Rule &rule = rules::matmul_tensor_core_rule();
+  // The form each program asks for, as the SASS spells it (sm_80 and sm_90).
+  struct Case {
+    std::string text, hmma;
+    int64_t acc_bytes;
+  };
+  std::vector<Case> cases = {{tf32_text(true, false, "4096", 4096, 4096), "HMMA.1688.F32.TF32", 4},
+                             {tf32_text(false, true, "4096", 4096, 4096), "HMMA.1688.F32.TF32", 4},
+                             {f16_accumulating_text(true, false, "4096", 4096, 4096), "HMMA.16816.F16", 2}};
+  for (const Case &k : cases)
+    for (auto [target, gpu] : {std::pair{"sm_80", "a100"}, {"sm_90", "h100"}}) {
+      const Arch arch = Arch::by_name(gpu);
+      ir::PrimFunc f = script::parse_func(k.text);
+      auto m = rule.match(f, arch);
+      ASSERT_TRUE(m) << m.reason();
+      auto c = dynamic_cast<const rules::TensorCoreConfig &>(*rule.default_config(**m, arch));
+      c.acc_bytes = k.acc_bytes;
+      SCOPED_TRACE(k.hmma + " " + target + " " + c.str());
+      runtime::CudaFunction fn = runtime::CudaFunction::build(rule.apply(f, **m, c).func(), {.arch = target});
+      const runtime::KernelResources &res = fn.kernels().at(0).compiled.kernels.at(0);
+      EXPECT_EQ(res.spill_loads + res.spill_stores, 0);
+      std::string sass = runtime::disassemble(fn.kernels().at(0).compiled.cubin, *tool);
+      runtime::SassSummary s;
+      for (const runtime::SassSummary &fs : runtime::parse_sass(sass)) s += fs;
+      SCOPED_TRACE(s.str());
+      EXPECT_EQ(s.local_loads + s.local_stores, 0) << "local memory traffic";
+      EXPECT_EQ(s.tensor_ops["HMMA"], c.warp_m() / 16 * (c.warp_n() / 8) * (c.block_k / c.mma_k()))
+          << "one HMMA per mma.sync of the unrolled K tile";
+      size_t at = sass.find("HMMA.");
+      ASSERT_NE(at, std::string::npos);
+      EXPECT_EQ(sass.compare(at, k.hmma.size(), k.hmma), 0) << sass.substr(at, 40);
+      EXPECT_GT(s.async_copies[16], 0) << "16-byte cp.async (LDGSTS)";
+      EXPECT_EQ(s.fma_ops["FFMA"], 0) << "the product runs on the tensor cores";
+    }
 }
 
 }  // namespace

@@ -86,6 +86,11 @@ TEST(TensorCoreSimt, CorpusWorkloadsAtShapesThatDivideNoTile) {
       for (bool swizzle : {false, true}) {
         rules::TensorCoreConfig c = small_config();
         if (e.name == "matmul_nt_i8") c.in_bytes = 1, c.pad = 16, c.block_k = 64;  // 8-bit: a K step of 32 at least
+        if (e.name == "matmul_nn_tf32") {
+          if (swizzle) continue;  // tf32 tiles are padded
+          c.in_bytes = 4, c.pad = 4;
+        }
+        if (e.name == "matmul_nn_f16_acc16") c.acc_bytes = 2;
         if (e.name == "matmul_nt_i8" && swizzle) c.warps_n = 4;  // fewer element copies per thread
         // The workload facts from the rule's own default.
         const auto &d = dynamic_cast<const rules::TensorCoreConfig &>(*rule.default_config(**gm, test_arch()));
@@ -103,7 +108,7 @@ TEST(TensorCoreSimt, CorpusWorkloadsAtShapesThatDivideNoTile) {
     }
     ++ran;
   }
-  EXPECT_GE(ran, 5) << "the corpus has five tensor-core matmuls";
+  EXPECT_GE(ran, 7) << "the corpus has seven tensor-core matmuls";
 }
 
 TEST(TensorCoreSimt, ConvolutionAsAnImplicitGemm) {
@@ -139,6 +144,36 @@ TEST(TensorCoreSimt, Int8IsExact) {
   ASSERT_EQ(error, "");
   ASSERT_FALSE(checks.empty());
   for (const runtime::OutputCheck &r : checks) EXPECT_TRUE(r.ok) << r.str();
+}
+
+TEST(TensorCoreSimt, Tf32AndFloat16AccumulationAtShapesThatDivideNoTile) {
+  // tf32 (m16n8k8, fragments loaded and rounded per lane) in the nn and tn
+  // layouts, rows of 36 and 52 floats in 16-byte pieces; float16 products
+  // accumulated in float16 (two accumulators per register).
+  struct Case {
+    std::string text;
+    int64_t in_bytes, acc_bytes;
+  };
+  std::vector<Case> cases = {{tf32_text(true, false, "37", 52, 36), 4, 4},
+                             {tf32_text(false, true, "37", 52, 36), 4, 4},
+                             {f16_accumulating_text(true, false, "37", 40, 96), 2, 2}};
+  const rules::Rule &rule = rules::matmul_tensor_core_rule();
+  for (const Case &k : cases) {
+    ir::PrimFunc f = script::parse_func(k.text);
+    auto m = rule.match(f, test_arch());
+    ASSERT_TRUE(m) << m.reason();
+    rules::TensorCoreConfig c = small_config();
+    c.in_bytes = k.in_bytes, c.acc_bytes = k.acc_bytes;
+    if (k.in_bytes == 4) c.pad = 4, c.block_k = 16;
+    c.validate(test_arch());
+    SCOPED_TRACE(c.str());
+    ir::PrimFunc s = rule.apply(f, **m, c).func();
+    std::string error;
+    std::vector<runtime::OutputCheck> checks = emulate(f, s, {}, &error);
+    ASSERT_EQ(error, "") << codegen::codegen_cuda(lower::lower(s));
+    ASSERT_FALSE(checks.empty());
+    for (const runtime::OutputCheck &r : checks) EXPECT_TRUE(r.ok) << r.str();
+  }
 }
 
 TEST(TensorCoreSimt, AShortWaitIsCaught) {

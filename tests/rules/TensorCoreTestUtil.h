@@ -11,32 +11,56 @@
 
 #include <string>
 
+#include <gtest/gtest.h>
+
+#include "RuleTestUtil.h"
 #include "tessera/ir/Functor.h"
 #include "tessera/ir/Op.h"
+#include "tessera/rules/MatmulTensorCore.h"
+#include "tessera/runtime/Interpreter.h"
+#include "tessera/runtime/Verify.h"
 
 namespace tessera::test {
 
-/// A matmul C[i, j] = sum_k A * B written as TVM prints it, with A stored
-/// [M, K] or [K, M] and B [K, N] or [N, K].
-inline std::string matmul_text(const std::string &dtype, bool a_k_inner, bool b_k_inner, const std::string &m, int n,
-                        int k) {
+/// A matmul C[i, j] = sum_k f(A) * f(B) written as TVM prints it, with A
+/// stored [M, K] or [K, M] and B [K, N] or [N, K], C of type `out`, each
+/// factor `factor` + load + ")" (`factor` opens the call, "T.Cast(\"float32\", ";
+/// empty: the bare load).
+inline std::string matmul_text_of(const std::string &dtype, const std::string &out, const std::string &factor,
+                                  bool a_k_inner, bool b_k_inner, const std::string &m, int n, int k) {
   std::string a_shape = a_k_inner ? "(" + m + ", " + std::to_string(k) + ")" : "(" + std::to_string(k) + ", " + m + ")";
   std::string b_shape = b_k_inner ? "(" + std::to_string(n) + ", " + std::to_string(k) + ")"
                                   : "(" + std::to_string(k) + ", " + std::to_string(n) + ")";
   std::string a_at = a_k_inner ? "A[vi, vk]" : "A[vk, vi]", b_at = b_k_inner ? "B[vj, vk]" : "B[vk, vj]";
+  auto f = [&](const std::string &x) { return factor.empty() ? x : factor + x + ")"; };
   std::string head = m == "m" ? "    m = T.int32()\n" : "";
   return "@T.prim_func\n"
          "def main(a: T.handle, b: T.handle, c: T.handle) -> None:\n" +
          head + "    A = T.match_buffer(a, " + a_shape + ", \"" + dtype + "\")\n" +
          "    B = T.match_buffer(b, " + b_shape + ", \"" + dtype + "\")\n" +
-         "    C = T.match_buffer(c, (" + m + ", " + std::to_string(n) + "), \"float32\")\n" +
+         "    C = T.match_buffer(c, (" + m + ", " + std::to_string(n) + "), \"" + out + "\")\n" +
          "    for i, j, k in T.grid(" + m + ", " + std::to_string(n) + ", " + std::to_string(k) + "):\n" +
          "        with T.block(\"C\"):\n"
          "            vi, vj, vk = T.axis.remap(\"SSR\", [i, j, k])\n"
          "            with T.init():\n"
-         "                C[vi, vj] = T.float32(0)\n"
-         "            C[vi, vj] = C[vi, vj] + T.Cast(\"float32\", " +
-         a_at + ") * T.Cast(\"float32\", " + b_at + ")\n";
+         "                C[vi, vj] = T." + out + "(0)\n"
+         "            C[vi, vj] = C[vi, vj] + " + f(a_at) + " * " + f(b_at) + "\n";
+}
+
+/// float16/bfloat16 operands cast to float32, accumulated in float32.
+inline std::string matmul_text(const std::string &dtype, bool a_k_inner, bool b_k_inner, const std::string &m, int n,
+                               int k) {
+  return matmul_text_of(dtype, "float32", "T.Cast(\"float32\", ", a_k_inner, b_k_inner, m, n, k);
+}
+
+/// float32 operands rounded to tf32 (T.round_to_tf32): the tf32 tensor cores.
+inline std::string tf32_text(bool a_k_inner, bool b_k_inner, const std::string &m, int n, int k) {
+  return matmul_text_of("float32", "float32", "T.round_to_tf32(", a_k_inner, b_k_inner, m, n, k);
+}
+
+/// float16 products accumulated in float16 (C float16).
+inline std::string f16_accumulating_text(bool a_k_inner, bool b_k_inner, const std::string &m, int n, int k) {
+  return matmul_text_of("float16", "float16", "", a_k_inner, b_k_inner, m, n, k);
 }
 
 /// C[i, j] = sum_k int32(A[i, k]) * int32(B[j, k]), int8 "nt" (the layout
@@ -57,6 +81,37 @@ inline std::string int8_text(int m, int n, int k, bool b_k_inner = true) {
          (b_k_inner ? "B[vj, vk]" : "B[vk, vj]") + ")\n";
 }
 
+
+/// Schedules `f` with the tensor-core rule at `config` (the default when
+/// null) and checks it against the float64 reference; returns the checks.
+inline std::vector<runtime::OutputCheck> run_checked(const ir::PrimFunc &f, const runtime::DimBindings &dims,
+                                              const rules::TensorCoreConfig *config, ir::PrimFunc *scheduled = nullptr) {
+  const rules::Rule &rule = rules::matmul_tensor_core_rule();
+  auto m = rule.match(f, test_arch());
+  EXPECT_TRUE(m) << m.reason();
+  if (!m) return {};
+  std::unique_ptr<rules::Config> def = rule.default_config(**m, test_arch());
+  // A given config takes the workload facts from the match, as a policy's do.
+  rules::TensorCoreConfig given;
+  if (config) {
+    given = *config;
+    const auto &d = static_cast<const rules::TensorCoreConfig &>(*def);
+    given.a_elementwise = d.a_elementwise, given.b_elementwise = d.b_elementwise;
+  }
+  const rules::Config &c = config ? static_cast<const rules::Config &>(given) : *def;
+  c.validate(test_arch());
+  ir::PrimFunc s = rule.apply(f, **m, c).func();
+  if (scheduled) *scheduled = s;
+  std::vector<runtime::NDArray> got = runtime::make_random_args(f, dims, 3);
+  runtime::Reference want = runtime::compute_reference(f, got);
+  runtime::interpret(s, got);
+  return runtime::check_outputs(f, got, want);
+}
+
+inline void expect_ok(const std::vector<runtime::OutputCheck> &checks) {
+  ASSERT_FALSE(checks.empty());
+  for (const runtime::OutputCheck &c : checks) EXPECT_TRUE(c.ok) << c.str();
+}
 
 class ShiftLoopWaits : public ir::IRMutator {
  public:

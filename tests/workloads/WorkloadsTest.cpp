@@ -36,6 +36,7 @@
 #include "tessera/runtime/Interpreter.h"
 #include "tessera/runtime/Verify.h"
 #include "tessera/script/Parser.h"
+#include "tessera/support/Half.h"
 
 namespace tessera {
 namespace {
@@ -121,6 +122,13 @@ NDArray result_like(const NDArray &a) {
 }
 
 /// C[.., i, j] = sum_r A[.., i, r] * B[.., r, j] (B[.., j, r] when `b_is_nk`), any batch prefix.
+/// `a` with every element rounded to tf32 (what T.round_to_tf32 makes of it).
+NDArray tf32_rounded(const NDArray &a) {
+  NDArray r = a;
+  for (int64_t i = 0; i < r.numel(); ++i) r.set(i, round_to_tf32(static_cast<float>(r.get(i))));
+  return r;
+}
+
 NDArray matmul(const NDArray &a, const NDArray &b, bool b_is_nk) {
   const auto &as = a.shape();
   const size_t rank = as.size();
@@ -256,6 +264,8 @@ const std::map<std::string, Reference> &references() {
        }},
       {"matmul_nn_f16", [](const Arrays &in) { return matmul(in[0], in[1], false); }},
       {"matmul_nn_bf16", [](const Arrays &in) { return matmul(in[0], in[1], false); }},
+      {"matmul_nn_tf32", [](const Arrays &in) { return matmul(tf32_rounded(in[0]), tf32_rounded(in[1]), false); }},
+      {"matmul_nn_f16_acc16", [](const Arrays &in) { return matmul(in[0], in[1], false); }},
       {"matmul_nt_i8", [](const Arrays &in) { return matmul(in[0], in[1], true); }},
       {"matmul_nt_f16", [](const Arrays &in) { return matmul(in[0], in[1], true); }},
       {"matmul_nn_f32", [](const Arrays &in) { return matmul(in[0], in[1], false); }},
@@ -366,6 +376,7 @@ bool all_finite(const NDArray &a) {
 /// reduction's combiner.
 const std::map<std::string, std::string> kMatmulLayout = {
     {"matmul_nn_f16", "nn"}, {"matmul_nt_f16", "nt"},      {"matmul_nn_f32", "nn"}, {"matmul_nn_bf16", "nn"}, {"matmul_nt_i8", "nt"},
+    {"matmul_nn_tf32", "nn"}, {"matmul_nn_f16_acc16", "nn"},
     {"matmul_nt_f32", "nt"}, {"bmm_symbolic_m_f16", "nn"}, {"matmul_bias_relu_f32", "nn"},
 };
 const std::map<std::string, Combiner> kReductionCombiner = {
@@ -444,8 +455,13 @@ void expect_matmul(const Entry &e, const FuncInfo &info) {
   auto m = analysis::match_matmul(info, r);
   ASSERT_TRUE(m) << m.reason();
   EXPECT_EQ(m->layout(), kMatmulLayout.at(e.name));
-  // int8 products accumulate exactly in int32; everything else in float32.
-  EXPECT_EQ(m->acc_dtype, m->a_dtype == ir::DataType::int_(8) ? ir::DataType::int32() : ir::DataType::float32());
+  // int8 products accumulate exactly in int32; everything else in float32,
+  // but the one workload that accumulates float16 in float16.
+  ir::DataType acc = m->a_dtype == ir::DataType::int_(8) ? ir::DataType::int32()
+                     : e.name == "matmul_nn_f16_acc16"   ? ir::DataType::float16()
+                                                         : ir::DataType::float32();
+  EXPECT_EQ(m->acc_dtype, acc);
+  EXPECT_EQ(m->tf32, e.name == "matmul_nn_tf32") << "both factors rounded by T.round_to_tf32";
   EXPECT_EQ(m->batch.empty(), m->a.buffer.ndim() == 2) << "batch iters and operand rank disagree";
   for (size_t i = 0; i < info.blocks.size(); ++i) {
     int b = static_cast<int>(i);

@@ -48,12 +48,19 @@ struct MatmulView {
   MatmulOperand a, b, c;
   /// dtype of the operands as stored, and of the accumulation (C's dtype).
   ir::DataType a_dtype, b_dtype, acc_dtype;
+  /// Both factors of the product are rounded by T.round_to_tf32: the program
+  /// asks for tf32 products (tensor cores may run them).
+  bool tf32 = false;
   /// Elementwise blocks producing A or B, and spatial blocks consuming C.
   std::vector<int> prologue, epilogue;
 
   /// "nn", "nt", "tn" or "tt" (see the file comment).
   std::string layout() const;
 };
+
+/// The Load a product's factor reads, under any number of casts and tf32
+/// roundings (T.round_to_tf32), or nullptr.
+const ir::Load *strip_casts(const ir::Expr &e);
 
 /// Matches block `block` of `info` as a matmul, or says why not.
 MatchResult<MatmulView> match_matmul(const FuncInfo &info, int block);

@@ -61,6 +61,8 @@ class CodegenC {
   virtual Code float_imm(ir::DataType t, double v);
   virtual Code cast(ir::DataType to, const ir::Expr &value);
   virtual Code call(const ir::Call &c);
+  /// `round_to_tf32(x)` of a float32, defining its helper.
+  Code round_to_tf32(const ir::Expr &x);
   virtual Code min_max(bool is_min, const ir::Expr &a, const ir::Expr &b);
   Code binary(const ir::Binary &b);
 

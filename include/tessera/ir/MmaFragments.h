@@ -33,7 +33,10 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include <optional>
 #include <string>
+
+#include "tessera/ir/DataType.h"
 
 namespace tessera::ir::mma {
 
@@ -109,8 +112,44 @@ struct MmaTables {
   int a_per_lane() const { return 16 * k / 32; }
   int b_per_lane() const { return 8 * k / 32; }
 };
-/// The tables of M16N8K16 or M16N8K32 (InternalError for M16N8K8).
+/// The tables of a shape (M16N8K8: tf32, K = 8).
 const MmaTables &mma_tables(MmaShape shape);
+
+/// One form of mma.sync that tessera emits: its shape and the types it
+/// multiplies (A and B alike) and accumulates (C and D alike):
+///
+///   m16n8k16  float16  -> float32 | float16 (two accumulators per register)
+///             bfloat16 -> float32
+///   m16n8k32  int8     -> int32 (exact, wrapping)
+///   m16n8k8   float32 read as tf32 (the 13 low mantissa bits ignored;
+///             T.round_to_tf32 makes them zero) -> float32
+///
+/// The interpreter, the SIMT emulator and the code generator all take the
+/// instruction's meaning from here.
+struct MmaVariant {
+  MmaShape shape = MmaShape::M16N8K16;
+  DataType in, acc;
+
+  const MmaTables &tables() const { return mma_tables(shape); }
+  /// A, B and C elements per lane.
+  int a_per_lane() const { return tables().a_per_lane(); }
+  int b_per_lane() const { return tables().b_per_lane(); }
+  static constexpr int c_per_lane() { return 4; }
+  /// 32-bit registers per lane of each operand.
+  int a_regs() const { return a_per_lane() * in.bytes() / 4; }
+  int b_regs() const { return b_per_lane() * in.bytes() / 4; }
+  int c_regs() const { return c_per_lane() * acc.bytes() / 4; }
+  /// "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32".
+  std::string ptx() const;
+  /// An A or B element as the instruction reads it (tf32: truncated).
+  double input(double v) const;
+  /// "m16n8k16", "m16n8k32", "m16n8k8".
+  std::string shape_name() const;
+};
+
+/// The variant `shape` ("m16n8k16", ...) names for operands of type `in`
+/// into `acc`, or nullopt with the reason in `why`.
+std::optional<MmaVariant> find_mma_variant(const std::string &shape, DataType in, DataType acc, std::string *why);
 
 /// What mma.sync adds to accumulator element `index` (0..3) of `lane`: the
 /// sum over K of A(row, k) B(k, col), each operand element read from the

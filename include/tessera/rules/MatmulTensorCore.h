@@ -2,9 +2,16 @@
 //
 // Matches what the SIMT matmul rule matches (analysis::match_matmul: one
 // reduction block C[b.., i, j] += A * B, layouts nn/nt/tn/tt, batched,
-// symbolic extents) when A and B are float16 or bfloat16, the accumulator is
-// float32 or float16, and the Arch lists mma.sync m16n8k16 for the input type
-// with cp.async; an elementwise epilogue chain (cast, bias, activation,
+// symbolic extents) when the Arch lists the mma.sync form for the operands
+// (with cp.async):
+//
+//   float16, bfloat16 into float32 (or float16, accumulated in float32 or,
+//            for float16 operands, in float16: `acc_bytes`)  m16n8k16
+//   int8 into int32, both operands K-contiguous               m16n8k32
+//   float32 operands both rounded by T.round_to_tf32 (the
+//            program asks for tf32) into float32              m16n8k8
+//
+// an elementwise epilogue chain (cast, bias, activation,
 // residual) is folded into the store, and inlinable producers of A or B (a
 // cast, an int4 dequantisation) into the operand's tile fetch, which then
 // copies element by element. Convolutions are the conv2d rule's.
@@ -36,7 +43,7 @@
 // Config, with the workload facts validate() needs copied from the match:
 //   {"rule": "matmul_tensor_core", "block_m": 128, "block_n": 256, "block_k": 64,
 //    "warps_m": 2, "warps_n": 4, "stages": 3, "pad": 8, "swizzle": false, "raster": 0,
-//    "in_bytes": 2, "a_elementwise": false, "b_elementwise": false}
+//    "in_bytes": 2, "acc_bytes": 4, "a_elementwise": false, "b_elementwise": false}
 // (the default: the fastest of the top-20 at 4096^3 float16 nn on an H100,
 // bench/results/2026-11-26-h100-80gb-hbm3-4; smaller where shared memory
 // is short).
@@ -55,10 +62,16 @@ struct TensorCoreConfig final : Config {
   int64_t warps_m = 2;    ///< warps along M
   int64_t warps_n = 4;    ///< warps along N
   int64_t stages = 3;     ///< shared-memory tiles in flight (2 to 6)
-  int64_t pad = 8;        ///< elements added to each shared row (0 or 16 bytes' worth: against ldmatrix conflicts)
+  /// Elements added to each shared row (0 or 16 bytes' worth: against ldmatrix
+  /// conflicts). tf32 tiles stored K-outer get twice this (rows of 8 mod 32
+  /// words keep the fragment loads conflict-free).
+  int64_t pad = 8;
   bool swizzle = false;   ///< XOR-swizzled 16-byte chunks instead of padding (pad 0; rows of 64 bytes or more)
   int64_t raster = 0;     ///< 0: tiles in rows (blockIdx.y, x); P: panels of P tile rows walked by column
-  int64_t in_bytes = 2;   ///< workload fact: bytes per A/B element
+  int64_t in_bytes = 2;   ///< workload fact: bytes per A/B element (4: tf32)
+  /// Accumulator bytes: 4 (float32, int32) or 2 (float16 accumulators: only
+  /// for float16 operands whose program accumulates in float16).
+  int64_t acc_bytes = 4;
   bool a_elementwise = false;  ///< workload fact: A's tile is copied element by element (computed or unaligned)
   bool b_elementwise = false;  ///< workload fact: the same for B
 
@@ -73,10 +86,13 @@ struct TensorCoreConfig final : Config {
   int64_t warp_n() const { return block_n / warps_n; }
   /// Shared memory of the staged A and B tiles with their padding (either layout).
   int64_t shared_bytes() const;
-  /// Registers per thread, estimated: float32 accumulators, the A and B
+  /// The instruction's K: 16 (16-bit operands), 32 (int8), 8 (tf32).
+  int64_t mma_k() const { return in_bytes == 1 ? 32 : in_bytes == 2 ? 16 : 8; }
+  /// Registers per thread, estimated: the accumulators, the A and B
   /// fragments of one K slice, 48 for addresses and loop state, and 2.5 per
   /// element a thread copies per stage of an element-by-element operand (its
-  /// index arithmetic; sm_90 measured 1.2 to 2.3 for a convolution's gather).
+  /// index arithmetic; sm_90 measured 1.2 to 2.3 for a convolution's gather);
+  /// tf32's element-wise fragment loads count 2.5 times their fragments.
   int64_t registers() const;
 };
 
@@ -84,15 +100,21 @@ struct TensorCoreConfig final : Config {
 /// (-1 where symbolic) and operand type, from the rule's typed description.
 struct TensorCoreProblem {
   int64_t batch = 1, m = -1, n = -1, k = -1;
-  ir::DataType in;
+  ir::DataType in;  ///< float32: tf32 operands
+  bool f16_accumulation = false;  ///< the program accumulates float16 in float16 (acc_bytes 2 allowed)
   bool a_elementwise = false, b_elementwise = false;  ///< tiles copied element by element
 };
 /// The problem of a matmul_tensor_core match; ConfigError for another rule's match.
 TensorCoreProblem tensor_core_problem(const Match &m);
 
-/// The Arch's mma.sync entry the kernel uses for operands of type `in` (into
-/// int32 for int8, else float32), or nullptr.
-const MmaSupport *tensor_core_mma(const Arch &arch, ir::DataType in);
+/// The Arch's mma.sync entry the kernel uses for operands of type `in`
+/// (float32: tf32) accumulated in `acc_bytes` (4: int32 for int8, else
+/// float32; 2: float16), or nullptr.
+const MmaSupport *tensor_core_mma(const Arch &arch, ir::DataType in, int64_t acc_bytes = 4);
+/// The accumulator bytes to use: 2 where the program allows float16
+/// accumulation and `arch` runs it faster than float32's (GeForce parts run
+/// float32 accumulation at half rate), else 4.
+int64_t preferred_acc_bytes(const Arch &arch, const TensorCoreProblem &p);
 
 /// The tensor-core matmul rule (registered in all_rules(), before "matmul").
 const Rule &matmul_tensor_core_rule();

@@ -26,7 +26,8 @@
 //
 // Inputs float16, bfloat16 or float32 (A and B alike), output float16,
 // bfloat16 or float32, always accumulated in float32 (CUBLAS_COMPUTE_32F; for
-// float32 inputs that is true FP32, never TF32, in the default math mode);
+// float32 inputs that is true FP32, never TF32, in the default math mode,
+// unless the GEMM asks for tf32: CUBLAS_COMPUTE_32F_FAST_TF32);
 // alpha = 1, beta = 0.
 //
 // Errors: CublasUnavailable (a UserError) when no libcublas opens (the
@@ -63,6 +64,9 @@ struct GemmDesc {
   ir::DataType a_dtype = ir::DataType::float32();
   ir::DataType b_dtype = ir::DataType::float32();
   ir::DataType c_dtype = ir::DataType::float32();
+  /// float32 operands multiplied as tf32 (a program that rounds them with
+  /// T.round_to_tf32): CUBLAS_COMPUTE_32F_FAST_TF32.
+  bool tf32 = false;
 
   /// "nn", "nt", "tn" or "tt" (A's letter first).
   std::string layout() const;

@@ -90,4 +90,27 @@ inline double round_to_bfloat16(double v) {
   return bfloat16_bits_to_float(float_to_bfloat16_bits(static_cast<float>(v)));
 }
 
+/// `f` rounded to TensorFloat-32 precision (10 mantissa bits, float32's
+/// exponent) to nearest, ties away from zero, as PTX's `cvt.rna.tf32.f32`;
+/// the 13 low mantissa bits of the result are zero, infinity and NaN are
+/// kept, a value past the largest tf32 rounds to infinity.
+inline float round_to_tf32(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  if ((x & 0x7f800000u) == 0x7f800000u) return f;
+  x = (x + 0x1000u) & 0xffffe000u;
+  std::memcpy(&f, &x, 4);
+  return f;
+}
+/// The same rounding of a double (the float64 reference): 11 significant
+/// bits, ties away from zero, the 42 low mantissa bits cleared.
+inline double round_to_tf32(double v) {
+  uint64_t x;
+  std::memcpy(&x, &v, 8);
+  if ((x & 0x7ff0000000000000ull) == 0x7ff0000000000000ull) return v;
+  x = (x + (uint64_t{1} << 41)) & ~((uint64_t{1} << 42) - 1);
+  std::memcpy(&v, &x, 8);
+  return v;
+}
+
 }  // namespace tessera
