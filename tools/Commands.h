@@ -187,6 +187,8 @@ struct TuneCommandOptions {
   int64_t topk = 20;
   /// The tuning database; "" the default (default_database_path()), "none" for none.
   std::string db;
+  /// Directory of compiled cubins ("" for KernelCache::default_dir(), "none" for no cache).
+  std::string cache;
   std::string json;
   std::string output_dir = "tessera_tune_out";
   std::vector<std::string> dims;

@@ -86,6 +86,9 @@ int main(int argc, char **argv) {
       ->capture_default_str();
   tune_cmd->add_option("--rule", tune.rule, "Tune this rule only");
   tune_cmd->add_option("--db", tune.db, "Tuning database (JSON lines); 'none' for none (default: $TESSERA_DB or ~/.cache/tessera/tuning.jsonl)");
+  tune_cmd->add_option("--cache", tune.cache,
+                       "Directory of compiled kernels, reused across runs; 'none' for none (default: $TESSERA_CACHE or "
+                       "~/.cache/tessera/kernels)");
   tune_cmd->add_option("--json", tune.json, "Write every candidate's result as JSON to this file");
   tune_cmd->add_option("-o,--output", tune.output_dir, "Directory for the best kernel's source and cubin")
       ->capture_default_str();

@@ -147,10 +147,14 @@ int tune_command(const TuneCommandOptions &opts, std::ostream &out, std::ostream
       for (const tune::DatabaseWarning &w : db->warnings()) err << "warning: " << w.str(db_path) << "\n";
     }
 
+    std::optional<runtime::KernelCache> cache;
+    if (opts.cache != "none") cache.emplace(opts.cache.empty() ? runtime::KernelCache::default_dir() : std::filesystem::path(opts.cache));
+
     ProgressBar bar(err, opts.progress && isatty(STDERR_FILENO));
     tune::TuneOptions to{.topk = opts.topk, .rule = opts.rule, .threads = opts.threads, .measure = !opts.no_measure,
                         .read_sass = !opts.no_sass};
     to.db = db ? &*db : nullptr;
+    to.kernel_cache = cache ? &*cache : nullptr;
     to.progress = [&](const std::string &phase, int done, int total) { bar.update(phase, done, total); };
     tune::TuneResult r = tune::fast_tune(f, arch, to);
 
@@ -178,6 +182,13 @@ int tune_command(const TuneCommandOptions &opts, std::ostream &out, std::ostream
           p.match_ms, p.policy_ms, p.schedule_ms, p.codegen_ms, p.nvrtc_ms, p.compile_wall_ms, p.sass_ms,
           p.reference_ms, p.measure_ms, p.total_ms);
       if (double s = r.speedup_over_default(); s > 0) out << fmt::format("# speed-up over the default config: {:.2f}x\n", s);
+      if (cache) {
+        runtime::KernelCache::Counters k = cache->counters();
+        out << fmt::format("# kernel cache: {}: {} read, {} compiled", cache->dir().string(), k.hits, k.misses);
+        if (k.rejected) out << fmt::format(" ({} entries did not read back whole and were rebuilt)", k.rejected);
+        if (k.store_failures) out << fmt::format(" ({} could not be stored)", k.store_failures);
+        out << "\n";
+      }
       if (db && r.measured) out << "# database: " << db_path << " (" << r.candidates.size() << " records appended)\n";
       else if (db) out << "# database: " << db_path << " (nothing measured, nothing stored)\n";
     }

@@ -247,7 +247,10 @@ std::vector<CudaFunction> CudaFunction::build_for_archs(const ir::PrimFunc &f, c
     parse_arch(arch);
     for (const lower::LoweredFunc &l : lowered)
       jobs.push_back({codegen::codegen_cuda(l, codegen::CudaOptions{.arch = arch}),
-                      CompileOptions{.arch = arch, .name = l.name, .extra_options = options.extra_options}});
+                      CompileOptions{.arch = arch,
+                                     .name = l.name,
+                                     .extra_options = options.extra_options,
+                                     .cache = options.cache}});
   }
   std::vector<CompileOutcome> outcomes;
   if (jobs.size() == 1) {

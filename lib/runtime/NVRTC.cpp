@@ -20,6 +20,9 @@
 #include <mutex>
 #include <thread>
 
+#include "tessera/runtime/KernelCache.h"
+#include "tessera/support/Version.h"
+
 #ifdef TESSERA_HAVE_NVRTC
 #include <nvrtc.h>
 #endif
@@ -231,6 +234,22 @@ CompileResult compile_cuda(const std::string &source, const CompileOptions &opti
                                    "--ptxas-options=-v"};
   for (std::string &inc : include_options()) opts.push_back(std::move(inc));
   opts.insert(opts.end(), options.extra_options.begin(), options.extra_options.end());
+
+  // A compile already kept: everything that decides the cubin is in the key.
+  std::string cache_key;
+  if (options.cache) {
+    std::string material = "nvrtc " + nvrtc_version() + "\ntessera " + std::string(tessera::version()) + "\n" +
+                           (options.want_ptx ? "ptx\n" : "cubin\n");
+    for (const std::string &o : opts) material += o + '\n';
+    cache_key = KernelCache::digest(material + '\0' + source);
+    if (std::optional<CompileResult> hit = options.cache->load(cache_key, options.arch)) {
+      if (!options.want_ptx || !hit->ptx.empty()) {
+        hit->name = options.name;
+        return *hit;
+      }
+    }
+  }
+
   std::vector<const char *> argv;
   for (const std::string &o : opts) argv.push_back(o.c_str());
 
@@ -266,6 +285,7 @@ CompileResult compile_cuda(const std::string &source, const CompileOptions &opti
   result.log = std::move(log);
   result.compile_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (options.cache) options.cache->store(cache_key, result);
   return result;
 #endif
 }

@@ -86,7 +86,7 @@ std::string sm_name(const Arch &arch) { return "sm_" + std::to_string(arch.compu
 
 /// Schedules (when `rule`) and builds job `j`; every failure becomes its status.
 void schedule_and_build(Job &j, const ir::PrimFunc &func, const rules::Rule *rule, const rules::Match *match,
-                        const Arch &arch) {
+                        const Arch &arch, runtime::KernelCache *cache) {
   auto t0 = Clock::now();
   try {
     j.report.func = rule ? rule->apply(func, *match, *j.config).func() : func;
@@ -100,7 +100,7 @@ void schedule_and_build(Job &j, const ir::PrimFunc &func, const rules::Rule *rul
   j.schedule_ms = ms_since(t0);
   auto t1 = Clock::now();
   try {
-    j.fn = runtime::CudaFunction::build(j.report.func, {.arch = sm_name(arch)});
+    j.fn = runtime::CudaFunction::build(j.report.func, {.arch = sm_name(arch), .cache = cache});
   } catch (const std::exception &e) {
     j.codegen_ms = ms_since(t1);
     j.report.status = CandidateStatus::BuildError;
@@ -211,7 +211,7 @@ Tuned compile_candidates(const ir::PrimFunc &func, const rules::Rule *rule, cons
   }
   auto t1 = Clock::now();
   parallel_for(
-      t.jobs.size(), options.threads, [&](size_t i) { schedule_and_build(t.jobs[i], func, rule, match, arch); },
+      t.jobs.size(), options.threads, [&](size_t i) { schedule_and_build(t.jobs[i], func, rule, match, arch, options.kernel_cache); },
       [&](int done, int total) {
         if (options.progress) options.progress("compile", done, total);
       });

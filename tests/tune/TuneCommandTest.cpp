@@ -28,6 +28,7 @@ struct CommandRun {
 };
 
 CommandRun tune(TuneCommandOptions o) {
+  if (o.cache.empty()) o.cache = "none";  // tests never fill ~/.cache
   std::ostringstream out, err;
   int status = tune_command(o, out, err);
   return {status, out.str(), err.str()};
@@ -104,6 +105,22 @@ TEST(TuneCommand, SecondRunAnswersFromTheDatabase) {
                    .output_dir = dir.file("out"), .dims = {"rows=64", "cols=96"}, .no_measure = true});
   ASSERT_EQ(a100.status, 0) << a100.err;
   EXPECT_EQ(a100.out.find("answered from the database"), std::string::npos) << a100.out;
+}
+
+TEST(TuneCommand, TheSecondTuneCompilesNothing) {
+  test::ScratchDir dir;
+  TuneCommandOptions o{.file = workload("matmul_nn_f16.py"), .arch = "h100", .topk = 3, .db = "none",
+                       .output_dir = dir.file("out"), .dims = {"m=256", "n=256", "k=128"}, .no_measure = true};
+  o.cache = dir.file("kernels");
+  CommandRun first = tune(o);
+  ASSERT_EQ(first.status, 0) << first.err;
+  EXPECT_NE(first.out.find(": 0 read, 4 compiled"), std::string::npos) << first.out;
+  CommandRun second = tune(o);
+  ASSERT_EQ(second.status, 0) << second.err;
+  EXPECT_NE(second.out.find(": 4 read, 0 compiled"), std::string::npos) << second.out;
+  EXPECT_NE(second.out.find("nvrtc 0.0 "), std::string::npos) << second.out;
+  // The same winner, written again from the cached cubin.
+  EXPECT_EQ(first.out.substr(first.out.find("# best:")), second.out.substr(second.out.find("# best:")));
 }
 
 TEST(TuneCommand, BadArgumentsAreUserErrors) {

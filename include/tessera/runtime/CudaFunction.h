@@ -52,6 +52,8 @@ struct CudaBuildOptions {
   std::string arch;
   /// Extra NVRTC options (e.g. "-lineinfo").
   std::vector<std::string> extra_options;
+  /// Compiled cubins kept on disk (runtime/KernelCache.h); may be null.
+  KernelCache *cache = nullptr;
 };
 
 /// The launch of one call: grid and block with the symbolic extents evaluated.

@@ -30,6 +30,8 @@
 
 namespace tessera::runtime {
 
+class KernelCache;
+
 /// A compile failure: NVRTC rejected the source, ptxas rejected the PTX, or
 /// the options were invalid (e.g. an arch NVRTC does not support). what() is
 /// one summary line plus the log; the parts are available separately.
@@ -57,6 +59,9 @@ struct CompileOptions {
   std::vector<std::string> extra_options;
   /// Also return the PTX.
   bool want_ptx = false;
+  /// Where compiled cubins are kept (runtime/KernelCache.h): a compile found
+  /// there is read, not compiled; a new one is stored. May be null.
+  KernelCache *cache = nullptr;
 };
 
 /// Resource usage of one kernel, as ptxas reports it with -v.
@@ -76,7 +81,8 @@ struct CompileResult {
   std::vector<uint8_t> cubin;  ///< an ELF image ("\x7fELF...")
   std::string ptx;             ///< empty unless CompileOptions::want_ptx
   std::string log;             ///< the NVRTC log (warnings, ptxas -v info)
-  double compile_ms = 0;       ///< wall time of this compile
+  double compile_ms = 0;       ///< wall time of this compile (0 when read from a KernelCache)
+  bool from_cache = false;     ///< read from CompileOptions::cache, not compiled
   std::vector<KernelResources> kernels;  ///< one per entry, in the log's order
   /// The entry named `name` (mangled or not), or nullptr.
   const KernelResources *find_kernel(const std::string &name) const;

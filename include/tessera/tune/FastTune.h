@@ -58,6 +58,7 @@
 #include "tessera/arch/Arch.h"
 #include "tessera/ir/Func.h"
 #include "tessera/runtime/Interpreter.h"
+#include "tessera/runtime/KernelCache.h"
 #include "tessera/runtime/Sass.h"
 #include "tessera/support/Error.h"
 
@@ -155,6 +156,9 @@ struct TuneOptions {
   bool read_sass = true;
   /// Consulted before tuning and appended to afterwards; may be null.
   Database *db = nullptr;
+  /// Compiled candidates kept on disk: a candidate compiled before (the same
+  /// CUDA C for the same target and toolchain) is read, not compiled. May be null.
+  runtime::KernelCache *kernel_cache = nullptr;
   /// Called as work completes: (phase, done, total), phase one of
   /// "compile", "measure". From the calling thread only.
   std::function<void(const std::string &, int, int)> progress;
