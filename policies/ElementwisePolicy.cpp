@@ -54,10 +54,11 @@ struct InjectiveShape {
   double dram_bytes = 0;  ///< parameters' bytes, strided reads at a sector per element
 };
 
-InjectiveShape injective_shape(const ir::PrimFunc &f, const Arch &arch, int64_t hint) {
+InjectiveShape injective_shape(const ir::PrimFunc &f, const Arch &arch, const ProposeOptions &options) {
+  const int64_t hint = options.symbolic_hint;
   InjectiveShape s;
   analysis::FuncInfo original = analyze_inlined(f);
-  ir::PrimFunc sized = sized_for(f, hint);
+  ir::PrimFunc sized = sized_for(f, options);
   analysis::FuncInfo info = analyze_inlined(sized);
   if (info.blocks.empty() || original.blocks.empty()) return s;
   s.constant = iter_extent(original.blocks.back()).has_value();
@@ -88,7 +89,7 @@ InjectiveShape injective_shape(const ir::PrimFunc &f, const Arch &arch, int64_t 
 std::vector<Candidate> propose_elementwise(const ir::PrimFunc &f, const rules::Rule &rule,
                                            const rules::Match &m, const Arch &arch,
                                            const ProposeOptions &options) {
-  InjectiveShape s = injective_shape(f, arch, options.symbolic_hint);
+  InjectiveShape s = injective_shape(f, arch, options);
   std::unique_ptr<rules::Config> seed_any = rule.default_config(m, arch);
   const auto *seed = dynamic_cast<const rules::ElementwiseConfig *>(seed_any.get());
   if (!seed) return {};
@@ -198,8 +199,9 @@ struct ParallelNest {
   double per_thread_instructions = 1;
 };
 
-std::vector<ParallelNest> parallel_nests(const ir::PrimFunc &f, int64_t hint) {
-  ir::PrimFunc sized = sized_for(f, hint);
+std::vector<ParallelNest> parallel_nests(const ir::PrimFunc &f, const ProposeOptions &options) {
+  const int64_t hint = options.symbolic_hint;
+  ir::PrimFunc sized = sized_for(f, options);
   // The rule inlines first; nests of inlined blocks disappear.
   schedule::ScheduleOptions opts;
   opts.verify = false;
@@ -255,7 +257,7 @@ std::vector<Candidate> propose_fallback(const ir::PrimFunc &f, const rules::Rule
   std::unique_ptr<rules::Config> seed_any = rule.default_config(m, arch);
   const auto *seed = dynamic_cast<const rules::FallbackConfig *>(seed_any.get());
   if (!seed) return {};
-  std::vector<ParallelNest> nests = parallel_nests(f, options.symbolic_hint);
+  std::vector<ParallelNest> nests = parallel_nests(f, options);
   std::vector<Candidate> pool;
   auto add = [&](const rules::FallbackConfig &c) {
     double us = 0;

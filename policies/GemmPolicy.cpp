@@ -227,7 +227,7 @@ struct MatmulProblem {
 };
 
 /// The problem of the function's one reduction block, or why not.
-analysis::MatchResult<MatmulProblem> matmul_problem(const ir::PrimFunc &f, int64_t hint) {
+analysis::MatchResult<MatmulProblem> matmul_problem(const ir::PrimFunc &f, const ProposeOptions &options) {
   using R = analysis::MatchResult<MatmulProblem>;
   analysis::FuncInfo info = analysis::analyze(f);
   std::vector<int> reds = info.reduction_blocks();
@@ -238,9 +238,9 @@ analysis::MatchResult<MatmulProblem> matmul_problem(const ir::PrimFunc &f, int64
   const analysis::BlockInfo &blk = info.blocks[reds[0]];
   MatmulProblem p;
   auto extent = [&](int iter, bool &symbolic) {
-    auto e = ir::as_const_int(blk.iters[iter].dom.extent);
-    symbolic = !e;
-    return e ? std::max<int64_t>(*e, 1) : hint;
+    const ir::Expr &extent = blk.iters[iter].dom.extent;
+    symbolic = !ir::as_const_int(extent).has_value();
+    return sized_extent(extent, options);
   };
   for (int it : v->batch) {
     bool symbolic = false;
@@ -321,7 +321,7 @@ void for_each_thread_tiling(const std::vector<int64_t> &bms, const std::vector<i
 std::vector<Candidate> propose_matmul(const ir::PrimFunc &f, const rules::Rule &rule, const rules::Match &m,
                                       const Arch &arch, const ProposeOptions &options) {
   auto def = rule.default_config(m, arch);
-  auto problem = matmul_problem(f, options.symbolic_hint);
+  auto problem = matmul_problem(f, options);
   if (!problem) return {};  // propose() falls back to the default config
   const MatmulProblem &p = *problem;
   const auto &facts = dynamic_cast<const MatmulConfig &>(*def);

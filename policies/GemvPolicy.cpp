@@ -68,9 +68,10 @@ int64_t own_extent(const BlockInfo &b, const analysis::Access &a, const analysis
   return n;
 }
 
-GemvShape gemv_shape(const ir::PrimFunc &f, int64_t hint) {
+GemvShape gemv_shape(const ir::PrimFunc &f, const ProposeOptions &options) {
+  const int64_t hint = options.symbolic_hint;
   GemvShape s;
-  ir::PrimFunc sized = sized_for(f, hint);
+  ir::PrimFunc sized = sized_for(f, options);
   analysis::FuncInfo info = analysis::analyze(sized), original = analysis::analyze(f);
   s.all_bytes = param_bytes(sized, sized.body());
   std::vector<int> reds = info.reduction_blocks();
@@ -121,7 +122,7 @@ GemvShape gemv_shape(const ir::PrimFunc &f, int64_t hint) {
 
 std::vector<Candidate> propose_gemv(const ir::PrimFunc &f, const rules::Rule &rule, const rules::Match &m,
                                     const Arch &arch, const ProposeOptions &options) {
-  GemvShape s = gemv_shape(f, options.symbolic_hint);
+  GemvShape s = gemv_shape(f, options);
   std::unique_ptr<rules::Config> seed_any = rule.default_config(m, arch);
   const auto *seed = dynamic_cast<const rules::GemvConfig *>(seed_any.get());
   if (!seed) return {};

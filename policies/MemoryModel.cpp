@@ -35,9 +35,9 @@ constexpr double kInFlightTargetFraction = 0.5;
 
 }  // namespace
 
-ir::PrimFunc sized_for(const ir::PrimFunc &f, int64_t hint) {
+ir::PrimFunc sized_for(const ir::PrimFunc &f, const ProposeOptions &options) {
   std::map<std::string, int64_t> values;
-  for (const ir::Var &v : f.shape_vars()) values[v.name()] = hint;
+  for (const ir::Var &v : f.shape_vars()) values[v.name()] = options.size_of(v.name());
   return values.empty() ? f : analysis::specialize(f, values);
 }
 

@@ -56,8 +56,9 @@ namespace tessera::policies::memory {
 
 // ---- Facts about the function ---------------------------------------------
 
-/// `f` with every shape variable bound to `hint` (the sizes estimates use).
-ir::PrimFunc sized_for(const ir::PrimFunc &f, int64_t hint);
+/// `f` with every shape variable bound to options.size_of(its name) (the
+/// sizes estimates use).
+ir::PrimFunc sized_for(const ir::PrimFunc &f, const ProposeOptions &options);
 
 /// analyze() of `f` after inlining every block BlockInfo::is_inlinable says
 /// may be (on a scratch schedule; a block compute_inline refuses stays).

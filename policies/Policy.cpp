@@ -5,6 +5,10 @@
 
 #include "Policies.h"
 
+#include "tessera/arith/Analyzer.h"
+#include "tessera/ir/Functor.h"
+#include "tessera/ir/Op.h"
+
 namespace tessera::policies {
 
 const std::vector<const Policy *> &all_policies() {
@@ -17,6 +21,23 @@ const std::vector<const Policy *> &all_policies() {
       &gemv_policy(),
   };
   return list;
+}
+
+int64_t sized_extent(const ir::Expr &extent, const ProposeOptions &options) {
+  if (auto c = ir::as_const_int(extent)) return std::max<int64_t>(*c, 1);
+  std::vector<std::pair<ir::Var, ir::Expr>> at;
+  ir::pre_order_visit(
+      ir::Evaluate::make(extent),
+      [&](const ir::Expr &e) {
+        if (!e.as<ir::VarNode>()) return;
+        ir::Var v = ir::Var::from(e);
+        for (const auto &[w, _] : at)
+          if (w.same_as(v)) return;
+        at.push_back({v, ir::make_int(v.dtype(), options.size_of(v.name()))});
+      },
+      nullptr);
+  auto c = ir::as_const_int(arith::simplify(ir::substitute(extent, at)));
+  return c ? std::max<int64_t>(*c, 1) : options.symbolic_hint;
 }
 
 const Policy *find_policy(const std::string &rule) {

@@ -88,9 +88,10 @@ struct ReductionShape {
   bool writes_intermediate = false;  ///< an epilogue reads the reduced value
 };
 
-ReductionShape reduction_shape(const ir::PrimFunc &f, int64_t hint) {
+ReductionShape reduction_shape(const ir::PrimFunc &f, const ProposeOptions &options) {
+  const int64_t hint = options.symbolic_hint;
   ReductionShape s;
-  ir::PrimFunc sized = sized_for(f, hint);
+  ir::PrimFunc sized = sized_for(f, options);
   analysis::FuncInfo original = analyze_inlined(f), info = analyze_inlined(sized);
   std::vector<int> reds = info.reduction_blocks(), reds_original = original.reduction_blocks();
   if (reds.empty() || reds_original.empty()) return s;
@@ -113,7 +114,7 @@ ReductionShape reduction_shape(const ir::PrimFunc &f, int64_t hint) {
 std::vector<Candidate> propose_reduction(const ir::PrimFunc &f, const rules::Rule &rule,
                                          const rules::Match &m, const Arch &arch,
                                          const ProposeOptions &options) {
-  ReductionShape s = reduction_shape(f, options.symbolic_hint);
+  ReductionShape s = reduction_shape(f, options);
   std::unique_ptr<rules::Config> seed_any = rule.default_config(m, arch);
   const auto *seed = dynamic_cast<const rules::ReductionConfig *>(seed_any.get());
   if (!seed) return {};
@@ -213,9 +214,10 @@ struct RowShape {
   double all_bytes = 0;        ///< every parameter
 };
 
-RowShape row_shape(const ir::PrimFunc &f, int64_t hint) {
+RowShape row_shape(const ir::PrimFunc &f, const ProposeOptions &options) {
+  const int64_t hint = options.symbolic_hint;
   RowShape s;
-  ir::PrimFunc sized = sized_for(f, hint);
+  ir::PrimFunc sized = sized_for(f, options);
   analysis::FuncInfo info = analyze_inlined(sized);
   s.all_bytes = param_bytes(sized, sized.body());
   std::vector<int> reds = info.reduction_blocks();
@@ -239,7 +241,7 @@ RowShape row_shape(const ir::PrimFunc &f, int64_t hint) {
 std::vector<Candidate> propose_general_reduction(const ir::PrimFunc &f, const rules::Rule &rule,
                                                  const rules::Match &m, const Arch &arch,
                                                  const ProposeOptions &options) {
-  RowShape s = row_shape(f, options.symbolic_hint);
+  RowShape s = row_shape(f, options);
   std::unique_ptr<rules::Config> seed_any = rule.default_config(m, arch);
   const auto *seed = dynamic_cast<const rules::GeneralReductionConfig *>(seed_any.get());
   if (!seed) return {};

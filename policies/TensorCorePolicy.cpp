@@ -53,9 +53,10 @@ class TensorCorePolicy final : public Policy {
   std::vector<Candidate> propose(const ir::PrimFunc &, const rules::Rule &, const rules::Match &m, const Arch &arch,
                                  const ProposeOptions &options) const override {
     rules::TensorCoreProblem p = rules::tensor_core_problem(m);
-    // A symbolic extent is scored at a typical size.
-    const double M = p.m > 0 ? p.m : 1024, N = p.n > 0 ? p.n : 1024, K = p.k > 0 ? p.k : 1024;
-    const double batch = p.batch > 0 ? p.batch : 1;
+    // A symbolic extent is scored at its size in options (the hint, or a
+    // dynamic plan's cell).
+    const double M = double(sized_extent(p.m_extent, options)), N = double(sized_extent(p.n_extent, options));
+    const double K = double(sized_extent(p.k_extent, options)), batch = double(sized_extent(p.batch_extent, options));
     const int64_t acc_bytes = rules::preferred_acc_bytes(arch, p);
     const double peak = mma_peak_tops(arch, p.in, acc_bytes) * 1e12;
     std::vector<Candidate> out;

@@ -407,10 +407,15 @@ TensorCoreProblem tensor_core_problem(const Match &mt) {
   if (!m) throw ConfigError("matmul_tensor_core: the match is another rule's");
   const BlockInfo &blk = m->info.blocks[m->block];
   TensorCoreProblem p;
+  p.batch_extent = make_int(blk.iters[m->m].var.dtype(), 1);
   for (int b : m->batch) {
     int64_t e = extent_of(blk.iters[b].dom.extent);
     p.batch = e < 0 || p.batch < 0 ? -1 : p.batch * e;
+    p.batch_extent = p.batch_extent * cast(p.batch_extent.dtype(), blk.iters[b].dom.extent);
   }
+  p.m_extent = blk.iters[m->m].dom.extent;
+  p.n_extent = blk.iters[m->n].dom.extent;
+  p.k_extent = blk.iters[m->k].dom.extent;
   p.m = extent_of(blk.iters[m->m].dom.extent);
   p.n = extent_of(blk.iters[m->n].dom.extent);
   p.k = extent_of(blk.iters[m->k].dom.extent);

@@ -199,6 +199,30 @@ struct TuneCommandOptions {
   bool progress = true;
 };
 
+struct DynamicCommandOptions {
+  std::string file;
+  std::string func;
+  std::string arch = "auto";
+  /// "m=1:4096" per symbol; "m=1" (--hot) exact values with cells of their own.
+  std::vector<std::string> ranges, hot;
+  /// Bindings of the other symbolic dimensions ("n=4096").
+  std::vector<std::string> dims;
+  int64_t max_kernels = 16;
+  int64_t cells_per_octave = 2;
+  /// Compile the plan's kernels (through the kernel cache: "" the default
+  /// directory, "none" for none).
+  bool build = false;
+  std::string cache;
+  std::string json;
+  unsigned threads = 0;
+};
+
+/// Plans kernels for ranges of symbolic sizes (tune/DynamicPlan.h) and prints
+/// the plan: each cell with its kernel, estimate and predicted regret, the
+/// kernels, the baselines (one kernel; power-of-two buckets); `--build`
+/// compiles the kernels and prints what the kernel cache read and compiled.
+int dynamic_command(const DynamicCommandOptions &opts, std::ostream &out, std::ostream &err);
+
 /// $TESSERA_DB, else $XDG_CACHE_HOME/tessera/tuning.jsonl, else
 /// ~/.cache/tessera/tuning.jsonl.
 std::string default_database_path();

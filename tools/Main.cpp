@@ -98,6 +98,26 @@ int main(int argc, char **argv) {
   tune_cmd->add_flag("--no-sass", tune.no_sass, "Do not summarise the candidates' SASS (cuobjdump)");
   tune_cmd->add_option("--func", tune.func, "Function of a module (default: the only one, or main)");
 
+  DynamicCommandOptions dyn;
+  CLI::App *dyn_cmd = app.add_subcommand(
+      "dynamic", "Plan kernels for ranges of symbolic sizes: cells, the configs covering them, predicted regret");
+  dyn_cmd->add_option("file", dyn.file, "TVMScript file")->required()->check(CLI::ExistingFile);
+  dyn_cmd->add_option("--range", dyn.ranges, "A symbol's range, e.g. --range m=1:4096 (repeatable)")->required();
+  dyn_cmd->add_option("--hot", dyn.hot, "An exact value with a cell of its own, e.g. --hot m=1 (repeatable)");
+  dyn_cmd->add_option("--dim", dyn.dims, "Bind another symbolic dimension, e.g. --dim n=4096 (repeatable)");
+  dyn_cmd->add_option("--max-kernels", dyn.max_kernels, "The most kernels the plan may use")->capture_default_str();
+  dyn_cmd->add_option("--cells-per-octave", dyn.cells_per_octave, "Cells per octave of each range")
+      ->capture_default_str();
+  dyn_cmd->add_option("--arch", dyn.arch, "GPU: auto (the device), a preset (h100, a100, ...) or a .json file")
+      ->capture_default_str();
+  dyn_cmd->add_flag("--build", dyn.build, "Compile the plan's kernels with NVRTC");
+  dyn_cmd->add_option("--cache", dyn.cache,
+                      "With --build: directory of compiled kernels; 'none' for none (default: $TESSERA_CACHE or "
+                      "~/.cache/tessera/kernels)");
+  dyn_cmd->add_option("--json", dyn.json, "Write the plan as JSON to this file");
+  dyn_cmd->add_option("--threads", dyn.threads, "Compile workers (default: all cores)");
+  dyn_cmd->add_option("--func", dyn.func, "Function of a module (default: the only one, or main)");
+
   BenchCommandOptions bench;
   CLI::App *bench_cmd = app.add_subcommand(
       "bench", "Tune every workload of a suite and report times against the default config, cuBLAS and copy bandwidth");
@@ -127,5 +147,6 @@ int main(int argc, char **argv) {
   if (*arch_cmd) return arch_command(arch, std::cout, std::cerr);
   if (*tune_cmd) return tune_command(tune, std::cout, std::cerr);
   if (*bench_cmd) return bench_command(bench, std::cout, std::cerr);
+  if (*dyn_cmd) return dynamic_command(dyn, std::cout, std::cerr);
   return 1;
 }

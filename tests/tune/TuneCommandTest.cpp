@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
+
+#include <fmt/format.h>
 #include <sstream>
 
 #include "Commands.h"
@@ -121,6 +123,39 @@ TEST(TuneCommand, TheSecondTuneCompilesNothing) {
   EXPECT_NE(second.out.find("nvrtc 0.0 "), std::string::npos) << second.out;
   // The same winner, written again from the cached cubin.
   EXPECT_EQ(first.out.substr(first.out.find("# best:")), second.out.substr(second.out.find("# best:")));
+}
+
+TEST(DynamicCommand, PrintsThePlanAndBuildsItsKernelsOnce) {
+  test::ScratchDir dir;
+  DynamicCommandOptions o{.file = workload("matmul_nn_f16.py"), .arch = "h100", .ranges = {"m=1:512"},
+                          .hot = {"m=1"}, .dims = {"n=256", "k=128"}, .max_kernels = 3, .build = true};
+  o.cache = dir.file("kernels");
+  o.json = dir.file("plan.json");
+  auto run = [&] {
+    std::ostringstream out, err;
+    int status = dynamic_command(o, out, err);
+    return CommandRun{status, out.str(), err.str()};
+  };
+  CommandRun first = run();
+  ASSERT_EQ(first.status, 0) << first.err;
+  EXPECT_NE(first.out.find("# plan: rule matmul_tensor_core"), std::string::npos) << first.out;
+  EXPECT_NE(first.out.find("m 1 "), std::string::npos) << "the hot value's own cell:\n" << first.out;
+  EXPECT_NE(first.out.find("# baseline power-of-two buckets"), std::string::npos) << first.out;
+  std::ifstream j(dir.file("plan.json"));
+  auto plan = nlohmann::json::parse(j);
+  const size_t kernels = plan["configs"].size();
+  ASSERT_GE(kernels, 1u);
+  ASSERT_LE(kernels, 3u);
+  EXPECT_NE(first.out.find(fmt::format(": 0 read, {} compiled", kernels)), std::string::npos) << first.out;
+  CommandRun second = run();
+  ASSERT_EQ(second.status, 0) << second.err;
+  EXPECT_NE(second.out.find(fmt::format(": {} read, 0 compiled", kernels)), std::string::npos) << second.out;
+  // A range of a symbol the function does not have.
+  o.ranges = {"q=1:8"};
+  o.hot.clear();
+  CommandRun bad = run();
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.err.find("no symbolic size 'q'"), std::string::npos) << bad.err;
 }
 
 TEST(TuneCommand, BadArgumentsAreUserErrors) {

@@ -32,6 +32,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -56,7 +57,20 @@ struct ProposeOptions {
   int64_t topk = 20;
   /// The value assumed for symbolic extents when sizing tiles.
   int64_t symbolic_hint = 4096;
+  /// Values of named shape variables (a cell of a dynamic-shape plan, tune
+  /// DynamicPlan.h); the others take symbolic_hint. The configs stay valid for
+  /// every value: only the estimates read these.
+  std::map<std::string, int64_t> sizes;
+  /// The value assumed for shape variable `name`.
+  int64_t size_of(const std::string &name) const {
+    auto it = sizes.find(name);
+    return it == sizes.end() ? symbolic_hint : it->second;
+  }
 };
+
+/// `extent` with every shape variable at options.size_of(its name): a
+/// constant, at least 1.
+int64_t sized_extent(const ir::Expr &extent, const ProposeOptions &options);
 
 class Policy {
  public:

@@ -100,6 +100,8 @@ struct TensorCoreConfig final : Config {
 /// (-1 where symbolic) and operand type, from the rule's typed description.
 struct TensorCoreProblem {
   int64_t batch = 1, m = -1, n = -1, k = -1;
+  /// The same as expressions over the shape variables (batch: the product).
+  ir::Expr batch_extent, m_extent, n_extent, k_extent;
   ir::DataType in;  ///< float32: tf32 operands
   bool f16_accumulation = false;  ///< the program accumulates float16 in float16 (acc_bytes 2 allowed)
   bool a_elementwise = false, b_elementwise = false;  ///< tiles copied element by element

@@ -1,0 +1,386 @@
+//===- lib/tune/DynamicPlan.cpp - Kernels for ranges of symbolic sizes -----===//
+#include "tessera/tune/DynamicPlan.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "tessera/policies/Policy.h"
+#include "tessera/schedule/Schedule.h"
+#include "tessera/support/Error.h"
+
+namespace tessera::tune {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+/// The ratio a cell counts while no chosen config has an estimate there: any
+/// config that covers it beats every refinement elsewhere.
+constexpr double kUncovered = 1e6;
+
+int64_t parse_int(const std::string &s, const std::string &text) {
+  size_t used = 0;
+  int64_t v = 0;
+  try {
+    v = std::stoll(s, &used);
+  } catch (const std::exception &) {
+    used = 0;
+  }
+  if (used == 0 || used != s.size())
+    throw UserError("range '" + text + "': '" + s + "' is not an integer (expected NAME=LO:HI, e.g. m=1:4096)");
+  return v;
+}
+
+/// The smallest power of two >= v (v >= 1).
+int64_t pow2_at_least(int64_t v) {
+  int64_t p = 1;
+  while (p < v) p *= 2;
+  return p;
+}
+
+double ratio(double t, double best) { return std::isfinite(t) ? (best > 0 ? t / best : 1.0) : kUncovered; }
+
+}  // namespace
+
+SymbolRange SymbolRange::parse(const std::string &text) {
+  size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw UserError("range '" + text + "': expected NAME=LO:HI (e.g. m=1:4096) or NAME=VALUE");
+  SymbolRange r;
+  r.name = text.substr(0, eq);
+  std::string rest = text.substr(eq + 1);
+  size_t colon = rest.find(':');
+  r.lo = parse_int(rest.substr(0, colon), text);
+  r.hi = colon == std::string::npos ? r.lo : parse_int(rest.substr(colon + 1), text);
+  if (r.lo < 1 || r.hi < r.lo)
+    throw UserError("range '" + text + "': need 1 <= LO <= HI, got " + std::to_string(r.lo) + ":" + std::to_string(r.hi));
+  return r;
+}
+
+bool Cell::contains(const std::vector<int64_t> &values) const {
+  if (values.size() != bounds.size()) return false;
+  for (size_t s = 0; s < bounds.size(); ++s)
+    if (values[s] < bounds[s].first || values[s] > bounds[s].second) return false;
+  return true;
+}
+
+std::string Cell::str(const std::vector<std::string> &symbols) const {
+  std::string out;
+  for (size_t s = 0; s < bounds.size(); ++s) {
+    out += (s ? ", " : "") + (s < symbols.size() ? symbols[s] : "?") + " ";
+    out += bounds[s].first == bounds[s].second ? std::to_string(bounds[s].first)
+                                               : fmt::format("{}..{}", bounds[s].first, bounds[s].second);
+  }
+  return out;
+}
+
+std::vector<std::pair<int64_t, int64_t>> symbol_cells(const SymbolRange &r, const DynamicSpec &spec) {
+  if (r.lo < 1 || r.hi < r.lo)
+    throw UserError("symbol '" + r.name + "': the range " + std::to_string(r.lo) + ":" + std::to_string(r.hi) +
+                    " is empty or below 1");
+  if (r.hi > (int64_t(1) << 40)) throw UserError("symbol '" + r.name + "': " + std::to_string(r.hi) + " is too large");
+  if (spec.cells_per_octave < 1) throw UserError("cells per octave must be at least 1");
+  std::vector<std::pair<int64_t, int64_t>> cells;
+  for (int64_t v = r.lo; v <= r.hi;) {
+    int64_t end = v;
+    if (v > spec.exact_up_to && v > 1) {
+      // Octave (low, top] cut at low + step * i.
+      const int64_t top = pow2_at_least(v), low = top / 2;
+      const int64_t step = std::max<int64_t>(1, (top - low) / spec.cells_per_octave);
+      end = std::min(top, low + step * ((v - low + step - 1) / step));
+    }
+    end = std::min(end, r.hi);
+    cells.push_back({v, end});
+    v = end + 1;
+  }
+  // Hot values: cells of their own, cut out of the cell holding them.
+  for (int64_t h : r.hot) {
+    if (h < r.lo || h > r.hi)
+      throw UserError("symbol '" + r.name + "': the hot value " + std::to_string(h) + " is outside " +
+                      std::to_string(r.lo) + ":" + std::to_string(r.hi));
+    for (size_t i = 0; i < cells.size(); ++i) {
+      auto [a, b] = cells[i];
+      if (h < a || h > b || a == b) continue;
+      std::vector<std::pair<int64_t, int64_t>> parts;
+      if (a < h) parts.push_back({a, h - 1});
+      parts.push_back({h, h});
+      if (h < b) parts.push_back({h + 1, b});
+      cells.erase(cells.begin() + static_cast<std::ptrdiff_t>(i));
+      cells.insert(cells.begin() + static_cast<std::ptrdiff_t>(i), parts.begin(), parts.end());
+      break;
+    }
+  }
+  return cells;
+}
+
+double DynamicPlan::geomean_regret() const {
+  if (cells.empty()) return 1;
+  double s = 0;
+  for (const Cell &c : cells) s += std::log(c.regret());
+  return std::exp(s / double(cells.size()));
+}
+
+double DynamicPlan::max_regret() const {
+  double m = 1;
+  for (const Cell &c : cells) m = std::max(m, c.regret());
+  return m;
+}
+
+int DynamicPlan::cell_of(const std::vector<int64_t> &values) const {
+  for (size_t i = 0; i < cells.size(); ++i)
+    if (cells[i].contains(values)) return static_cast<int>(i);
+  return -1;
+}
+
+rules::Json DynamicPlan::to_json() const {
+  rules::Json j;
+  j["rule"] = rule;
+  j["symbols"] = symbols;
+  j["configs"] = rules::Json::array();
+  for (const auto &c : configs) j["configs"].push_back(c->to_json());
+  j["cells"] = rules::Json::array();
+  for (const Cell &c : cells) {
+    rules::Json b;
+    for (size_t s = 0; s < c.bounds.size(); ++s) b[symbols[s]] = {c.bounds[s].first, c.bounds[s].second};
+    j["cells"].push_back(
+        {{"bounds", b}, {"config", c.config}, {"predicted_us", c.predicted_us}, {"best_us", c.best_us}, {"regret", c.regret()}});
+  }
+  j["baselines"] = rules::Json::array();
+  for (const PlanBaseline &b : baselines)
+    j["baselines"].push_back({{"name", b.name},
+                              {"kernels", b.kernels},
+                              {"geomean_regret", b.geomean_regret},
+                              {"max_regret", b.max_regret}});
+  j["geomean_regret"] = geomean_regret();
+  j["max_regret"] = max_regret();
+  j["candidates"] = candidates;
+  j["policy_calls"] = policy_calls;
+  j["rule_applications"] = rule_applications;
+  return j;
+}
+
+std::string DynamicPlan::table() const {
+  std::string out = fmt::format("# plan: rule {}, {} cells, {} kernels (of {} candidates); predicted regret geomean "
+                                "{:.3f}, max {:.3f}\n",
+                                rule, cells.size(), configs.size(), candidates, geomean_regret(), max_regret());
+  out += fmt::format("{:<28} {:>6} {:>12} {:>12} {:>7}\n", "cell", "kernel", "est.(us)", "best(us)", "regret");
+  for (const Cell &c : cells)
+    out += fmt::format("{:<28} {:>6} {:>12.2f} {:>12.2f} {:>7.3f}\n", c.str(symbols), c.config, c.predicted_us,
+                       c.best_us, c.regret());
+  for (size_t i = 0; i < configs.size(); ++i) out += fmt::format("# kernel {}: {}\n", i, configs[i]->str());
+  for (const PlanBaseline &b : baselines)
+    out += fmt::format("# baseline {}: {} kernels, predicted regret geomean {:.3f}, max {:.3f}\n", b.name, b.kernels,
+                       b.geomean_regret, b.max_regret);
+  out += fmt::format("# planned in {:.1f} ms: {} policy calls, {} rule applications\n", plan_ms, policy_calls,
+                     rule_applications);
+  return out;
+}
+
+namespace {
+
+/// Greedy k-median cover: up to `k` candidates (not banned), each lowering
+/// the summed ratio the most; ties to the lower index.
+std::vector<int> cover(const std::vector<std::vector<double>> &t, const std::vector<double> &best,
+                       const std::vector<bool> &banned, int64_t k) {
+  const size_t cells = best.size();
+  std::vector<double> cur(cells, kUncovered);
+  std::vector<int> chosen;
+  std::vector<bool> taken(t.size(), false);
+  while (static_cast<int64_t>(chosen.size()) < k) {
+    int pick = -1;
+    double best_gain = 1e-12;
+    for (size_t c = 0; c < t.size(); ++c) {
+      if (taken[c] || banned[c]) continue;
+      double gain = 0;
+      for (size_t i = 0; i < cells; ++i) gain += std::max(0.0, cur[i] - ratio(t[c][i], best[i]));
+      if (gain > best_gain) best_gain = gain, pick = static_cast<int>(c);
+    }
+    if (pick < 0) break;
+    taken[static_cast<size_t>(pick)] = true;
+    chosen.push_back(pick);
+    for (size_t i = 0; i < cells; ++i) cur[i] = std::min(cur[i], ratio(t[static_cast<size_t>(pick)][i], best[i]));
+  }
+  return chosen;
+}
+
+}  // namespace
+
+DynamicPlan plan_dynamic(const ir::PrimFunc &original, const DynamicSpec &spec, const Arch &arch) {
+  const auto start = std::chrono::steady_clock::now();
+  if (spec.symbols.empty()) throw UserError("a dynamic plan needs at least one symbol range (e.g. m=1:4096)");
+  if (spec.max_kernels < 1) throw UserError("max kernels must be at least 1");
+  ir::PrimFunc f = schedule::unique_block_names(original);
+  std::set<std::string> shape_vars;
+  for (const ir::Var &v : f.shape_vars()) shape_vars.insert(v.name());
+  DynamicPlan plan;
+  for (const SymbolRange &r : spec.symbols) {
+    if (!shape_vars.count(r.name)) {
+      std::string have;
+      for (const std::string &v : shape_vars) have += (have.empty() ? "" : ", ") + v;
+      throw UserError("function '" + f.name() + "' has no symbolic size '" + r.name + "' (it has: " +
+                      (have.empty() ? "none" : have) + ")");
+    }
+    if (std::count(plan.symbols.begin(), plan.symbols.end(), r.name))
+      throw UserError("symbol '" + r.name + "' has two ranges");
+    plan.symbols.push_back(r.name);
+  }
+
+  // The rule the default schedule would use, matched once.
+  const rules::Rule *rule = nullptr;
+  rules::MatchPtr match;
+  std::string declined;
+  for (const rules::Rule *r : rules::all_rules()) {
+    auto m = r->match(f, arch);
+    if (!m) {
+      declined += "\n  " + std::string(r->name()) + ": " + m.reason();
+      continue;
+    }
+    try {
+      r->apply(f, **m, *r->default_config(**m, arch));
+      ++plan.rule_applications;
+      rule = r, match = *m;
+      break;
+    } catch (const UserError &e) {
+      declined += "\n  " + std::string(r->name()) + ": matched but failed to apply: " + e.what();
+    }
+  }
+  if (!rule) throw UserError("no rule schedules '" + f.name() + "':" + declined);
+  plan.rule = rule->name();
+
+  // Cells: the product of every symbol's.
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> per_symbol;
+  int64_t total = 1;
+  for (const SymbolRange &r : spec.symbols) {
+    per_symbol.push_back(symbol_cells(r, spec));
+    total *= static_cast<int64_t>(per_symbol.back().size());
+    if (total > spec.max_cells)
+      throw UserError("the ranges make more than " + std::to_string(spec.max_cells) +
+                      " cells; narrow them or lower the cells per octave");
+  }
+  for (int64_t n = 0; n < total; ++n) {
+    Cell c;
+    int64_t rest = n;
+    for (size_t s = per_symbol.size(); s-- > 0;) {
+      const auto &list = per_symbol[s];
+      c.bounds.insert(c.bounds.begin(), list[static_cast<size_t>(rest % int64_t(list.size()))]);
+      rest /= static_cast<int64_t>(list.size());
+    }
+    plan.cells.push_back(std::move(c));
+  }
+  const size_t ncells = plan.cells.size();
+
+  // Scores of every config the policy knows, at each cell's upper ends.
+  std::vector<std::unique_ptr<rules::Config>> pool;
+  std::map<std::string, size_t> index;
+  std::vector<std::vector<double>> t;  // [config][cell]
+  auto scored = [&](policies::Candidate &cand, size_t cell) {
+    std::string key = cand.config->str();
+    auto [it, fresh] = index.emplace(key, pool.size());
+    if (fresh) {
+      pool.push_back(std::move(cand.config));
+      t.emplace_back(ncells, kInf);
+    }
+    if (cell < ncells) t[it->second][cell] = std::min(t[it->second][cell], cand.score);
+    return it->second;
+  };
+  for (size_t i = 0; i < ncells; ++i) {
+    policies::ProposeOptions o{.topk = 1 << 20};
+    for (size_t s = 0; s < plan.symbols.size(); ++s) o.sizes[plan.symbols[s]] = plan.cells[i].bounds[s].second;
+    policies::Proposal p = policies::propose(f, *rule, *match, arch, o);
+    ++plan.policy_calls;
+    for (policies::Candidate &c : p.candidates) scored(c, i);
+  }
+  // Today's one symbolic kernel: the policy's top-1 at the hint.
+  int one_kernel = -1;
+  {
+    policies::Proposal p = policies::propose(f, *rule, *match, arch, {.topk = 1});
+    ++plan.policy_calls;
+    auto it = p.candidates.empty() ? index.end() : index.find(p.candidates[0].config->str());
+    if (it != index.end()) one_kernel = static_cast<int>(it->second);
+  }
+  plan.candidates = static_cast<int64_t>(pool.size());
+  std::vector<double> best(ncells, kInf);
+  for (size_t i = 0; i < ncells; ++i)
+    for (size_t c = 0; c < pool.size(); ++c) best[i] = std::min(best[i], t[c][i]);
+
+  // The cover, redone without any config the symbolic function refuses.
+  std::vector<bool> banned(pool.size(), false), checked(pool.size(), false);
+  std::vector<int> chosen;
+  for (;;) {
+    chosen = cover(t, best, banned, spec.max_kernels);
+    bool redo = false;
+    for (int c : chosen) {
+      if (checked[static_cast<size_t>(c)]) continue;
+      checked[static_cast<size_t>(c)] = true;
+      ++plan.rule_applications;
+      try {
+        rule->apply(f, *match, *pool[static_cast<size_t>(c)]);
+      } catch (const UserError &) {
+        banned[static_cast<size_t>(c)] = redo = true;
+      }
+    }
+    if (!redo) break;
+  }
+  if (chosen.empty()) throw UserError("no config of rule '" + plan.rule + "' serves every size of the ranges");
+  for (size_t i = 0; i < ncells; ++i) {
+    Cell &c = plan.cells[i];
+    int pick = 0;
+    for (size_t k = 1; k < chosen.size(); ++k)
+      if (t[static_cast<size_t>(chosen[k])][i] < t[static_cast<size_t>(chosen[static_cast<size_t>(pick)])][i])
+        pick = static_cast<int>(k);
+    c.config = pick;
+    c.predicted_us = t[static_cast<size_t>(chosen[static_cast<size_t>(pick)])][i];
+    c.best_us = best[i];
+  }
+  for (int c : chosen) plan.configs.push_back(rule->config_from_json(pool[static_cast<size_t>(c)]->to_json()));
+
+  // Baselines, scored the same way.
+  auto baseline = [&](const std::string &name, const std::vector<int> &config_of_cell) {
+    PlanBaseline b;
+    b.name = name;
+    std::set<int> distinct(config_of_cell.begin(), config_of_cell.end());
+    b.kernels = static_cast<int64_t>(distinct.size());
+    double s = 0;
+    for (size_t i = 0; i < ncells; ++i) {
+      double r = ratio(t[static_cast<size_t>(config_of_cell[i])][i], best[i]);
+      s += std::log(r);
+      b.max_regret = std::max(b.max_regret, r);
+    }
+    b.geomean_regret = std::exp(s / double(ncells));
+    plan.baselines.push_back(b);
+  };
+  if (one_kernel >= 0) baseline("one kernel (the policy's top-1 at the hint)", std::vector<int>(ncells, one_kernel));
+  {
+    // Power-of-two buckets: each the config best at its upper end (a cell
+    // whose upper ends are that bucket's), else the cell's own best.
+    std::map<std::vector<int64_t>, size_t> by_top;
+    for (size_t i = 0; i < ncells; ++i) {
+      std::vector<int64_t> top;
+      for (const auto &b : plan.cells[i].bounds) top.push_back(b.second);
+      by_top.emplace(top, i);
+    }
+    auto argmin = [&](size_t cell) {
+      int pick = 0;
+      for (size_t c = 1; c < pool.size(); ++c)
+        if (t[c][cell] < t[static_cast<size_t>(pick)][cell]) pick = static_cast<int>(c);
+      return pick;
+    };
+    std::vector<int> of_cell(ncells);
+    for (size_t i = 0; i < ncells; ++i) {
+      std::vector<int64_t> top;
+      for (size_t s = 0; s < plan.symbols.size(); ++s)
+        top.push_back(std::min(pow2_at_least(plan.cells[i].bounds[s].second), spec.symbols[s].hi));
+      auto it = by_top.find(top);
+      of_cell[i] = argmin(it == by_top.end() ? i : it->second);
+    }
+    baseline("power-of-two buckets", of_cell);
+  }
+  plan.plan_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return plan;
+}
+
+}  // namespace tessera::tune
