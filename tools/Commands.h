@@ -220,7 +220,8 @@ struct DynamicCommandOptions {
 /// Plans kernels for ranges of symbolic sizes (tune/DynamicPlan.h) and prints
 /// the plan: each cell with its kernel, estimate and predicted regret, the
 /// kernels, the baselines (one kernel; power-of-two buckets); `--build`
-/// compiles the kernels and prints what the kernel cache read and compiled.
+/// builds them as a DynamicKernel (tune/DynamicKernel.h) and prints its
+/// counters: a cold start compiles, a warm one reads the kernel cache.
 int dynamic_command(const DynamicCommandOptions &opts, std::ostream &out, std::ostream &err);
 
 /// $TESSERA_DB, else $XDG_CACHE_HOME/tessera/tuning.jsonl, else

@@ -1,17 +1,15 @@
 //===- tools/DynamicCommand.cpp - `tessera dynamic`: kernels for size ranges ===//
-#include <atomic>
-#include <chrono>
 #include <fstream>
-#include <thread>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "CommandSupport.h"
 #include "Commands.h"
 #include "tessera/analysis/Specialize.h"
-#include "tessera/runtime/CudaFunction.h"
 #include "tessera/runtime/KernelCache.h"
 #include "tessera/schedule/Schedule.h"
+#include "tessera/tune/DynamicKernel.h"
 #include "tessera/tune/DynamicPlan.h"
 
 namespace tessera::cli {
@@ -34,46 +32,15 @@ int dynamic_command(const DynamicCommandOptions &opts, std::ostream &out, std::o
     out << plan.table();
 
     if (opts.build) {
-      // The plan's kernels, compiled in one parallel wave (through the cache).
+      // The plan's kernels, built once and kept (the kernel cache holds the
+      // cubins and the plan's manifest: the next start builds nothing).
       std::optional<runtime::KernelCache> cache;
       if (opts.cache != "none") cache.emplace(opts.cache.empty() ? runtime::KernelCache::default_dir()
                                                                  : std::filesystem::path(opts.cache));
-      const rules::Rule *rule = rules::find_rule(plan.rule);
-      auto m = rule->match(schedule::unique_block_names(f), arch);
-      if (!m) throw InternalError("the plan's rule no longer matches: " + m.reason());
-      const std::string sm = "sm_" + std::to_string(arch.compute_capability.sm_version());
-      auto t0 = std::chrono::steady_clock::now();
-      std::vector<ir::PrimFunc> scheduled;
-      for (const auto &c : plan.configs) scheduled.push_back(rule->apply(schedule::unique_block_names(f), **m, *c).func());
-      std::vector<std::string> errors(scheduled.size());
-      std::atomic<size_t> next{0};
-      std::vector<std::thread> workers;
-      unsigned n = opts.threads ? opts.threads : std::max(1u, std::thread::hardware_concurrency());
-      for (unsigned w = 0; w < std::min<size_t>(n, scheduled.size()); ++w)
-        workers.emplace_back([&] {
-          for (size_t i; (i = next.fetch_add(1)) < scheduled.size();) {
-            try {
-              runtime::CudaFunction::build(scheduled[i], {.arch = sm, .cache = cache ? &*cache : nullptr});
-            } catch (const std::exception &e) {
-              errors[i] = e.what();
-            }
-          }
-        });
-      for (std::thread &t : workers) t.join();
-      double wall = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      int failed = 0;
-      for (size_t i = 0; i < errors.size(); ++i)
-        if (!errors[i].empty()) {
-          ++failed;
-          err << "error: kernel " << i << ": " << errors[i] << "\n";
-        }
-      out << fmt::format("# built {} kernels for {} in {:.1f} ms", scheduled.size() - failed, sm, wall);
-      if (cache) {
-        runtime::KernelCache::Counters k = cache->counters();
-        out << fmt::format(" ({}: {} read, {} compiled)", cache->dir().string(), k.hits, k.misses);
-      }
-      out << "\n";
-      if (failed) return 1;
+      tune::DynamicKernel k =
+          tune::DynamicKernel::create(f, spec, arch, {.cache = cache ? &*cache : nullptr, .threads = opts.threads});
+      out << "# " << k.counters().str() << "\n";
+      if (cache) out << "# kernel cache: " << cache->dir().string() << "\n";
     }
     if (!opts.json.empty()) {
       std::ofstream j(opts.json);

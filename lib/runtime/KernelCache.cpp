@@ -41,7 +41,7 @@ std::string hash128(const void *data, size_t n) {
   return out;
 }
 
-std::optional<std::string> read_file(const fs::path &p) {
+std::optional<std::string> read_whole(const fs::path &p) {
   std::ifstream in(p, std::ios::binary);
   if (!in) return std::nullopt;
   std::ostringstream s;
@@ -109,7 +109,7 @@ fs::path KernelCache::entry(const std::string &arch, const std::string &key, con
 }
 
 std::optional<CompileResult> KernelCache::load(const std::string &key, const std::string &arch) {
-  std::optional<std::string> side = read_file(entry(arch, key, ".json"));
+  std::optional<std::string> side = read_whole(entry(arch, key, ".json"));
   if (!side) {
     ++misses_;
     return std::nullopt;
@@ -122,7 +122,7 @@ std::optional<CompileResult> KernelCache::load(const std::string &key, const std
   };
   Json j = Json::parse(*side, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) return reject();
-  std::optional<std::string> cubin = read_file(entry(arch, key, ".cubin"));
+  std::optional<std::string> cubin = read_whole(entry(arch, key, ".cubin"));
   try {
     if (!cubin || j.at("key") != key || j.at("arch") != arch ||
         j.at("cubin_bytes").get<size_t>() != cubin->size() || j.at("cubin_digest") != hash128(cubin->data(), cubin->size()) ||
@@ -163,6 +163,17 @@ void KernelCache::store(const std::string &key, const CompileResult &r) {
   } catch (const std::exception &) {
     ++store_failures_;
   }
+}
+
+void KernelCache::store_file(const std::string &name, const std::string &bytes) const {
+  fs::path to = dir_ / name;
+  std::error_code ec;
+  fs::create_directories(to.parent_path(), ec);
+  write_atomically(to, bytes);
+}
+
+std::optional<std::string> KernelCache::read_file(const std::string &name) const {
+  return read_whole(dir_ / name);
 }
 
 KernelCache::Counters KernelCache::counters() const {

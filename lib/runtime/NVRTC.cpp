@@ -133,6 +133,14 @@ std::vector<std::string> include_options() {
   return options;
 }
 
+/// Every option NVRTC gets: ours first, then the caller's (a later one wins).
+std::vector<std::string> nvrtc_options(const CompileOptions &options) {
+  std::vector<std::string> opts = {"-std=c++17", "--gpu-architecture=" + options.arch, "--ptxas-options=-v"};
+  for (const std::string &inc : include_options()) opts.push_back(inc);
+  opts.insert(opts.end(), options.extra_options.begin(), options.extra_options.end());
+  return opts;
+}
+
 /// Checks "sm_XX[a|f]" against NVRTC's list before compiling, so a typo or an
 /// arch this NVRTC dropped (sm_70 in CUDA 13) gets a message naming both.
 void check_arch(const std::string &arch) {
@@ -219,6 +227,19 @@ const std::vector<int> &nvrtc_supported_archs() {
   return archs;
 }
 
+std::string kernel_cache_key(const std::string &source, const CompileOptions &options) {
+#ifndef TESSERA_HAVE_NVRTC
+  (void)source;
+  (void)options;
+  throw_unavailable();
+#else
+  std::string material = "nvrtc " + nvrtc_version() + "\ntessera " + std::string(tessera::version()) + "\n" +
+                         (options.want_ptx ? "ptx\n" : "cubin\n");
+  for (const std::string &o : nvrtc_options(options)) material += o + '\n';
+  return KernelCache::digest(material + '\0' + source);
+#endif
+}
+
 CompileResult compile_cuda(const std::string &source, const CompileOptions &options) {
 #ifndef TESSERA_HAVE_NVRTC
   (void)source;
@@ -230,18 +251,12 @@ CompileResult compile_cuda(const std::string &source, const CompileOptions &opti
   auto start = std::chrono::steady_clock::now();
 
   // Step 1. Options: ours first, then the caller's (a later option wins).
-  std::vector<std::string> opts = {"-std=c++17", "--gpu-architecture=" + options.arch,
-                                   "--ptxas-options=-v"};
-  for (std::string &inc : include_options()) opts.push_back(std::move(inc));
-  opts.insert(opts.end(), options.extra_options.begin(), options.extra_options.end());
+  std::vector<std::string> opts = nvrtc_options(options);
 
   // A compile already kept: everything that decides the cubin is in the key.
   std::string cache_key;
   if (options.cache) {
-    std::string material = "nvrtc " + nvrtc_version() + "\ntessera " + std::string(tessera::version()) + "\n" +
-                           (options.want_ptx ? "ptx\n" : "cubin\n");
-    for (const std::string &o : opts) material += o + '\n';
-    cache_key = KernelCache::digest(material + '\0' + source);
+    cache_key = kernel_cache_key(source, options);
     if (std::optional<CompileResult> hit = options.cache->load(cache_key, options.arch)) {
       if (!options.want_ptx || !hit->ptx.empty()) {
         hit->name = options.name;

@@ -64,6 +64,13 @@ class KernelCache {
   /// is counted and the compile's result stands.
   void store(const std::string &key, const CompileResult &r);
 
+  /// Another file kept in the cache (a dynamic kernel's manifest): `name` is
+  /// relative to dir(), e.g. "dynamic/<digest>.json". Written like the
+  /// entries (temporary file, rename); store_file throws UserError when it
+  /// cannot write, read_file gives nullopt when there is nothing to read.
+  void store_file(const std::string &name, const std::string &bytes) const;
+  std::optional<std::string> read_file(const std::string &name) const;
+
   /// 32 hex digits naming the compile of `material` (every input that
   /// decides the cubin, concatenated by the caller).
   static std::string digest(const std::string &material);

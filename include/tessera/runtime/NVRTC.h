@@ -88,6 +88,11 @@ struct CompileResult {
   const KernelResources *find_kernel(const std::string &name) const;
 };
 
+/// The KernelCache key of compiling `source` with `options`: a digest of the
+/// source, every NVRTC option, the NVRTC and tessera versions. UserError
+/// without NVRTC.
+std::string kernel_cache_key(const std::string &source, const CompileOptions &options);
+
 /// Compiles `source`. Throws CompileError (see the class); UserError when
 /// tessera was built without NVRTC.
 CompileResult compile_cuda(const std::string &source, const CompileOptions &options);

@@ -1,0 +1,132 @@
+//===- tessera/tune/DynamicKernel.h - A function's kernels for size ranges --===//
+//
+// The startup object of an inference engine: a function with symbolic sizes,
+// the ranges it will see, and the GPU give a DynamicPlan (tune/DynamicPlan.h)
+// whose kernels are built once and reused on every later start.
+//
+//   cold  plan; apply the rule at each chosen config; lower, generate CUDA C,
+//         compile every kernel in one parallel NVRTC wave through the
+//         KernelCache; write a manifest (the plan, and per kernel: its cubin's
+//         cache key, entry name, parameters, launch extents as SizePrograms,
+//         dynamic shared memory) into the cache directory;
+//   warm  the manifest and the cubins read back: no policy, no rule, no
+//         lowering, no NVRTC (the counters show it). A manifest or cubin that
+//         does not read back whole is rebuilt cold, never trusted.
+//
+// The manifest's key covers the function's text, the spec, the Arch, and
+// the NVRTC and tessera versions. select(sizes) finds the cell by a binary
+// search per symbol and evaluates the launch extents (no lock, no
+// allocation, no IR); launch() runs it on a device.
+//
+//   runtime::KernelCache cache(runtime::KernelCache::default_dir());
+//   DynamicKernel k = DynamicKernel::create(f, spec, arch, {.cache = &cache});
+//   int64_t sizes[] = {37};
+//   KernelLaunch l = k.select(sizes);   // l.kernel, l.grid, l.block
+//
+// Functions that run as one kernel (the GEMMs, norms, softmax, gemv of a
+// decoder layer); a schedule that splits into several kernels is a UserError.
+// Every symbolic size of the function must have a range (bind the others
+// with analysis::specialize first).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tessera/runtime/CudaDriver.h"
+#include "tessera/runtime/KernelCache.h"
+#include "tessera/tune/DynamicPlan.h"
+#include "tessera/tune/SizeProgram.h"
+
+namespace tessera::tune {
+
+struct DynamicKernelOptions {
+  /// Where cubins and the manifest are kept; null: build cold, keep nothing.
+  runtime::KernelCache *cache = nullptr;
+  /// NVRTC workers (0: every core).
+  unsigned threads = 0;
+};
+
+/// One launch: which cell and kernel serve these sizes, and its dimensions.
+struct KernelLaunch {
+  int cell = -1, kernel = -1;
+  runtime::Dim3 grid, block;
+  size_t dynamic_shared_bytes = 0;
+  /// False when an extent is zero for these sizes (nothing to launch).
+  bool has_work = true;
+};
+
+/// What a start did.
+struct DynamicKernelCounters {
+  bool warm = false;
+  int64_t kernels = 0, nvrtc_compiles = 0, cache_reads = 0, rule_applications = 0, policy_calls = 0;
+  double plan_ms = 0, build_ms = 0, total_ms = 0;
+  std::string str() const;
+};
+
+/// A built kernel of the plan.
+struct PlannedKernel {
+  std::string entry;
+  std::vector<uint8_t> cubin;
+  std::string cache_key;
+  /// Parameters in order: a buffer (its name) or a scalar symbol (its slot).
+  struct Param {
+    std::string name;
+    int symbol = -1;  ///< the plan symbol a scalar parameter is; -1 for a buffer
+    int bytes = 0;    ///< a scalar's width (4 or 8)
+  };
+  std::vector<Param> params;
+  SizeProgram grid[3], block[3];
+  int64_t dynamic_shared_bytes = 0;
+};
+
+class DynamicKernel {
+ public:
+  /// See the file comment. UserError for a function or spec the plan
+  /// refuses; CompileError when a kernel does not compile.
+  static DynamicKernel create(const ir::PrimFunc &f, const DynamicSpec &spec, const Arch &arch,
+                              const DynamicKernelOptions &options = {});
+
+  const std::vector<std::string> &symbols() const { return symbols_; }
+  /// The cells with their kernel (bounds, config index, estimates) and the
+  /// configs as JSON (also after a warm start).
+  const rules::Json &plan() const { return plan_; }
+  const std::vector<PlannedKernel> &kernels() const { return kernels_; }
+  const DynamicKernelCounters &counters() const { return counters_; }
+
+  /// The launch for `sizes` (one per symbol, in order). UserError naming the
+  /// size and range when one is outside the plan.
+  KernelLaunch select(const int64_t *sizes) const;
+  KernelLaunch select(const std::vector<int64_t> &sizes) const { return select(sizes.data()); }
+
+  /// The scheduled function of kernel `i`: kept from a cold start, re-applied
+  /// (the rule at its config) after a warm one. For tests and the interpreter.
+  ir::PrimFunc scheduled(int i) const;
+
+  /// Launches the kernel for `sizes` on device `device` with the buffers'
+  /// device addresses in parameter order (the scalar sizes are added). Needs
+  /// a usable driver.
+  void launch(const std::vector<uint64_t> &buffers, const std::vector<int64_t> &sizes, int device = 0) const;
+
+ private:
+  ir::PrimFunc func_;
+  Arch arch_;
+  std::vector<std::string> symbols_;
+  rules::Json plan_;
+  std::string rule_;
+  std::vector<rules::Json> configs_;
+  std::vector<PlannedKernel> kernels_;
+  mutable std::vector<ir::PrimFunc> scheduled_;
+  /// Per symbol, the upper end of each of its cells (ascending) and its lower end.
+  std::vector<std::vector<int64_t>> ends_;
+  std::vector<int64_t> lows_;
+  std::vector<int> kernel_of_cell_;  ///< dense, the symbols' cells in row-major order
+  DynamicKernelCounters counters_;
+  struct Loaded;
+  std::shared_ptr<Loaded> loaded_;
+};
+
+}  // namespace tessera::tune

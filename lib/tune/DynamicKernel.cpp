@@ -1,0 +1,269 @@
+//===- lib/tune/DynamicKernel.cpp - A function's kernels for size ranges --===//
+#include "tessera/tune/DynamicKernel.h"
+
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include "tessera/codegen/CodegenCUDA.h"
+#include "tessera/lower/Lower.h"
+#include "tessera/runtime/NVRTC.h"
+#include "tessera/schedule/Schedule.h"
+#include "tessera/script/Printer.h"
+#include "tessera/support/Error.h"
+#include "tessera/support/Version.h"
+
+namespace tessera::tune {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+std::string sm_of(const Arch &arch) { return "sm_" + std::to_string(arch.compute_capability.sm_version()); }
+
+rules::Json spec_json(const DynamicSpec &spec) {
+  rules::Json j = {{"max_kernels", spec.max_kernels},
+                   {"cells_per_octave", spec.cells_per_octave},
+                   {"exact_up_to", spec.exact_up_to}};
+  for (const SymbolRange &r : spec.symbols) j["symbols"].push_back({{"name", r.name}, {"lo", r.lo}, {"hi", r.hi}, {"hot", r.hot}});
+  return j;
+}
+
+rules::Json kernel_json(const PlannedKernel &k) {
+  rules::Json j = {{"entry", k.entry}, {"cubin_key", k.cache_key}, {"dynamic_shared_bytes", k.dynamic_shared_bytes}};
+  for (const PlannedKernel::Param &p : k.params)
+    j["params"].push_back({{"name", p.name}, {"symbol", p.symbol}, {"bytes", p.bytes}});
+  for (int d = 0; d < 3; ++d) {
+    j["grid"].push_back(k.grid[d].to_json());
+    j["block"].push_back(k.block[d].to_json());
+  }
+  return j;
+}
+
+}  // namespace
+
+std::string DynamicKernelCounters::str() const {
+  return fmt::format("{} start: {} kernels, {} NVRTC compiles, {} read from the cache, {} rule applications, {} policy "
+                     "calls; plan {:.1f} ms, build {:.1f} ms, total {:.1f} ms",
+                     warm ? "warm" : "cold", kernels, nvrtc_compiles, cache_reads, rule_applications, policy_calls,
+                     plan_ms, build_ms, total_ms);
+}
+
+struct DynamicKernel::Loaded {
+  std::mutex mu;
+  int device = -1;
+  std::vector<runtime::Module> modules;
+  std::vector<runtime::Kernel> kernels;
+};
+
+DynamicKernel DynamicKernel::create(const ir::PrimFunc &original, const DynamicSpec &spec, const Arch &arch,
+                                    const DynamicKernelOptions &options) {
+  const auto start = Clock::now();
+  DynamicKernel k;
+  k.func_ = schedule::unique_block_names(original);
+  k.arch_ = arch;
+  for (const SymbolRange &r : spec.symbols) k.symbols_.push_back(r.name);
+  for (const ir::Var &v : k.func_.shape_vars())
+    if (std::find(k.symbols_.begin(), k.symbols_.end(), v.name()) == k.symbols_.end())
+      throw UserError("symbolic size '" + v.name() + "' of '" + k.func_.name() +
+                      "' has no range: give one, or bind it first (analysis::specialize, --dim)");
+  // The cell table: the symbols' cells, the last symbol fastest (as the plan's).
+  for (const SymbolRange &r : spec.symbols) {
+    std::vector<int64_t> ends;
+    for (auto [lo, hi] : symbol_cells(r, spec)) ends.push_back(hi);
+    k.ends_.push_back(std::move(ends));
+    k.lows_.push_back(r.lo);
+  }
+  const std::string sm = sm_of(arch);
+  const std::string manifest =
+      "dynamic/" + runtime::KernelCache::digest(script::print(k.func_) + "\n" + spec_json(spec).dump() + "\n" +
+                                                arch.fingerprint() + "\nnvrtc " + runtime::nvrtc_version() +
+                                                "\ntessera " + std::string(tessera::version())) +
+      ".json";
+
+  // Warm: everything from the cache, or nothing from it.
+  if (options.cache) {
+    if (std::optional<std::string> text = options.cache->read_file(manifest)) {
+      try {
+        rules::Json m = rules::Json::parse(*text);
+        k.plan_ = m.at("plan");
+        k.rule_ = k.plan_.at("rule").get<std::string>();
+        for (const rules::Json &c : k.plan_.at("configs")) k.configs_.push_back(c);
+        for (const rules::Json &c : k.plan_.at("cells")) k.kernel_of_cell_.push_back(c.at("config").get<int>());
+        size_t cells = 1;
+        for (const auto &e : k.ends_) cells *= e.size();
+        if (k.kernel_of_cell_.size() != cells) throw UserError("the manifest's cells are not the spec's");
+        for (const rules::Json &j : m.at("kernels")) {
+          PlannedKernel pk;
+          pk.entry = j.at("entry").get<std::string>();
+          pk.cache_key = j.at("cubin_key").get<std::string>();
+          pk.dynamic_shared_bytes = j.at("dynamic_shared_bytes").get<int64_t>();
+          for (const rules::Json &p : j.at("params"))
+            pk.params.push_back({p.at("name").get<std::string>(), p.at("symbol").get<int>(), p.at("bytes").get<int>()});
+          for (int d = 0; d < 3; ++d) {
+            pk.grid[d] = SizeProgram::from_json(j.at("grid").at(d), k.symbols_.size());
+            pk.block[d] = SizeProgram::from_json(j.at("block").at(d), k.symbols_.size());
+          }
+          std::optional<runtime::CompileResult> r = options.cache->load(pk.cache_key, sm);
+          if (!r) throw UserError("the cubin of kernel " + pk.entry + " is not in the cache");
+          pk.cubin = std::move(r->cubin);
+          k.kernels_.push_back(std::move(pk));
+        }
+        for (int c : k.kernel_of_cell_)
+          if (c < 0 || c >= int(k.kernels_.size())) throw UserError("a cell names no kernel");
+        k.counters_.warm = true;
+        k.counters_.kernels = static_cast<int64_t>(k.kernels_.size());
+        k.counters_.cache_reads = k.counters_.kernels;
+        k.scheduled_.resize(k.kernels_.size());
+        k.counters_.total_ms = ms_since(start);
+        return k;
+      } catch (const std::exception &) {
+        // Not whole: built again below, and the manifest rewritten.
+        k.plan_ = rules::Json();
+        k.configs_.clear(), k.kernels_.clear(), k.kernel_of_cell_.clear();
+      }
+    }
+  }
+
+  // Cold: plan, schedule, lower, generate, compile in one parallel wave.
+  auto t_plan = Clock::now();
+  DynamicPlan plan = plan_dynamic(k.func_, spec, arch);
+  k.counters_.plan_ms = ms_since(t_plan);
+  k.counters_.policy_calls = plan.policy_calls;
+  k.counters_.rule_applications = plan.rule_applications;
+  k.plan_ = plan.to_json();
+  k.rule_ = plan.rule;
+  for (const Cell &c : plan.cells) k.kernel_of_cell_.push_back(c.config);
+  auto t_build = Clock::now();
+  const rules::Rule &rule = *rules::find_rule(plan.rule);
+  auto match = rule.match(k.func_, arch);
+  if (!match) throw InternalError("the plan's rule no longer matches: " + match.reason());
+  std::vector<runtime::CompileJob> jobs;
+  for (const auto &config : plan.configs) {
+    k.configs_.push_back(config->to_json());
+    ir::PrimFunc s = rule.apply(k.func_, **match, *config).func();
+    ++k.counters_.rule_applications;
+    lower::KernelSplit split = lower::split_kernels(s);
+    if (split.kernels.size() != 1 || !split.workspace.empty())
+      throw UserError("'" + k.func_.name() + "' runs as " + std::to_string(split.kernels.size()) +
+                      " kernels at config " + config->str() + "; a dynamic kernel takes one");
+    lower::LoweredFunc l = lower::lower(split.kernels[0]);
+    PlannedKernel pk;
+    pk.entry = codegen::cuda_kernel_name(l);
+    for (const lower::KernelParam &p : l.params) {
+      if (p.is_buffer()) {
+        pk.params.push_back({p.buffer.name(), -1, 0});
+        continue;
+      }
+      auto it = std::find(k.symbols_.begin(), k.symbols_.end(), p.var.name());
+      if (it == k.symbols_.end())
+        throw UserError("kernel parameter '" + p.var.name() + "' is not a symbol of the plan");
+      pk.params.push_back({p.var.name(), int(it - k.symbols_.begin()), p.var.dtype().bytes()});
+    }
+    for (int d = 0; d < 3; ++d) {
+      pk.grid[d] = l.launch.grid[d].defined() ? SizeProgram::compile(l.launch.grid[d], k.symbols_) : SizeProgram::constant(1);
+      pk.block[d] =
+          l.launch.block[d].defined() ? SizeProgram::compile(l.launch.block[d], k.symbols_) : SizeProgram::constant(1);
+    }
+    pk.dynamic_shared_bytes = l.dynamic_shared_bytes;
+    runtime::CompileOptions o{.arch = sm, .name = l.name, .cache = options.cache};
+    std::string source = codegen::codegen_cuda(l, codegen::CudaOptions{.arch = sm});
+    if (options.cache) pk.cache_key = runtime::kernel_cache_key(source, o);
+    jobs.push_back({std::move(source), o});
+    k.kernels_.push_back(std::move(pk));
+    k.scheduled_.push_back(s);
+  }
+  std::vector<runtime::CompileOutcome> built = runtime::compile_many(jobs, options.threads);
+  for (size_t i = 0; i < built.size(); ++i) {
+    if (!built[i].ok()) throw *built[i].error;
+    (built[i].result->from_cache ? k.counters_.cache_reads : k.counters_.nvrtc_compiles) += 1;
+    k.kernels_[i].cubin = std::move(built[i].result->cubin);
+  }
+  k.counters_.kernels = static_cast<int64_t>(k.kernels_.size());
+  k.counters_.build_ms = ms_since(t_build);
+  if (options.cache) {
+    rules::Json m = {{"plan", k.plan_}, {"kernels", rules::Json::array()}};
+    for (const PlannedKernel &pk : k.kernels_) m["kernels"].push_back(kernel_json(pk));
+    options.cache->store_file(manifest, m.dump(1) + "\n");
+  }
+  k.counters_.total_ms = ms_since(start);
+  return k;
+}
+
+KernelLaunch DynamicKernel::select(const int64_t *sizes) const {
+  KernelLaunch l;
+  size_t cell = 0;
+  for (size_t s = 0; s < ends_.size(); ++s) {
+    const std::vector<int64_t> &e = ends_[s];
+    if (sizes[s] < lows_[s] || sizes[s] > e.back())
+      throw UserError(symbols_[s] + " = " + std::to_string(sizes[s]) + " is outside the planned range " +
+                      std::to_string(lows_[s]) + ":" + std::to_string(e.back()));
+    cell = cell * e.size() + size_t(std::lower_bound(e.begin(), e.end(), sizes[s]) - e.begin());
+  }
+  l.cell = static_cast<int>(cell);
+  l.kernel = kernel_of_cell_[cell];
+  const PlannedKernel &k = kernels_[static_cast<size_t>(l.kernel)];
+  int64_t g[3], b[3];
+  for (int d = 0; d < 3; ++d) {
+    g[d] = k.grid[d].eval(sizes), b[d] = k.block[d].eval(sizes);
+    if (g[d] <= 0 || b[d] <= 0) l.has_work = false;
+  }
+  if (l.has_work) {
+    l.grid = runtime::Dim3(unsigned(g[0]), unsigned(g[1]), unsigned(g[2]));
+    l.block = runtime::Dim3(unsigned(b[0]), unsigned(b[1]), unsigned(b[2]));
+  }
+  l.dynamic_shared_bytes = size_t(k.dynamic_shared_bytes);
+  return l;
+}
+
+ir::PrimFunc DynamicKernel::scheduled(int i) const {
+  if (i < 0 || i >= int(kernels_.size())) throw UserError("no kernel " + std::to_string(i));
+  if (!scheduled_[size_t(i)].defined()) {
+    const rules::Rule &rule = *rules::find_rule(rule_);
+    auto m = rule.match(func_, arch_);
+    if (!m) throw InternalError("the plan's rule no longer matches: " + m.reason());
+    scheduled_[size_t(i)] = rule.apply(func_, **m, *rule.config_from_json(configs_[size_t(i)])).func();
+  }
+  return scheduled_[size_t(i)];
+}
+
+void DynamicKernel::launch(const std::vector<uint64_t> &buffers, const std::vector<int64_t> &sizes, int device) const {
+  if (sizes.size() != symbols_.size())
+    throw UserError("launch: " + std::to_string(sizes.size()) + " sizes for " + std::to_string(symbols_.size()) +
+                    " symbols");
+  KernelLaunch l = select(sizes.data());
+  if (!l.has_work) return;
+  if (!loaded_) const_cast<DynamicKernel *>(this)->loaded_ = std::make_shared<Loaded>();
+  Loaded &ld = *loaded_;
+  {
+    std::lock_guard<std::mutex> lock(ld.mu);
+    if (ld.device != device) {
+      ld.modules.clear(), ld.kernels.clear();
+      for (const PlannedKernel &k : kernels_) {
+        ld.modules.push_back(runtime::Module::load(k.cubin, device));
+        ld.kernels.push_back(ld.modules.back().kernel(k.entry));
+        if (k.dynamic_shared_bytes > 0) ld.kernels.back().set_dynamic_shared_memory(size_t(k.dynamic_shared_bytes));
+      }
+      ld.device = device;
+    }
+  }
+  const PlannedKernel &k = kernels_[size_t(l.kernel)];
+  runtime::KernelArgs args;
+  size_t b = 0;
+  for (const PlannedKernel::Param &p : k.params) {
+    if (p.symbol < 0) {
+      if (b >= buffers.size()) throw UserError("launch: too few buffers for " + k.entry);
+      args.pointer(buffers[b++]);
+    } else if (p.bytes == 8) {
+      args.scalar<int64_t>(sizes[size_t(p.symbol)]);
+    } else {
+      args.scalar<int32_t>(int32_t(sizes[size_t(p.symbol)]));
+    }
+  }
+  ld.kernels[size_t(l.kernel)].launch(l.grid, l.block, args, l.dynamic_shared_bytes);
+}
+
+}  // namespace tessera::tune

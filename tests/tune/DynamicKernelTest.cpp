@@ -1,0 +1,170 @@
+//===- tests/tune/DynamicKernelTest.cpp - Kernels for size ranges, kept -----===//
+//
+// tune/DynamicKernel.h (label nvrtc: it compiles): a cold start builds the
+// plan's kernels and writes its manifest; a warm start reads them back and
+// builds nothing (counters); a damaged manifest or cubin is rebuilt;
+// select() agrees with the plan's cells and with the lowered launch; the
+// kernel it picks matches the float64 reference in the interpreter.
+//
+//===----------------------------------------------------------------------===//
+#include "tessera/tune/DynamicKernel.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "Workloads.h"
+#include "tessera/analysis/Specialize.h"
+#include "tessera/arith/Analyzer.h"
+#include "tessera/ir/Functor.h"
+#include "tessera/ir/Op.h"
+#include "tessera/lower/Lower.h"
+#include "tessera/runtime/Interpreter.h"
+#include "tessera/runtime/NVRTC.h"
+#include "tessera/runtime/Verify.h"
+#include "tessera/support/Error.h"
+
+namespace tessera::tune {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path fresh_dir() {
+  const ::testing::TestInfo *info = ::testing::UnitTest::GetInstance()->current_test_info();
+  fs::path dir = fs::temp_directory_path() / "tessera_dynamic_kernel_test" / info->name();
+  fs::remove_all(dir);
+  return dir;
+}
+
+/// matmul_nn_f16 with N = 45, K = 40: M in [1, 64] is the one symbol.
+ir::PrimFunc gemm() {
+  return analysis::specialize(test::load_func(test::find_entry("matmul_nn_f16")), {{"n", 45}, {"k", 40}});
+}
+
+DynamicSpec spec() {
+  DynamicSpec s{.symbols = {SymbolRange::parse("m=1:64")}, .max_kernels = 3};
+  s.symbols[0].hot = {1};
+  return s;
+}
+
+TEST(SizeProgram, EvaluatesAndReadsBack) {
+  ir::Var m("m", ir::DataType::int32()), n("n", ir::DataType::int32());
+  ir::Expr e = ir::floordiv(m + ir::make_int(m.dtype(), 127), ir::make_int(m.dtype(), 128)) *
+               ir::min(n, ir::make_int(n.dtype(), 3));
+  SizeProgram p = SizeProgram::compile(e, {"m", "n"});
+  int64_t v[] = {129, 7};
+  EXPECT_EQ(p.eval(v), 2 * 3);
+  int64_t w[] = {1, 2};
+  EXPECT_EQ(p.eval(w), 2);
+  SizeProgram q = SizeProgram::from_json(p.to_json(), 2);
+  EXPECT_EQ(q.eval(v), 6);
+  EXPECT_THROW(SizeProgram::from_json(p.to_json(), 1), UserError) << "symbol slot 1 of 1";
+  EXPECT_THROW(SizeProgram::from_json(rules::Json::parse(R"([["const", 1], "add"])"), 1), UserError);
+  EXPECT_THROW(SizeProgram::from_json(rules::Json::parse(R"([["jump", 1]])"), 1), UserError);
+  EXPECT_THROW(SizeProgram::compile(m, {"n"}), UserError) << "m is not a symbol of the plan";
+}
+
+TEST(DynamicKernel, AWarmStartBuildsNothing) {
+  if (!runtime::nvrtc_available()) GTEST_SKIP() << "NVRTC is not available";
+  runtime::KernelCache cache(fresh_dir());
+  const Arch arch = Arch::by_name("h100");
+  DynamicKernel cold = DynamicKernel::create(gemm(), spec(), arch, {.cache = &cache});
+  const DynamicKernelCounters &c = cold.counters();
+  EXPECT_FALSE(c.warm);
+  EXPECT_GE(c.kernels, 1);
+  EXPECT_EQ(c.nvrtc_compiles, c.kernels) << c.str();
+  EXPECT_GT(c.rule_applications, 0);
+  EXPECT_GT(c.policy_calls, 0);
+
+  DynamicKernel warm = DynamicKernel::create(gemm(), spec(), arch, {.cache = &cache});
+  const DynamicKernelCounters &w = warm.counters();
+  EXPECT_TRUE(w.warm) << w.str();
+  EXPECT_EQ(w.nvrtc_compiles, 0);
+  EXPECT_EQ(w.rule_applications, 0);
+  EXPECT_EQ(w.policy_calls, 0);
+  EXPECT_EQ(w.cache_reads, c.kernels);
+  ASSERT_EQ(warm.kernels().size(), cold.kernels().size());
+  for (size_t i = 0; i < cold.kernels().size(); ++i) EXPECT_EQ(warm.kernels()[i].cubin, cold.kernels()[i].cubin);
+  EXPECT_EQ(warm.plan().dump(), cold.plan().dump());
+  for (int64_t m = 1; m <= 64; ++m) {
+    KernelLaunch a = cold.select({m}), b = warm.select({m});
+    EXPECT_EQ(a.kernel, b.kernel);
+    EXPECT_EQ(a.grid.str(), b.grid.str());
+  }
+  // Another spec is another manifest: built, not read.
+  DynamicSpec other = spec();
+  other.max_kernels = 1;
+  EXPECT_FALSE(DynamicKernel::create(gemm(), other, arch, {.cache = &cache}).counters().warm);
+}
+
+TEST(DynamicKernel, SelectAgreesWithThePlanTheLaunchAndTheReference) {
+  if (!runtime::nvrtc_available()) GTEST_SKIP() << "NVRTC is not available";
+  ir::PrimFunc f = gemm();
+  DynamicKernel k = DynamicKernel::create(f, spec(), Arch::by_name("h100"));
+  const rules::Json &cells = k.plan().at("cells");
+  for (int64_t m : {1, 2, 5, 8, 9, 33, 48, 49, 64}) {
+    SCOPED_TRACE("M = " + std::to_string(m));
+    KernelLaunch l = k.select({m});
+    ASSERT_GE(l.cell, 0);
+    const rules::Json &cell = cells.at(size_t(l.cell));
+    EXPECT_LE(cell.at("bounds").at("m").at(0).get<int64_t>(), m);
+    EXPECT_GE(cell.at("bounds").at("m").at(1).get<int64_t>(), m);
+    EXPECT_EQ(l.kernel, cell.at("config").get<int>());
+    // The grid, as the lowered kernel states it.
+    lower::LoweredFunc lowered = lower::lower(k.scheduled(l.kernel));
+    unsigned got[3] = {l.grid.x, l.grid.y, l.grid.z};
+    for (int d = 0; d < 3; ++d) {
+      if (!lowered.launch.grid[d].defined()) continue;
+      ir::Expr e = lowered.launch.grid[d];
+      std::vector<std::pair<ir::Var, ir::Expr>> at;
+      for (const lower::KernelParam &p : lowered.params)
+        if (!p.is_buffer()) at.push_back({p.var, ir::make_int(p.var.dtype(), m)});
+      EXPECT_EQ(int64_t(got[d]), ir::as_const_int(arith::simplify(ir::substitute(e, at))).value_or(-1)) << d;
+    }
+    // The kernel it picks computes the product.
+    std::vector<runtime::NDArray> args = runtime::make_random_args(f, {{"m", m}}, 7);
+    runtime::Reference want = runtime::compute_reference(f, args);
+    runtime::interpret(k.scheduled(l.kernel), args);
+    for (const runtime::OutputCheck &c : runtime::check_outputs(f, args, want)) EXPECT_TRUE(c.ok) << c.str();
+  }
+  try {
+    k.select({65});
+    FAIL() << "selected outside the range";
+  } catch (const UserError &e) {
+    EXPECT_NE(std::string(e.what()).find("m = 65 is outside the planned range 1:64"), std::string::npos) << e.what();
+  }
+}
+
+TEST(DynamicKernel, DamagedEntriesAreRebuilt) {
+  if (!runtime::nvrtc_available()) GTEST_SKIP() << "NVRTC is not available";
+  runtime::KernelCache cache(fresh_dir());
+  const Arch arch = Arch::by_name("h100");
+  DynamicKernel first = DynamicKernel::create(gemm(), spec(), arch, {.cache = &cache});
+  fs::path manifest;
+  for (const auto &e : fs::directory_iterator(cache.dir() / "dynamic")) manifest = e.path();
+  ASSERT_FALSE(manifest.empty());
+  // A truncated manifest: rebuilt cold (its cubins come from the cache), then warm again.
+  fs::resize_file(manifest, fs::file_size(manifest) / 2);
+  DynamicKernel again = DynamicKernel::create(gemm(), spec(), arch, {.cache = &cache});
+  EXPECT_FALSE(again.counters().warm);
+  EXPECT_EQ(again.counters().nvrtc_compiles, 0) << "the cubins themselves were whole";
+  EXPECT_TRUE(DynamicKernel::create(gemm(), spec(), arch, {.cache = &cache}).counters().warm);
+  // A missing cubin: that kernel compiled again.
+  fs::remove(cache.dir() / "sm_90" / (first.kernels()[0].cache_key + ".cubin"));
+  DynamicKernel rebuilt = DynamicKernel::create(gemm(), spec(), arch, {.cache = &cache});
+  EXPECT_FALSE(rebuilt.counters().warm);
+  EXPECT_EQ(rebuilt.counters().nvrtc_compiles, 1) << rebuilt.counters().str();
+}
+
+TEST(DynamicKernel, EverySymbolNeedsARange) {
+  ir::PrimFunc f = analysis::specialize(test::load_func(test::find_entry("matmul_nn_f16")), {{"k", 40}});
+  try {
+    DynamicKernel::create(f, spec(), Arch::by_name("h100"));
+    FAIL() << "created with 'n' unranged";
+  } catch (const UserError &e) {
+    EXPECT_NE(std::string(e.what()).find("symbolic size 'n'"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace tessera::tune
