@@ -211,7 +211,6 @@ std::vector<int> cover(const std::vector<std::vector<double>> &t, const std::vec
 
 DynamicPlan plan_dynamic(const ir::PrimFunc &original, const DynamicSpec &spec, const Arch &arch) {
   const auto start = std::chrono::steady_clock::now();
-  if (spec.symbols.empty()) throw UserError("a dynamic plan needs at least one symbol range (e.g. m=1:4096)");
   if (spec.max_kernels < 1) throw UserError("max kernels must be at least 1");
   ir::PrimFunc f = schedule::unique_block_names(original);
   std::set<std::string> shape_vars;
@@ -228,6 +227,10 @@ DynamicPlan plan_dynamic(const ir::PrimFunc &original, const DynamicSpec &spec, 
       throw UserError("symbol '" + r.name + "' has two ranges");
     plan.symbols.push_back(r.name);
   }
+  for (const std::string &v : shape_vars)
+    if (!std::count(plan.symbols.begin(), plan.symbols.end(), v))
+      throw UserError("symbolic size '" + v + "' of '" + f.name() +
+                      "' has no range: give one (e.g. " + v + "=1:4096), or bind it first (analysis::specialize, --dim)");
 
   // The rule the default schedule would use, matched once.
   const rules::Rule *rule = nullptr;

@@ -139,7 +139,17 @@ TEST(DynamicPlan, ErrorsNameWhatIsWrong) {
   } catch (const UserError &e) {
     EXPECT_NE(std::string(e.what()).find("no symbolic size 'q' (it has: m)"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(plan_dynamic(f, {}, arch), UserError);
+  try {
+    plan_dynamic(f, {}, arch);
+    FAIL() << "planned with M unranged";
+  } catch (const UserError &e) {
+    EXPECT_NE(std::string(e.what()).find("symbolic size 'm' of 'main' has no range"), std::string::npos) << e.what();
+  }
+  // No symbol at all: one cell, one kernel.
+  DynamicPlan fixed = plan_dynamic(analysis::specialize(f, {{"m", 1}}), {}, arch);
+  ASSERT_EQ(fixed.cells.size(), 1u);
+  EXPECT_EQ(fixed.configs.size(), 1u);
+  EXPECT_EQ(fixed.cell_of({}), 0);
   EXPECT_THROW(plan_dynamic(f, {.symbols = {SymbolRange::parse("m=1:64"), SymbolRange::parse("m=1:8")}}, arch),
                UserError);
   DynamicSpec tiny{.symbols = {SymbolRange::parse("m=1:4096")}, .max_cells = 8};

@@ -34,8 +34,12 @@
 //   DynamicPlan p = plan_dynamic(func, spec, Arch::by_name("h100"));
 //   p.configs[p.cells[p.cell_of({37})].config]   // the kernel for M = 37
 //
+// A function without symbolic sizes gets one cell and one kernel (the decode
+// step's gemv at M = 1); every symbolic size must have a range.
+//
 // Errors: UserError for a spec that does not fit the function (a symbol it
-// lacks, an empty range, too many cells) or a function no rule schedules.
+// lacks or one without a range, an empty range, too many cells) or a
+// function no rule schedules.
 //
 //===----------------------------------------------------------------------===//
 #pragma once

@@ -1,0 +1,156 @@
+//===- examples/dynamic_startup/DynamicStartup.cpp - A decoder layer's kernels ===//
+//
+// What an inference engine does at startup with tessera: the operators of an
+// LLM decoder layer (7B-class: hidden 4096, MLP 11008) have symbolic sizes
+// (the tokens of a step, M in [1, 4096]; the context length of attention);
+// each becomes a DynamicKernel (tune/DynamicKernel.h): a plan of a few
+// kernels covering its ranges, built once in a parallel NVRTC wave, kept in a
+// kernel cache, and read back on every later start.
+//
+//   tessera_dynamic_startup [--arch h100] [--cache DIR] [--max-kernels 8] [--plans]
+//
+// Without --cache it starts from an empty temporary cache, so one run shows
+// a cold start, then a warm one. With --cache DIR the first start is cold
+// only when DIR holds nothing for this layer yet.
+//
+//===----------------------------------------------------------------------===//
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "tessera/analysis/Specialize.h"
+#include "tessera/arch/Arch.h"
+#include "tessera/runtime/CudaDriver.h"
+#include "tessera/runtime/KernelCache.h"
+#include "tessera/script/Parser.h"
+#include "tessera/support/Error.h"
+#include "tessera/tune/DynamicKernel.h"
+
+namespace {
+
+using namespace tessera;
+
+struct Operator {
+  std::string name, file;
+  std::map<std::string, int64_t> bind;  ///< sizes fixed by the model
+  std::vector<std::string> ranges, hot;
+};
+
+/// A 7B-class decoder layer: hidden 4096, 32 heads, MLP 11008.
+const std::vector<Operator> kLayer = {
+    {"rmsnorm", "workloads/rmsnorm_f16.py", {{"cols", 4096}}, {"rows=1:4096"}, {"rows=1"}},
+    {"qkv_proj", "workloads/matmul_nt_f16.py", {{"n", 12288}, {"k", 4096}}, {"m=1:4096"}, {"m=1"}},
+    // Attention scores: M = tokens, N = the context so far (two symbols).
+    {"attn_scores", "workloads/matmul_nt_f16.py", {{"k", 128}}, {"m=1:4096", "n=16:4096"}, {}},
+    // The softmax over a 4096-wide context (a symbolic reduce extent leaves
+    // the reduction rules for the fallback's three kernels).
+    {"attn_softmax", "workloads/softmax_f16.py", {{"cols", 4096}}, {"rows=1:4096"}, {"rows=1"}},
+    {"o_proj", "workloads/matmul_nt_f16.py", {{"n", 4096}, {"k", 4096}}, {"m=1:4096"}, {"m=1"}},
+    {"gate_up_proj", "workloads/matmul_nt_f16.py", {{"n", 22016}, {"k", 4096}}, {"m=1:4096"}, {"m=1"}},
+    {"down_proj", "workloads/matmul_nt_f16.py", {{"n", 4096}, {"k", 11008}}, {"m=1:4096"}, {"m=1"}},
+    {"decode_int4_gemv", "workloads/gemv_int4.py", {{"m", 11008}, {"k", 4096}}, {}, {}},
+};
+
+struct Options {
+  std::string arch, cache;
+  int64_t max_kernels = 8;
+  bool plans = false;
+};
+
+Options parse_args(int argc, char **argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw UserError(a + " needs a value");
+      return argv[++i];
+    };
+    if (a == "--arch") o.arch = value();
+    else if (a == "--cache") o.cache = value();
+    else if (a == "--max-kernels") o.max_kernels = std::stoll(value());
+    else if (a == "--plans") o.plans = true;
+    else if (a == "-h" || a == "--help") {
+      std::cout << "usage: tessera_dynamic_startup [--arch NAME] [--cache DIR] [--max-kernels N] [--plans]\n";
+      std::exit(0);
+    } else {
+      throw UserError("unknown argument '" + a + "' (try --help)");
+    }
+  }
+  return o;
+}
+
+/// Every operator of the layer as a DynamicKernel; prints one row each.
+double start(const std::vector<Operator> &ops, const std::vector<ir::PrimFunc> &funcs, const Arch &arch,
+             runtime::KernelCache &cache, const Options &o, const char *what) {
+  auto t0 = std::chrono::steady_clock::now();
+  tune::DynamicKernelCounters sum;
+  std::cout << fmt::format("\n{} start\n{:<18} {:<20} {:>6} {:>8} {:>14} {:>10} {:>7} {:>6} {:>10}\n", what, "operator",
+                           "rule", "cells", "kernels", "regret geo/max", "pow2 geo", "nvrtc", "read", "ms");
+  for (size_t i = 0; i < ops.size(); ++i) {
+    tune::DynamicSpec spec{.max_kernels = o.max_kernels};
+    for (const std::string &r : ops[i].ranges) spec.symbols.push_back(tune::SymbolRange::parse(r));
+    for (const std::string &h : ops[i].hot) {
+      tune::SymbolRange v = tune::SymbolRange::parse(h);
+      for (tune::SymbolRange &s : spec.symbols)
+        if (s.name == v.name) s.hot.push_back(v.lo);
+    }
+    tune::DynamicKernel k = tune::DynamicKernel::create(funcs[i], spec, arch, {.cache = &cache});
+    const tune::DynamicKernelCounters &c = k.counters();
+    const rules::Json &p = k.plan();
+    double pow2 = 0;
+    for (const rules::Json &b : p.at("baselines"))
+      if (b.at("name") == "power-of-two buckets") pow2 = b.at("geomean_regret").get<double>();
+    std::cout << fmt::format("{:<18} {:<20} {:>6} {:>8} {:>7.3f}/{:<6.3f} {:>10.3f} {:>7} {:>6} {:>10.1f}\n",
+                             ops[i].name, p.at("rule").get<std::string>(), p.at("cells").size(), c.kernels,
+                             p.at("geomean_regret").get<double>(), p.at("max_regret").get<double>(), pow2,
+                             c.nvrtc_compiles, c.cache_reads, c.total_ms);
+    if (o.plans) std::cout << p.dump(1) << "\n";
+    sum.kernels += c.kernels, sum.nvrtc_compiles += c.nvrtc_compiles, sum.cache_reads += c.cache_reads;
+    sum.rule_applications += c.rule_applications, sum.policy_calls += c.policy_calls;
+  }
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  std::cout << fmt::format("# {} start: {} operators, {} kernels, {} NVRTC compiles, {} read from the cache, {} rule "
+                           "applications, {} policy calls; {:.1f} ms on {} cores\n",
+                           what, ops.size(), sum.kernels, sum.nvrtc_compiles, sum.cache_reads, sum.rule_applications,
+                           sum.policy_calls, ms, std::thread::hardware_concurrency());
+  return ms;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  try {
+    Options o = parse_args(argc, argv);
+    Arch arch = !o.arch.empty() ? Arch::by_name(o.arch) : Arch::by_name("h100");
+    if (o.arch.empty() && runtime::driver_status() == runtime::DriverStatus::Ok) arch = Arch::detect();
+    std::filesystem::path dir = o.cache;
+    bool temporary = dir.empty();
+    if (temporary) {
+      dir = std::filesystem::temp_directory_path() /
+            fmt::format("tessera-dynamic-startup-{}", std::chrono::steady_clock::now().time_since_epoch().count());
+    }
+    runtime::KernelCache cache(dir);
+    std::vector<ir::PrimFunc> funcs;
+    for (const Operator &op : kLayer) {
+      ir::PrimFunc f = script::parse_file(std::string(TESSERA_SOURCE_DIR) + "/" + op.file).funcs.at(0);
+      funcs.push_back(op.bind.empty() ? f : analysis::specialize(f, op.bind));
+    }
+    std::cout << fmt::format("# a decoder layer's kernels for {} (sm_{}), kernel cache {}\n", arch.name,
+                             arch.compute_capability.sm_version(), dir.string());
+    double first = start(kLayer, funcs, arch, cache, o, temporary ? "cold" : "first");
+    double second = start(kLayer, funcs, arch, cache, o, "warm");
+    std::cout << fmt::format("# startup: {:.0f} ms, then {:.1f} ms from the cache\n", first, second);
+    if (temporary) std::filesystem::remove_all(dir);
+    return 0;
+  } catch (const std::exception &e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  }
+}
