@@ -3,12 +3,29 @@
 
 #include "CommandSupport.h"
 #include "Commands.h"
+#include "DynamicSuite.h"
 #include "TuneSuite.h"
 
 namespace tessera::cli {
 
 int bench_command(const BenchCommandOptions &opts, std::ostream &out, std::ostream &err) {
   return guarded(err, [&] {
+    const std::string path = bench::find_suite(opts.suite);
+    if (bench::is_dynamic_suite(path)) {
+      // Ranges of sizes: plans and their predicted regret curves.
+      nlohmann::json report = bench::run_dynamic_suite(
+          {.path = path, .arch = opts.arch == "auto" ? "" : opts.arch, .only = opts.only,
+           .git = opts.git.empty() ? "unknown" : opts.git});
+      std::vector<std::string> paths = bench::write_dynamic_suite(
+          report, opts.out_dir + "/" + report.value("date", "today") + "-" + report.value("suite", "dynamic"));
+      out << bench::dynamic_suite_markdown(report) << "\nwrote";
+      for (const std::string &p : paths) out << " " << p;
+      out << "\n";
+      int failed = 0;
+      for (const auto &w : report.at("workloads")) failed += w.at("status") == "error";
+      if (failed) err << "error: " << failed << " workload(s) failed (see the table)\n";
+      return failed ? 1 : 0;
+    }
     bench::TuneSuiteOptions o{.suite = opts.suite, .arch = opts.arch == "auto" ? "" : opts.arch, .topk = opts.topk,
                               .measure = !opts.no_measure, .only = opts.only, .threads = opts.threads,
                               .git = opts.git.empty() ? "unknown" : opts.git, .budget_s = opts.budget_s};

@@ -387,3 +387,138 @@ DynamicPlan plan_dynamic(const ir::PrimFunc &original, const DynamicSpec &spec, 
 }
 
 }  // namespace tessera::tune
+
+namespace tessera::tune {
+
+std::vector<std::vector<int64_t>> regret_sweep(const DynamicSpec &spec) {
+  std::vector<std::vector<int64_t>> out;
+  auto one_symbol = [](const SymbolRange &r, bool dense) {
+    std::set<int64_t> v;
+    if (dense) {
+      for (int64_t x = 1; x <= 64; ++x) v.insert(x);
+      for (int64_t x = 72; x <= 512; x += 8) v.insert(x);
+      for (int64_t top = 1024; top / 2 < r.hi; top *= 2)
+        for (int i = 1; i <= 8; ++i) v.insert(top / 2 + top / 16 * i);
+    } else {
+      // 24 points, evenly spaced in log between lo and hi.
+      for (int i = 0; i < 24; ++i)
+        v.insert(static_cast<int64_t>(std::llround(
+            std::exp(std::log(double(r.lo)) + (std::log(double(r.hi)) - std::log(double(r.lo))) * i / 23.0))));
+    }
+    for (int64_t h : r.hot) v.insert(h);
+    v.insert(r.lo), v.insert(r.hi);
+    std::vector<int64_t> kept;
+    for (int64_t x : v)
+      if (x >= r.lo && x <= r.hi) kept.push_back(x);
+    return kept;
+  };
+  if (spec.symbols.empty()) return {{}};
+  if (spec.symbols.size() == 1) {
+    for (int64_t x : one_symbol(spec.symbols[0], true)) out.push_back({x});
+    return out;
+  }
+  std::vector<std::vector<int64_t>> axes;
+  for (const SymbolRange &r : spec.symbols) axes.push_back(one_symbol(r, false));
+  std::vector<size_t> at(axes.size(), 0);
+  for (;;) {
+    std::vector<int64_t> p;
+    for (size_t s = 0; s < axes.size(); ++s) p.push_back(axes[s][at[s]]);
+    out.push_back(p);
+    size_t s = axes.size();
+    while (s-- > 0 && ++at[s] == axes[s].size()) at[s] = 0;
+    if (s == size_t(-1)) break;
+  }
+  uint64_t state = 0x9e3779b97f4a7c15ull;
+  for (int i = 0; i < 200; ++i) {
+    std::vector<int64_t> p;
+    for (const SymbolRange &r : spec.symbols) {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      double u = double(state >> 11) / double(uint64_t(1) << 53);
+      p.push_back(std::clamp<int64_t>(std::llround(std::exp(std::log(double(r.lo)) +
+                                                             (std::log(double(r.hi)) - std::log(double(r.lo))) * u)),
+                                      r.lo, r.hi));
+    }
+    out.push_back(p);
+  }
+  return out;
+}
+
+RegretCurve predict_regret(const ir::PrimFunc &original, const DynamicSpec &spec, const DynamicPlan &plan,
+                           const Arch &arch, const std::vector<std::vector<int64_t>> &points) {
+  ir::PrimFunc f = schedule::unique_block_names(original);
+  const rules::Rule *rule = rules::find_rule(plan.rule);
+  if (!rule) throw InternalError("no rule '" + plan.rule + "'");
+  auto match = rule->match(f, arch);
+  if (!match) throw UserError("the plan's rule does not match: " + match.reason());
+  // Every config's estimate at `sizes`, by its text.
+  auto scores_at = [&](const std::vector<int64_t> &sizes, int64_t topk) {
+    policies::ProposeOptions o{.topk = topk};
+    for (size_t s = 0; s < plan.symbols.size(); ++s) o.sizes[plan.symbols[s]] = sizes[s];
+    std::map<std::string, double> out;
+    for (policies::Candidate &c : policies::propose(f, *rule, **match, arch, o).candidates)
+      out.emplace(c.config->str(), c.score);
+    return out;
+  };
+  std::string one_kernel;
+  {
+    policies::Proposal p = policies::propose(f, *rule, **match, arch, {.topk = 1});
+    if (!p.candidates.empty()) one_kernel = p.candidates[0].config->str();
+  }
+  std::map<std::vector<int64_t>, std::string> bucket_config;  // power-of-two bucket top -> its best config
+  std::set<std::string> pow2_used;
+  RegretCurve curve;
+  // A config the policy does not propose at a size has no estimate there
+  // (NaN: left out of the summaries, counted).
+  auto estimate = [](const std::map<std::string, double> &m, const std::string &key, double best) {
+    auto it = m.find(key);
+    return it == m.end() ? std::nan("") : ratio(it->second, best);
+  };
+  for (const std::vector<int64_t> &sizes : points) {
+    std::map<std::string, double> at = scores_at(sizes, 1 << 20);
+    RegretPoint p;
+    p.sizes = sizes;
+    p.best_us = kInf;
+    for (const auto &[_, t] : at) p.best_us = std::min(p.best_us, t);
+    int cell = plan.cell_of(sizes);
+    if (cell < 0) throw UserError("a sweep point lies outside the plan's cells");
+    p.plan = estimate(at, plan.configs[size_t(plan.cells[size_t(cell)].config)]->str(), p.best_us);
+    p.one_kernel = one_kernel.empty() ? 1 : estimate(at, one_kernel, p.best_us);
+    std::vector<int64_t> top;
+    for (size_t s = 0; s < sizes.size(); ++s) top.push_back(std::min(pow2_at_least(sizes[s]), spec.symbols[s].hi));
+    auto it = bucket_config.find(top);
+    if (it == bucket_config.end()) {
+      std::map<std::string, double> there = scores_at(top, 1 << 20);
+      std::string best_key;
+      double best_t = kInf;
+      for (const auto &[k, t] : there)
+        if (t < best_t) best_t = t, best_key = k;
+      it = bucket_config.emplace(top, best_key).first;
+    }
+    pow2_used.insert(it->second);
+    p.pow2 = estimate(at, it->second, p.best_us);
+    curve.points.push_back(p);
+  }
+  auto summarise = [&](double RegretPoint::*field) {
+    std::vector<double> v;
+    RegretSummary s;
+    for (const RegretPoint &p : curve.points) {
+      if (std::isnan(p.*field)) ++s.unestimated;
+      else v.push_back(p.*field);
+    }
+    if (v.empty()) return s;
+    double logs = 0;
+    for (double x : v) logs += std::log(x);
+    s.geomean = std::exp(logs / double(v.size()));
+    std::sort(v.begin(), v.end());
+    s.p95 = v[std::min(v.size() - 1, static_cast<size_t>(std::ceil(0.95 * double(v.size()))) - 1)];
+    s.max = v.back();
+    return s;
+  };
+  curve.plan = summarise(&RegretPoint::plan);
+  curve.one_kernel = summarise(&RegretPoint::one_kernel);
+  curve.pow2 = summarise(&RegretPoint::pow2);
+  curve.pow2_kernels = static_cast<int64_t>(pow2_used.size());
+  return curve;
+}
+
+}  // namespace tessera::tune

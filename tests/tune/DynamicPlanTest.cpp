@@ -11,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "Workloads.h"
 #include "tessera/analysis/Specialize.h"
 #include "tessera/runtime/Interpreter.h"
@@ -128,6 +130,36 @@ TEST(DynamicPlan, EveryKernelMatchesTheReferenceAtTheEdgesOfItsCells) {
       ++runs;
     }
   EXPECT_GE(runs, 2 * int(p.cells.size()) - 1);
+}
+
+TEST(DynamicPlan, PredictedRegretCurve) {
+  const Arch arch = Arch::by_name("h100");
+  ir::PrimFunc f = gemm(4096, 4096);
+  DynamicSpec spec{.symbols = {SymbolRange::parse("m=1:4096")}, .max_kernels = 6};
+  std::vector<std::vector<int64_t>> sweep = regret_sweep(spec);
+  ASSERT_GE(sweep.size(), 64u + 55u);
+  for (int64_t m = 1; m <= 64; ++m) EXPECT_EQ(sweep[size_t(m - 1)][0], m);
+  for (const auto &p : sweep) EXPECT_TRUE(p[0] >= 1 && p[0] <= 4096);
+  DynamicPlan plan = plan_dynamic(f, spec, arch);
+  RegretCurve c = predict_regret(f, spec, plan, arch, sweep);
+  ASSERT_EQ(c.points.size(), sweep.size());
+  for (const RegretPoint &p : c.points) {
+    if (!std::isnan(p.plan)) EXPECT_GE(p.plan, 1.0);
+    // At a cell's upper end the plan predicts what the cell says.
+    int cell = plan.cell_of(p.sizes);
+    if (p.sizes[0] == plan.cells[size_t(cell)].bounds[0].second)
+      EXPECT_NEAR(p.plan, plan.cells[size_t(cell)].regret(), 1e-9) << p.sizes[0];
+  }
+  EXPECT_EQ(c.plan.unestimated, 0);
+  EXPECT_LT(c.plan.geomean, c.one_kernel.geomean);
+  EXPECT_LE(c.plan.geomean, c.pow2.geomean + 1e-12);
+  // Two symbols: a log grid of up to 24 distinct values per symbol (fewer
+  // where small values repeat) and 200 random points, all inside.
+  DynamicSpec two{.symbols = {SymbolRange::parse("m=1:512"), SymbolRange::parse("n=256:2048")}};
+  std::vector<std::vector<int64_t>> grid = regret_sweep(two);
+  EXPECT_LE(grid.size(), 24u * 24u + 200u);
+  EXPECT_GE(grid.size(), 20u * 24u + 200u);
+  for (const auto &p : grid) EXPECT_TRUE(p[0] >= 1 && p[0] <= 512 && p[1] >= 256 && p[1] <= 2048);
 }
 
 TEST(DynamicPlan, ErrorsNameWhatIsWrong) {

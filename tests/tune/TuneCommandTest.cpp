@@ -164,6 +164,29 @@ TEST(DynamicCommand, PrintsThePlanAndBuildsItsKernelsOnce) {
   EXPECT_NE(bad.err.find("no symbolic size 'q'"), std::string::npos) << bad.err;
 }
 
+TEST(BenchCommand, DynamicSuiteWritesThePredictedRegret) {
+  test::ScratchDir dir;
+  std::ostringstream out, err;
+  int status = bench_command({.suite = "dynamic", .out_dir = dir.file("out"), .arch = "h100", .only = {"down_proj_m"}},
+                             out, err);
+  ASSERT_EQ(status, 0) << err.str();
+  EXPECT_NE(out.str().find("| down_proj_m | matmul_tensor_core | m=1:4096 | 24 |"), std::string::npos) << out.str();
+  bool json = false, svg = false;
+  for (const auto &e : std::filesystem::directory_iterator(dir.file("out"))) {
+    if (e.path().extension() == ".json") {
+      std::ifstream in(e.path());
+      auto r = nlohmann::json::parse(in);
+      const auto &w = r.at("workloads").at(0);
+      EXPECT_LE(w.at("regret").at("plan").at("geomean").get<double>(),
+                w.at("regret").at("one_kernel").at("geomean").get<double>());
+      EXPECT_GT(w.at("points").size(), 100u);
+      json = true;
+    }
+    svg = svg || e.path().extension() == ".svg";
+  }
+  EXPECT_TRUE(json && svg);
+}
+
 TEST(TuneCommand, BadArgumentsAreUserErrors) {
   CommandRun topk = tune({.file = workload("add_f16.py"), .arch = "h100", .topk = 0, .db = "none", .no_measure = true});
   EXPECT_EQ(topk.status, 1);

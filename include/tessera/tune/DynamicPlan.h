@@ -123,6 +123,37 @@ struct DynamicPlan {
   std::string table() const;
 };
 
+/// Predicted regret at one size of a sweep: each series' estimate over the
+/// best estimate of any config at exactly that size.
+struct RegretPoint {
+  std::vector<int64_t> sizes;
+  double best_us = 0;
+  /// Regrets (>= 1); NaN where the policy gives that series' config no
+  /// estimate at this size (it proposes another set there).
+  double plan = 1, one_kernel = 1, pow2 = 1;
+};
+struct RegretSummary {
+  double geomean = 1, p95 = 1, max = 1;
+  int64_t unestimated = 0;  ///< points left out: no estimate
+};
+struct RegretCurve {
+  std::vector<RegretPoint> points;
+  RegretSummary plan, one_kernel, pow2;
+  int64_t pow2_kernels = 0;  ///< distinct configs the power-of-two buckets use
+};
+
+/// The sizes a regret curve is drawn at (../shared/reference/DYNAMIC_SHAPES.md
+/// section 4): one symbol: every value up to 64, multiples of 8 up to 512,
+/// then 8 points per octave, within the range; two or more: a log grid of
+/// up to 24 distinct values per symbol plus 200 random points (a fixed seed).
+std::vector<std::vector<int64_t>> regret_sweep(const DynamicSpec &spec);
+
+/// The plan's predicted regret at `points` against one kernel (the policy's
+/// top-1 at the hint) and power-of-two buckets (each the config best at its
+/// upper end), all from the policy's estimates at each exact size.
+RegretCurve predict_regret(const ir::PrimFunc &f, const DynamicSpec &spec, const DynamicPlan &plan, const Arch &arch,
+                           const std::vector<std::vector<int64_t>> &points);
+
 /// The cells of one symbol (step 1 of the file comment), in order.
 std::vector<std::pair<int64_t, int64_t>> symbol_cells(const SymbolRange &range, const DynamicSpec &spec);
 
