@@ -86,13 +86,12 @@ Options parse_args(int argc, char **argv) {
   return o;
 }
 
-/// Every operator of the layer as a DynamicKernel; prints one row each.
+/// Every operator of the layer as a DynamicKernel (one create_many: the
+/// plans in parallel, then every kernel in one NVRTC wave); one row each.
 double start(const std::vector<Operator> &ops, const std::vector<ir::PrimFunc> &funcs, const Arch &arch,
              runtime::KernelCache &cache, const Options &o, const char *what) {
   auto t0 = std::chrono::steady_clock::now();
-  tune::DynamicKernelCounters sum;
-  std::cout << fmt::format("\n{} start\n{:<18} {:<20} {:>6} {:>8} {:>14} {:>10} {:>7} {:>6} {:>10}\n", what, "operator",
-                           "rule", "cells", "kernels", "regret geo/max", "pow2 geo", "nvrtc", "read", "ms");
+  std::vector<tune::DynamicRequest> requests;
   for (size_t i = 0; i < ops.size(); ++i) {
     tune::DynamicSpec spec{.max_kernels = o.max_kernels};
     for (const std::string &r : ops[i].ranges) spec.symbols.push_back(tune::SymbolRange::parse(r));
@@ -101,21 +100,27 @@ double start(const std::vector<Operator> &ops, const std::vector<ir::PrimFunc> &
       for (tune::SymbolRange &s : spec.symbols)
         if (s.name == v.name) s.hot.push_back(v.lo);
     }
-    tune::DynamicKernel k = tune::DynamicKernel::create(funcs[i], spec, arch, {.cache = &cache});
-    const tune::DynamicKernelCounters &c = k.counters();
-    const rules::Json &p = k.plan();
+    requests.push_back({funcs[i], spec});
+  }
+  std::vector<tune::DynamicKernel> kernels = tune::DynamicKernel::create_many(requests, arch, {.cache = &cache});
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  tune::DynamicKernelCounters sum;
+  std::cout << fmt::format("\n{} start\n{:<18} {:<20} {:>6} {:>8} {:>14} {:>10} {:>7} {:>6} {:>9}\n", what, "operator",
+                           "rule", "cells", "kernels", "regret geo/max", "pow2 geo", "nvrtc", "read", "plan ms");
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const tune::DynamicKernelCounters &c = kernels[i].counters();
+    const rules::Json &p = kernels[i].plan();
     double pow2 = 0;
     for (const rules::Json &b : p.at("baselines"))
       if (b.at("name") == "power-of-two buckets") pow2 = b.at("geomean_regret").get<double>();
-    std::cout << fmt::format("{:<18} {:<20} {:>6} {:>8} {:>7.3f}/{:<6.3f} {:>10.3f} {:>7} {:>6} {:>10.1f}\n",
+    std::cout << fmt::format("{:<18} {:<20} {:>6} {:>8} {:>7.3f}/{:<6.3f} {:>10.3f} {:>7} {:>6} {:>9.1f}\n",
                              ops[i].name, p.at("rule").get<std::string>(), p.at("cells").size(), c.kernels,
                              p.at("geomean_regret").get<double>(), p.at("max_regret").get<double>(), pow2,
-                             c.nvrtc_compiles, c.cache_reads, c.total_ms);
+                             c.nvrtc_compiles, c.cache_reads, c.plan_ms);
     if (o.plans) std::cout << p.dump(1) << "\n";
     sum.kernels += c.kernels, sum.nvrtc_compiles += c.nvrtc_compiles, sum.cache_reads += c.cache_reads;
     sum.rule_applications += c.rule_applications, sum.policy_calls += c.policy_calls;
   }
-  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   std::cout << fmt::format("# {} start: {} operators, {} kernels, {} NVRTC compiles, {} read from the cache, {} rule "
                            "applications, {} policy calls; {:.1f} ms on {} cores\n",
                            what, ops.size(), sum.kernels, sum.nvrtc_compiles, sum.cache_reads, sum.rule_applications,

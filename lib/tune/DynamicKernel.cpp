@@ -2,8 +2,12 @@
 #include "tessera/tune/DynamicKernel.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <exception>
 #include <mutex>
+#include <optional>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -59,8 +63,8 @@ struct DynamicKernel::Loaded {
   std::vector<runtime::Kernel> kernels;
 };
 
-DynamicKernel DynamicKernel::create(const ir::PrimFunc &original, const DynamicSpec &spec, const Arch &arch,
-                                    const DynamicKernelOptions &options) {
+DynamicKernel DynamicKernel::begin(const ir::PrimFunc &original, const DynamicSpec &spec, const Arch &arch,
+                                   const DynamicKernelOptions &options, std::vector<runtime::CompileJob> &jobs) {
   const auto start = Clock::now();
   DynamicKernel k;
   k.func_ = schedule::unique_block_names(original);
@@ -78,7 +82,7 @@ DynamicKernel DynamicKernel::create(const ir::PrimFunc &original, const DynamicS
     k.lows_.push_back(r.lo);
   }
   const std::string sm = sm_of(arch);
-  const std::string manifest =
+  const std::string manifest = k.manifest_ =
       "dynamic/" + runtime::KernelCache::digest(script::print(k.func_) + "\n" + spec_json(spec).dump() + "\n" +
                                                 arch.fingerprint() + "\nnvrtc " + runtime::nvrtc_version() +
                                                 "\ntessera " + std::string(tessera::version())) +
@@ -141,7 +145,7 @@ DynamicKernel DynamicKernel::create(const ir::PrimFunc &original, const DynamicS
   const rules::Rule &rule = *rules::find_rule(plan.rule);
   auto match = rule.match(k.func_, arch);
   if (!match) throw InternalError("the plan's rule no longer matches: " + match.reason());
-  std::vector<runtime::CompileJob> jobs;
+  k.first_job_ = jobs.size();
   for (const auto &config : plan.configs) {
     k.configs_.push_back(config->to_json());
     ir::PrimFunc s = rule.apply(k.func_, **match, *config).func();
@@ -176,21 +180,75 @@ DynamicKernel DynamicKernel::create(const ir::PrimFunc &original, const DynamicS
     k.kernels_.push_back(std::move(pk));
     k.scheduled_.push_back(s);
   }
-  std::vector<runtime::CompileOutcome> built = runtime::compile_many(jobs, options.threads);
-  for (size_t i = 0; i < built.size(); ++i) {
-    if (!built[i].ok()) throw *built[i].error;
-    (built[i].result->from_cache ? k.counters_.cache_reads : k.counters_.nvrtc_compiles) += 1;
-    k.kernels_[i].cubin = std::move(built[i].result->cubin);
-  }
-  k.counters_.kernels = static_cast<int64_t>(k.kernels_.size());
-  k.counters_.build_ms = ms_since(t_build);
-  if (options.cache) {
-    rules::Json m = {{"plan", k.plan_}, {"kernels", rules::Json::array()}};
-    for (const PlannedKernel &pk : k.kernels_) m["kernels"].push_back(kernel_json(pk));
-    options.cache->store_file(manifest, m.dump(1) + "\n");
-  }
+  k.counters_.build_ms = ms_since(t_build);  // the rest when the wave is done
   k.counters_.total_ms = ms_since(start);
   return k;
+}
+
+void DynamicKernel::finish(std::vector<runtime::CompileOutcome> &built, double wave_ms,
+                           runtime::KernelCache *cache) {
+  if (counters_.warm) return;
+  for (size_t i = 0; i < kernels_.size(); ++i) {
+    runtime::CompileOutcome &o = built.at(first_job_ + i);
+    if (!o.ok()) throw *o.error;
+    (o.result->from_cache ? counters_.cache_reads : counters_.nvrtc_compiles) += 1;
+    kernels_[i].cubin = std::move(o.result->cubin);
+  }
+  counters_.kernels = static_cast<int64_t>(kernels_.size());
+  counters_.build_ms += wave_ms;
+  counters_.total_ms += wave_ms;
+  if (cache) {
+    rules::Json m = {{"plan", plan_}, {"kernels", rules::Json::array()}};
+    for (const PlannedKernel &pk : kernels_) m["kernels"].push_back(kernel_json(pk));
+    cache->store_file(manifest_, m.dump(1) + "\n");
+  }
+}
+
+DynamicKernel DynamicKernel::create(const ir::PrimFunc &f, const DynamicSpec &spec, const Arch &arch,
+                                    const DynamicKernelOptions &options) {
+  return std::move(create_many({{f, spec}}, arch, options).at(0));
+}
+
+std::vector<DynamicKernel> DynamicKernel::create_many(const std::vector<DynamicRequest> &requests, const Arch &arch,
+                                                      const DynamicKernelOptions &options) {
+  // Plans in parallel (each is the policy's work), then every kernel of every
+  // cold one in a single NVRTC wave.
+  std::vector<std::optional<DynamicKernel>> made(requests.size());
+  std::vector<std::vector<runtime::CompileJob>> jobs(requests.size());
+  std::vector<std::exception_ptr> errors(requests.size());
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> workers;
+  const unsigned n = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+  for (unsigned w = 0; w < std::min<size_t>(n, requests.size()); ++w)
+    workers.emplace_back([&] {
+      for (size_t i; (i = next.fetch_add(1)) < requests.size();) {
+        try {
+          made[i] = begin(requests[i].func, requests[i].spec, arch, options, jobs[i]);
+        } catch (...) {
+          errors[i] = std::current_exception();
+        }
+      }
+    });
+  for (std::thread &t : workers) t.join();
+  for (const std::exception_ptr &e : errors)
+    if (e) std::rethrow_exception(e);
+  std::vector<runtime::CompileJob> wave;
+  std::vector<size_t> offset(requests.size());
+  for (size_t i = 0; i < requests.size(); ++i) {
+    offset[i] = wave.size();
+    for (runtime::CompileJob &j : jobs[i]) wave.push_back(std::move(j));
+  }
+  auto t0 = Clock::now();
+  std::vector<runtime::CompileOutcome> built;
+  if (!wave.empty()) built = runtime::compile_many(wave, options.threads);
+  const double wave_ms = ms_since(t0);
+  std::vector<DynamicKernel> out;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    made[i]->first_job_ += offset[i];
+    made[i]->finish(built, wave_ms, options.cache);
+    out.push_back(std::move(*made[i]));
+  }
+  return out;
 }
 
 KernelLaunch DynamicKernel::select(const int64_t *sizes) const {

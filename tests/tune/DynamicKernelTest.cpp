@@ -156,6 +156,32 @@ TEST(DynamicKernel, DamagedEntriesAreRebuilt) {
   EXPECT_EQ(rebuilt.counters().nvrtc_compiles, 1) << rebuilt.counters().str();
 }
 
+TEST(DynamicKernel, ManyAtOnceInOneWave) {
+  if (!runtime::nvrtc_available()) GTEST_SKIP() << "NVRTC is not available";
+  runtime::KernelCache cache(fresh_dir());
+  const Arch arch = Arch::by_name("h100");
+  ir::PrimFunc other =
+      analysis::specialize(test::load_func(test::find_entry("matmul_nn_f16")), {{"n", 96}, {"k", 64}});
+  // One built alone first: in the wave it is read back, the other compiled.
+  DynamicKernel alone = DynamicKernel::create(gemm(), spec(), arch, {.cache = &cache});
+  std::vector<DynamicKernel> both = DynamicKernel::create_many({{gemm(), spec()}, {other, spec()}}, arch, {.cache = &cache});
+  ASSERT_EQ(both.size(), 2u);
+  EXPECT_TRUE(both[0].counters().warm);
+  EXPECT_FALSE(both[1].counters().warm);
+  EXPECT_EQ(both[1].counters().nvrtc_compiles, both[1].counters().kernels);
+  for (size_t i = 0; i < alone.kernels().size(); ++i) EXPECT_EQ(both[0].kernels()[i].cubin, alone.kernels()[i].cubin);
+  // Each one's cubins are its own (a wave hands every kernel its result).
+  for (int64_t m : {1, 40}) {
+    KernelLaunch l = both[1].select({m});
+    EXPECT_FALSE(both[1].kernels()[size_t(l.kernel)].cubin.empty());
+  }
+  std::vector<DynamicKernel> again = DynamicKernel::create_many({{gemm(), spec()}, {other, spec()}}, arch, {.cache = &cache});
+  EXPECT_TRUE(again[0].counters().warm && again[1].counters().warm);
+  // A request the plan refuses fails the call, naming it.
+  ir::PrimFunc unranged = analysis::specialize(test::load_func(test::find_entry("matmul_nn_f16")), {{"k", 40}});
+  EXPECT_THROW(DynamicKernel::create_many({{gemm(), spec()}, {unranged, spec()}}, arch, {.cache = &cache}), UserError);
+}
+
 TEST(DynamicKernel, EverySymbolNeedsARange) {
   ir::PrimFunc f = analysis::specialize(test::load_func(test::find_entry("matmul_nn_f16")), {{"k", 40}});
   try {

@@ -38,6 +38,7 @@
 
 #include "tessera/runtime/CudaDriver.h"
 #include "tessera/runtime/KernelCache.h"
+#include "tessera/runtime/NVRTC.h"
 #include "tessera/tune/DynamicPlan.h"
 #include "tessera/tune/SizeProgram.h"
 
@@ -83,12 +84,23 @@ struct PlannedKernel {
   int64_t dynamic_shared_bytes = 0;
 };
 
+/// One function of a model and the ranges of its sizes.
+struct DynamicRequest {
+  ir::PrimFunc func;
+  DynamicSpec spec;
+};
+
 class DynamicKernel {
  public:
   /// See the file comment. UserError for a function or spec the plan
   /// refuses; CompileError when a kernel does not compile.
   static DynamicKernel create(const ir::PrimFunc &f, const DynamicSpec &spec, const Arch &arch,
                               const DynamicKernelOptions &options = {});
+  /// A model's operators at once: their plans in parallel, then every kernel
+  /// of every cold one in one NVRTC wave (warm ones are read back). Each
+  /// counts the whole wave in its build time.
+  static std::vector<DynamicKernel> create_many(const std::vector<DynamicRequest> &requests, const Arch &arch,
+                                                const DynamicKernelOptions &options = {});
 
   const std::vector<std::string> &symbols() const { return symbols_; }
   /// The cells with their kernel (bounds, config index, estimates) and the
@@ -112,7 +124,16 @@ class DynamicKernel {
   void launch(const std::vector<uint64_t> &buffers, const std::vector<int64_t> &sizes, int device = 0) const;
 
  private:
+  /// Everything up to the compiles: a warm kernel whole, a cold one with its
+  /// NVRTC jobs appended to `jobs`.
+  static DynamicKernel begin(const ir::PrimFunc &f, const DynamicSpec &spec, const Arch &arch,
+                             const DynamicKernelOptions &options, std::vector<runtime::CompileJob> &jobs);
+  /// Takes the cubins of a cold kernel from `built` and writes its manifest.
+  void finish(std::vector<runtime::CompileOutcome> &built, double wave_ms, runtime::KernelCache *cache);
+
   ir::PrimFunc func_;
+  std::string manifest_;   ///< its name in the kernel cache
+  size_t first_job_ = 0;   ///< its first job in the compile wave
   Arch arch_;
   std::vector<std::string> symbols_;
   rules::Json plan_;
