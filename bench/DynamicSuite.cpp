@@ -67,14 +67,9 @@ json run_dynamic_suite(const DynamicSuiteOptions &o) {
       ir::PrimFunc f = script::parse_file(file).funcs.at(0);
       std::map<std::string, int64_t> bind = w.value("dims", std::map<std::string, int64_t>{});
       if (!bind.empty()) f = analysis::specialize(f, bind);
-      tune::DynamicSpec spec{.max_kernels = w.value("max_kernels", int64_t(8))};
-      for (const std::string &r : w.value("ranges", std::vector<std::string>{}))
-        spec.symbols.push_back(tune::SymbolRange::parse(r));
-      for (const std::string &h : w.value("hot", std::vector<std::string>{})) {
-        tune::SymbolRange v = tune::SymbolRange::parse(h);
-        for (tune::SymbolRange &s : spec.symbols)
-          if (s.name == v.name) s.hot.push_back(v.lo);
-      }
+      tune::DynamicSpec spec = tune::DynamicSpec::parse(w.value("ranges", std::vector<std::string>{}),
+                                                        w.value("hot", std::vector<std::string>{}),
+                                                        w.value("max_kernels", int64_t(8)));
       tune::DynamicPlan plan = tune::plan_dynamic(f, spec, arch);
       auto t0 = std::chrono::steady_clock::now();
       tune::RegretCurve curve = tune::predict_regret(f, spec, plan, arch, tune::regret_sweep(spec));

@@ -19,14 +19,8 @@ int dynamic_command(const DynamicCommandOptions &opts, std::ostream &out, std::o
     auto [f, dims] = load_func(opts.file, opts.func, opts.dims);
     if (!dims.empty()) f = analysis::specialize(f, dims);
     Arch arch = resolve_arch(opts.arch, out);
-    tune::DynamicSpec spec{.max_kernels = opts.max_kernels, .cells_per_octave = opts.cells_per_octave};
-    for (const std::string &r : opts.ranges) spec.symbols.push_back(tune::SymbolRange::parse(r));
-    for (const std::string &h : opts.hot) {
-      tune::SymbolRange v = tune::SymbolRange::parse(h);
-      auto it = std::find_if(spec.symbols.begin(), spec.symbols.end(), [&](auto &s) { return s.name == v.name; });
-      if (it == spec.symbols.end()) throw UserError("--hot " + h + ": no --range for '" + v.name + "'");
-      it->hot.push_back(v.lo);
-    }
+    tune::DynamicSpec spec = tune::DynamicSpec::parse(opts.ranges, opts.hot, opts.max_kernels);
+    spec.cells_per_octave = opts.cells_per_octave;
     tune::DynamicPlan plan = tune::plan_dynamic(f, spec, arch);
     out << fmt::format("# tessera dynamic {} ({}) for {}\n", f.name(), opts.file, arch.name);
     out << plan.table();

@@ -93,13 +93,7 @@ double start(const std::vector<Operator> &ops, const std::vector<ir::PrimFunc> &
   auto t0 = std::chrono::steady_clock::now();
   std::vector<tune::DynamicRequest> requests;
   for (size_t i = 0; i < ops.size(); ++i) {
-    tune::DynamicSpec spec{.max_kernels = o.max_kernels};
-    for (const std::string &r : ops[i].ranges) spec.symbols.push_back(tune::SymbolRange::parse(r));
-    for (const std::string &h : ops[i].hot) {
-      tune::SymbolRange v = tune::SymbolRange::parse(h);
-      for (tune::SymbolRange &s : spec.symbols)
-        if (s.name == v.name) s.hot.push_back(v.lo);
-    }
+    tune::DynamicSpec spec = tune::DynamicSpec::parse(ops[i].ranges, ops[i].hot, o.max_kernels);
     requests.push_back({funcs[i], spec});
   }
   std::vector<tune::DynamicKernel> kernels = tune::DynamicKernel::create_many(requests, arch, {.cache = &cache});

@@ -61,6 +61,19 @@ SymbolRange SymbolRange::parse(const std::string &text) {
   return r;
 }
 
+DynamicSpec DynamicSpec::parse(const std::vector<std::string> &ranges, const std::vector<std::string> &hot,
+                               int64_t max_kernels) {
+  DynamicSpec spec{.max_kernels = max_kernels};
+  for (const std::string &r : ranges) spec.symbols.push_back(SymbolRange::parse(r));
+  for (const std::string &h : hot) {
+    SymbolRange v = SymbolRange::parse(h);
+    auto it = std::find_if(spec.symbols.begin(), spec.symbols.end(), [&](const SymbolRange &s) { return s.name == v.name; });
+    if (it == spec.symbols.end()) throw UserError("hot value '" + h + "': no range for '" + v.name + "'");
+    it->hot.push_back(v.lo);
+  }
+  return spec;
+}
+
 bool Cell::contains(const std::vector<int64_t> &values) const {
   if (values.size() != bounds.size()) return false;
   for (size_t s = 0; s < bounds.size(); ++s)

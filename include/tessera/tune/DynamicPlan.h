@@ -77,6 +77,11 @@ struct DynamicSpec {
   int64_t exact_up_to = 4;
   /// The most cells a plan may have (the product over symbols).
   int64_t max_cells = 4096;
+
+  /// A spec from "m=1:4096" ranges and "m=1" hot values (each naming a
+  /// symbol that has a range). UserError naming a bad one.
+  static DynamicSpec parse(const std::vector<std::string> &ranges, const std::vector<std::string> &hot,
+                           int64_t max_kernels = 16);
 };
 
 /// A box of sizes: one inclusive range per symbol (the spec's order).
