@@ -357,8 +357,13 @@ class ReferenceBuilder : public IRMutator {
         return square(da) * va(0) + db + rounding(t, w, 8);
       }
       case Intrinsic::Abs: return va(0);
-      // One rounding to 11 significant bits: 2^13 float32 units of roundoff.
-      case Intrinsic::RoundToTf32: return va(0) + rounding(t, w, 8192);
+      // As a narrowing cast: the reference rounds as the program does; only
+      // an input that carries an error can round to a neighbour (11
+      // significant bits: 2^13 float32 units of roundoff).
+      case Intrinsic::RoundToTf32: {
+        Expr v = va(0);
+        return Select::make(eq(v, f64(0)), f64(0), v + rounding(t, w, 8192));
+      }
       case Intrinsic::IfThenElse:
         return Call::make(kF64, Intrinsic::IfThenElse, {mutate(c.args[0]), va(1), va(2)});
       default: return f64(0);  // floor, ceil, round, trunc, max_value, reinterpret: exact

@@ -159,6 +159,28 @@ TEST(TensorCoreTf32, EveryLayoutAtShapesThatDivideNoTile) {
   }
 }
 
+/// The kernel with every T.round_to_tf32 dropped: the tensor cores then see
+/// the raw float32 bits and truncate them.
+class DropRounding : public ir::IRMutator {
+  ir::Expr visit_(const ir::Call *op, const ir::Expr &self) override {
+    if (op->op == ir::Intrinsic::RoundToTf32) return mutate(op->args[0]);
+    return ir::IRMutator::visit_(op, self);
+  }
+};
+
+TEST(TensorCoreTf32, AKernelThatDoesNotRoundFailsTheCheck) {
+  // The reference rounds as the program says, so the bound stays float32's
+  // summation bound: truncating instead of rounding is caught.
+  ir::PrimFunc f = parse(tf32_text(true, false, "64", 48, 96)), s;
+  expect_ok(run_checked(f, {}, nullptr, &s));
+  ir::PrimFunc broken = s.with_body(DropRounding().mutate(s.body()));
+  ASSERT_EQ(script::print(broken).find("round_to_tf32"), std::string::npos);
+  std::vector<runtime::NDArray> got = runtime::make_random_args(f, {}, 3);
+  runtime::Reference want = runtime::compute_reference(f, got);
+  runtime::interpret(broken, got);
+  EXPECT_FALSE(runtime::all_ok(runtime::check_outputs(f, got, want)));
+}
+
 TEST(TensorCoreTf32, ProgramsMustAskForIt) {
   const rules::Rule &rule = rules::matmul_tensor_core_rule();
   // float32 products without the rounding: exact float32 is what they say.
