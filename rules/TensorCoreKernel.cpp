@@ -58,19 +58,6 @@ class KernelBuilder {
     return Evaluate::make(Call::make(DataType::int32(), op, std::move(args)));
   }
 
-  /// Column `col` of shared row `row` (rows of `row_elems` elements) as
-  /// stored: unchanged with padding; with swizzle its 16-byte chunk is
-  /// XOR-ed with the row (chunk ^ row % 8 for rows of 8 chunks or more,
-  /// chunk ^ (row / 2) % 4 for rows of 4), so the 8 rows an ldmatrix reads
-  /// and the chunks a warp's copies write fall in distinct banks.
-  Expr swizzled(const Expr &row, const Expr &col, int64_t row_elems) const {
-    if (!c_.swizzle) return col;
-    const int64_t chunk = 16 / c_.in_bytes, chunks = row_elems / chunk;
-    Expr key = chunks >= 8 ? floormod(row, i(8)) : floormod(floordiv(row, i(2)), i(4));
-    Expr c = floordiv(col, i(chunk));
-    return bitwise_xor(c, key) * i(chunk) + floormod(col, i(chunk));
-  }
-
   /// The element of `op` at matmul iter values (batch from the block, row, k),
   /// its producers inlined.
   Expr operand_load(const OperandInfo &op, const Expr &rows, const Expr &k) const;
@@ -153,7 +140,7 @@ Stmt KernelBuilder::load_tile(const OperandInfo &op, Buffer tile, bool is_a, con
       Expr r = floordiv(q, i(sc / v)), col = floormod(q, i(sc / v)) * i(v);
       Expr row = op.k_inner ? row0 + r : row0 + col, k = op.k_inner ? k0 + col : k0 + r;
       Expr valid = row < row_extent && k < extent_k_;
-      Expr dst = Load::make(tile, {stage, r, swizzled(r, col, sc)});
+      Expr dst = Load::make(tile, {stage, r, col});
       Stmt s;
       if (async) {
         Expr bytes = i(v * c_.in_bytes);
@@ -161,7 +148,7 @@ Stmt KernelBuilder::load_tile(const OperandInfo &op, Buffer tile, bool is_a, con
                                       select(valid, cast(DataType::int32(), bytes), make_int(DataType::int32(), 0))});
       } else {
         s = Store::make(tile, if_then_else(valid, operand_load(op, row, k), make_const(tile.dtype(), 0)),
-                        {stage, r, swizzled(r, col, sc)});
+                        {stage, r, col});
       }
       if (chunks % c_.threads() != 0) s = IfThenElse::make(q < i(chunks), s);
       return s;
@@ -212,11 +199,8 @@ Stmt KernelBuilder::compute_slice(const Expr &stage, int64_t kk) const {
       // A's matrices: (row 8 (j % 2), k 8 (j / 2)); B's: (row 8 (j / 2), k 8 (j % 2)).
       Expr row_off = is_a ? floormod(j, i(2)) * i(8) : floordiv(j, i(2)) * i(8);
       Expr k_off = is_a ? floordiv(j, i(2)) * i(8 * unit) : floormod(j, i(2)) * i(8 * unit);
-      const int64_t row_elems = op.k_inner ? c_.block_k : (is_a ? c_.block_m : c_.block_n);
-      Expr src = op.k_inner ? Load::make(tile, {stage, row0 + row_off + rr,
-                                                swizzled(row0 + row_off + rr, k0 + k_off, row_elems)})
-                            : Load::make(tile, {stage, k0 + k_off + rr,
-                                                swizzled(k0 + k_off + rr, row0 + row_off, row_elems)});
+      Expr src = op.k_inner ? Load::make(tile, {stage, row0 + row_off + rr, k0 + k_off})
+                            : Load::make(tile, {stage, k0 + k_off + rr, row0 + row_off});
       return eval(Intrinsic::Ldmatrix, {make_int(DataType::int32(), op.k_inner ? 0 : 1),
                                         make_int(DataType::int32(), 4), Load::make(frag, {ty, tx, out}), src, tx});
     };
@@ -418,8 +402,11 @@ Stmt KernelBuilder::build() {
     }, nullptr);
     out = st.store->buffer;
   }
+  // Swizzled tiles: their chunks XOR-permuted at lowering (lower::swizzle_shared_buffers).
+  Annotations ann;
+  if (c_.swizzle) ann[kSwizzleAnnotation] = AnnValue::List{a_shared_.name(), b_shared_.name()};
   Stmt kernel = Block::make("matmul_tensor_core", {}, {}, Expr(), reads, {BufferRegion::full(out)}, allocs(),
-                            std::nullopt, Seq::make(body));
+                            std::nullopt, Seq::make(body), ann);
   if (c_.raster > 0) {
     kernel = For::make(bx, i(0), tiles_y * tiles_x, ForKind::ThreadBinding, kernel, "blockIdx.x");
   } else {

@@ -97,6 +97,7 @@ LoweredFunc lower(const ir::PrimFunc &func) {
   LoweredFunc f = make_signature(func);
   f.allocs = collect_allocations(f.body);
   PassRunner run(f);
+  run.stmt_pass("swizzle_shared_buffers", f, swizzle_shared_buffers);
   run.stmt_pass("lower_virtual_threads", f, lower_virtual_threads);
   run.func_pass("lower_cross_thread_reduction", f, lower_cross_thread_reduction);
   run.stmt_pass("lower_blocks", f, lower_blocks);

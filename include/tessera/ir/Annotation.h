@@ -93,4 +93,9 @@ using Annotations = std::map<std::string, AnnValue>;
 /// piece of a reduce loop, which `vectorize` refuses.
 inline constexpr const char *kVectorLoadsAnnotation = "vector_loads";
 
+/// Block annotation (a list of names of shared buffers the block allocates):
+/// their 16-byte chunks are stored XOR-permuted by row
+/// (lower::swizzle_shared_buffers), against bank conflicts without padding.
+inline constexpr const char *kSwizzleAnnotation = "tessera.swizzle";
+
 }  // namespace tessera::ir

@@ -38,6 +38,12 @@ LoweredFunc lower_cross_thread_reduction(const LoweredFunc &f);
 /// virtual thread still has its own elements.
 ir::Stmt lower_virtual_threads(const ir::Stmt &s);
 
+/// The buffers a block lists under "tessera.swizzle" (ir/Annotation.h) get
+/// their 16-byte chunks XOR-permuted by row in every access; LowerError for a
+/// name the block does not allocate in shared memory, or rows that are not
+/// a multiple of 64 bytes.
+ir::Stmt swizzle_shared_buffers(const ir::Stmt &s);
+
 /// Replaces every block by its body with the iter vars substituted by their
 /// simplified bindings; a predicate becomes `if pred:` and an init runs under
 /// `if` every reduce binding is at its domain's minimum. Allocations are dropped

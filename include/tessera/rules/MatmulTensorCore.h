@@ -26,7 +26,9 @@
 //          warp tile of m16n8 accumulators (a `warp` buffer: float32 registers)
 //   A_shared, B_shared: `stages` tiles of block_k, rows padded by `pad` elements
 //            or (swizzle) their 16-byte chunks XOR-permuted by row, the layout
-//            Hopper's 128-byte swizzle uses, in the copies and ldmatrix alike
+//            Hopper's 128-byte swizzle uses: the kernel block carries the
+//            "tessera.swizzle" annotation and lowering permutes every access
+//            (lower::swizzle_shared_buffers)
 //   prologue: tiles 0 .. stages-2 by cp.async (16/8/4-byte copies as the rows'
 //             alignment allows, zero-filled past M/N/K), one group per tile
 //   for each K tile: wait until its group landed, __syncthreads, issue the
