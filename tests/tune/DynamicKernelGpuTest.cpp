@@ -1,0 +1,50 @@
+//===- tests/tune/DynamicKernelGpuTest.cpp - Dynamic kernels on a device ----===//
+//
+// DynamicKernel::launch (label gpu; skips itself without a device): the
+// kernel select() picks for each M, launched with device buffers, matches the
+// float64 reference, at sizes inside different cells and at their edges.
+//
+//===----------------------------------------------------------------------===//
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "Workloads.h"
+#include "tessera/analysis/Specialize.h"
+#include "tessera/runtime/CudaDriver.h"
+#include "tessera/runtime/Interpreter.h"
+#include "tessera/runtime/Verify.h"
+#include "tessera/tune/DynamicKernel.h"
+
+namespace tessera::tune {
+namespace {
+
+TEST(DynamicKernelGpu, EveryCellsKernelMatchesTheReference) {
+  if (runtime::driver_status() != runtime::DriverStatus::Ok || runtime::device_count() == 0)
+    GTEST_SKIP() << "no CUDA device: " << runtime::driver_message();
+  const Arch arch = Arch::detect();
+  ir::PrimFunc f = analysis::specialize(test::load_func(test::find_entry("matmul_nn_f16")), {{"n", 200}, {"k", 136}});
+  DynamicSpec spec = DynamicSpec::parse({"m=1:1024"}, {"m=1"}, 4);
+  DynamicKernel k = DynamicKernel::create(f, spec, arch);
+  std::set<int> kernels_used;
+  for (int64_t m : {1, 2, 7, 33, 100, 129, 511, 1024}) {
+    SCOPED_TRACE("M = " + std::to_string(m));
+    std::vector<runtime::NDArray> args = runtime::make_random_args(f, {{"m", m}}, 11);
+    runtime::Reference want = runtime::compute_reference(f, args);
+    std::vector<runtime::DeviceBuffer> dev;
+    std::vector<uint64_t> ptrs;
+    for (const runtime::NDArray &a : args) {
+      dev.push_back(runtime::DeviceBuffer::from_host(a));
+      ptrs.push_back(dev.back().ptr());
+    }
+    k.launch(ptrs, {m});
+    runtime::Device::get(0).synchronize();
+    dev.back().copy_to(args.back());
+    for (const runtime::OutputCheck &c : runtime::check_outputs(f, args, want)) EXPECT_TRUE(c.ok) << c.str();
+    kernels_used.insert(k.select({m}).kernel);
+  }
+  EXPECT_GE(kernels_used.size(), 2u) << "the sizes span more than one kernel";
+}
+
+}  // namespace
+}  // namespace tessera::tune
