@@ -505,6 +505,17 @@ void Kernel::launch(Dim3 grid, Dim3 block, KernelArgs &args, size_t dynamic_smem
             "cuLaunchKernel", where);
 }
 
+void Kernel::launch_raw(Dim3 grid, Dim3 block, void **params, size_t dynamic_smem, void *stream) const {
+  Device::get(device_);
+  auto r = cu::api().cuLaunchKernel(fn_, grid.x, grid.y, grid.z, block.x, block.y, block.z,
+                                    static_cast<unsigned>(dynamic_smem), static_cast<cu::Stream>(stream), params,
+                                    nullptr);
+  if (r != 0)
+    cu::check(r, "cuLaunchKernel",
+              "launching kernel '" + name_ + "' grid " + grid.str() + " block " + block.str() + " dynamic smem " +
+                  std::to_string(dynamic_smem) + " bytes");
+}
+
 void Kernel::run(Dim3 grid, Dim3 block, KernelArgs &args, size_t dynamic_smem) const {
   launch(grid, block, args, dynamic_smem);
   cu::check(cu::api().cuCtxSynchronize(), "cuCtxSynchronize",

@@ -5,7 +5,6 @@
 #include <atomic>
 #include <chrono>
 #include <exception>
-#include <mutex>
 #include <optional>
 #include <thread>
 
@@ -55,13 +54,6 @@ std::string DynamicKernelCounters::str() const {
                      warm ? "warm" : "cold", kernels, nvrtc_compiles, cache_reads, rule_applications, policy_calls,
                      plan_ms, build_ms, total_ms);
 }
-
-struct DynamicKernel::Loaded {
-  std::mutex mu;
-  int device = -1;
-  std::vector<runtime::Module> modules;
-  std::vector<runtime::Kernel> kernels;
-};
 
 DynamicKernel DynamicKernel::begin(const ir::PrimFunc &original, const DynamicSpec &spec, const Arch &arch,
                                    const DynamicKernelOptions &options, std::vector<runtime::CompileJob> &jobs) {
@@ -288,40 +280,51 @@ ir::PrimFunc DynamicKernel::scheduled(int i) const {
   return scheduled_[size_t(i)];
 }
 
-void DynamicKernel::launch(const std::vector<uint64_t> &buffers, const std::vector<int64_t> &sizes, int device) const {
+void DynamicKernel::load(int device) {
+  auto modules = std::make_shared<std::vector<runtime::Module>>();
+  std::vector<runtime::Kernel> kernels;
+  for (const PlannedKernel &k : kernels_) {
+    modules->push_back(runtime::Module::load(k.cubin, device));
+    kernels.push_back(modules->back().kernel(k.entry));
+    if (k.dynamic_shared_bytes > 0) kernels.back().set_dynamic_shared_memory(size_t(k.dynamic_shared_bytes));
+  }
+  modules_ = std::move(modules);
+  loaded_ = std::move(kernels);
+}
+
+BoundLaunch DynamicKernel::bind(const int64_t *sizes, const uint64_t *buffers, size_t buffer_count) const {
+  if (loaded_.size() != kernels_.size()) throw UserError("a dynamic kernel launches after load(device)");
+  BoundLaunch b;
+  b.dims = select(sizes);
+  const PlannedKernel &k = kernels_[size_t(b.dims.kernel)];
+  b.kernel = &loaded_[size_t(b.dims.kernel)];
+  size_t next = 0;
+  for (const PlannedKernel::Param &p : k.params) {
+    if (b.count == BoundLaunch::kMaxParams) throw UserError(k.entry + " has more parameters than a bound launch holds");
+    if (p.symbol < 0) {
+      if (next >= buffer_count)
+        throw UserError("launch: " + std::to_string(buffer_count) + " buffers for kernel " + k.entry);
+      b.values[b.count++] = buffers[next++];
+    } else if (p.bytes == 8) {
+      b.values[b.count++] = uint64_t(sizes[size_t(p.symbol)]);
+    } else {
+      b.values[b.count++] = uint64_t(uint32_t(int32_t(sizes[size_t(p.symbol)])));  // the low 4 bytes
+    }
+  }
+  return b;
+}
+
+void BoundLaunch::launch(void *stream) {
+  if (!dims.has_work) return;
+  kernel->launch_raw(dims.grid, dims.block, params(), dims.dynamic_shared_bytes, stream);
+}
+
+void DynamicKernel::launch(const std::vector<uint64_t> &buffers, const std::vector<int64_t> &sizes,
+                           void *stream) const {
   if (sizes.size() != symbols_.size())
     throw UserError("launch: " + std::to_string(sizes.size()) + " sizes for " + std::to_string(symbols_.size()) +
                     " symbols");
-  KernelLaunch l = select(sizes.data());
-  if (!l.has_work) return;
-  if (!loaded_) const_cast<DynamicKernel *>(this)->loaded_ = std::make_shared<Loaded>();
-  Loaded &ld = *loaded_;
-  {
-    std::lock_guard<std::mutex> lock(ld.mu);
-    if (ld.device != device) {
-      ld.modules.clear(), ld.kernels.clear();
-      for (const PlannedKernel &k : kernels_) {
-        ld.modules.push_back(runtime::Module::load(k.cubin, device));
-        ld.kernels.push_back(ld.modules.back().kernel(k.entry));
-        if (k.dynamic_shared_bytes > 0) ld.kernels.back().set_dynamic_shared_memory(size_t(k.dynamic_shared_bytes));
-      }
-      ld.device = device;
-    }
-  }
-  const PlannedKernel &k = kernels_[size_t(l.kernel)];
-  runtime::KernelArgs args;
-  size_t b = 0;
-  for (const PlannedKernel::Param &p : k.params) {
-    if (p.symbol < 0) {
-      if (b >= buffers.size()) throw UserError("launch: too few buffers for " + k.entry);
-      args.pointer(buffers[b++]);
-    } else if (p.bytes == 8) {
-      args.scalar<int64_t>(sizes[size_t(p.symbol)]);
-    } else {
-      args.scalar<int32_t>(int32_t(sizes[size_t(p.symbol)]));
-    }
-  }
-  ld.kernels[size_t(l.kernel)].launch(l.grid, l.block, args, l.dynamic_shared_bytes);
+  bind(sizes.data(), buffers.data(), buffers.size()).launch(stream);
 }
 
 }  // namespace tessera::tune

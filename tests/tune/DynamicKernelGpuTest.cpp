@@ -26,6 +26,7 @@ TEST(DynamicKernelGpu, EveryCellsKernelMatchesTheReference) {
   ir::PrimFunc f = analysis::specialize(test::load_func(test::find_entry("matmul_nn_f16")), {{"n", 200}, {"k", 136}});
   DynamicSpec spec = DynamicSpec::parse({"m=1:1024"}, {"m=1"}, 4);
   DynamicKernel k = DynamicKernel::create(f, spec, arch);
+  k.load(0);
   std::set<int> kernels_used;
   for (int64_t m : {1, 2, 7, 33, 100, 129, 511, 1024}) {
     SCOPED_TRACE("M = " + std::to_string(m));

@@ -127,6 +127,15 @@ TEST(DynamicKernel, SelectAgreesWithThePlanTheLaunchAndTheReference) {
     runtime::interpret(k.scheduled(l.kernel), args);
     for (const runtime::OutputCheck &c : runtime::check_outputs(f, args, want)) EXPECT_TRUE(c.ok) << c.str();
   }
+  // Launching needs load(device) first (no lock on the launch path).
+  int64_t m = 5;
+  uint64_t ptrs[3] = {0, 0, 0};
+  try {
+    k.bind(&m, ptrs, 3);
+    FAIL() << "bound a launch before load()";
+  } catch (const UserError &e) {
+    EXPECT_NE(std::string(e.what()).find("after load(device)"), std::string::npos) << e.what();
+  }
   try {
     k.select({65});
     FAIL() << "selected outside the range";

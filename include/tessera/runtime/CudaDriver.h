@@ -227,6 +227,10 @@ class Kernel {
   void launch(Dim3 grid, Dim3 block, KernelArgs &args, size_t dynamic_smem = 0) const;
   /// launch() then wait; an execution fault also names the kernel.
   void run(Dim3 grid, Dim3 block, KernelArgs &args, size_t dynamic_smem = 0) const;
+  /// launch() with the caller's own argument block (cuLaunchKernel's
+  /// `void **`) on `stream` (a CUstream; null: the default): nothing is
+  /// allocated unless the driver refuses, when the message is built.
+  void launch_raw(Dim3 grid, Dim3 block, void **params, size_t dynamic_smem = 0, void *stream = nullptr) const;
 
  private:
   friend class Module;

@@ -60,6 +60,27 @@ struct KernelLaunch {
   bool has_work = true;
 };
 
+/// A launch with its arguments bound (for CUDA graph capture, or to launch
+/// later): the kernel, its dimensions and its argument block, no allocation.
+struct BoundLaunch {
+  static constexpr int kMaxParams = 32;
+  const runtime::Kernel *kernel = nullptr;
+  KernelLaunch dims;
+  /// One 8-byte slot per kernel parameter (a device address or a size).
+  uint64_t values[kMaxParams] = {};
+  int count = 0;
+  /// cuLaunchKernel's `void **` over `values` (valid while this object lives).
+  void **params() {
+    for (int i = 0; i < count; ++i) pointers_[i] = &values[i];
+    return pointers_;
+  }
+  /// Enqueues it on `stream` (a CUstream; null: the default stream).
+  void launch(void *stream = nullptr);
+
+ private:
+  void *pointers_[kMaxParams] = {};
+};
+
 /// What a start did.
 struct DynamicKernelCounters {
   bool warm = false;
@@ -118,10 +139,15 @@ class DynamicKernel {
   /// (the rule at its config) after a warm one. For tests and the interpreter.
   ir::PrimFunc scheduled(int i) const;
 
-  /// Launches the kernel for `sizes` on device `device` with the buffers'
-  /// device addresses in parameter order (the scalar sizes are added). Needs
-  /// a usable driver.
-  void launch(const std::vector<uint64_t> &buffers, const std::vector<int64_t> &sizes, int device = 0) const;
+  /// Loads every kernel on `device` (once; a usable driver needed). Launching
+  /// needs it first, so the launch path takes no lock.
+  void load(int device = 0);
+  /// The launch for `sizes` with the buffers' device addresses (in parameter
+  /// order; the scalar sizes are added), bound: no lock, no allocation.
+  /// UserError when not loaded, for sizes outside the plan, or too few buffers.
+  BoundLaunch bind(const int64_t *sizes, const uint64_t *buffers, size_t buffer_count) const;
+  /// bind() and launch on `stream`.
+  void launch(const std::vector<uint64_t> &buffers, const std::vector<int64_t> &sizes, void *stream = nullptr) const;
 
  private:
   /// Everything up to the compiles: a warm kernel whole, a cold one with its
@@ -146,8 +172,9 @@ class DynamicKernel {
   std::vector<int64_t> lows_;
   std::vector<int> kernel_of_cell_;  ///< dense, the symbols' cells in row-major order
   DynamicKernelCounters counters_;
-  struct Loaded;
-  std::shared_ptr<Loaded> loaded_;
+  /// The loaded modules and kernels (by kernel index), once load() ran.
+  std::shared_ptr<std::vector<runtime::Module>> modules_;
+  std::vector<runtime::Kernel> loaded_;
 };
 
 }  // namespace tessera::tune
