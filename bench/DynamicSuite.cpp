@@ -3,18 +3,15 @@
 
 #include <chrono>
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 #include <set>
 #include <sstream>
 
 #include <fmt/format.h>
 
 #include "BenchEnvironment.h"
+#include "TuneSuite.h"
 #include "tessera/analysis/Specialize.h"
-#include "tessera/runtime/CudaDriver.h"
 #include "tessera/script/Parser.h"
-#include "tessera/support/DataPaths.h"
 #include "tessera/support/Error.h"
 #include "tessera/tune/DynamicPlan.h"
 
@@ -23,14 +20,6 @@ namespace tessera::bench {
 using json = nlohmann::json;
 
 namespace {
-
-json read(const std::string &path) {
-  std::ifstream in(path);
-  if (!in) throw UserError("cannot read '" + path + "'");
-  json j = json::parse(in, nullptr, false);
-  if (j.is_discarded()) throw UserError(path + ": not valid JSON");
-  return j;
-}
 
 json summary(const tune::RegretSummary &s) {
   return {{"geomean", s.geomean}, {"p95", s.p95}, {"max", s.max}, {"unestimated", s.unestimated}};
@@ -41,14 +30,13 @@ json regret(double r) { return std::isnan(r) ? json(nullptr) : json(r); }
 }  // namespace
 
 bool is_dynamic_suite(const std::string &path) {
-  json j = read(path);
+  json j = read_json(path);
   return j.is_object() && j.value("kind", "") == "dynamic";
 }
 
 json run_dynamic_suite(const DynamicSuiteOptions &o) {
-  json suite = read(o.path);
-  bool device = runtime::driver_status() == runtime::DriverStatus::Ok && runtime::device_count() > 0;
-  Arch arch = !o.arch.empty() ? Arch::by_name(o.arch) : device ? Arch::detect() : Arch::by_name("h100");
+  json suite = read_json(o.path);
+  Arch arch = suite_arch(o.arch);
   json report = run_environment(o.git);
   report["suite"] = suite.value("suite", "dynamic");
   report["description"] = suite.value("description", "");
@@ -62,9 +50,7 @@ json run_dynamic_suite(const DynamicSuiteOptions &o) {
     if (!o.only.empty() && !std::count(o.only.begin(), o.only.end(), name)) continue;
     json row = {{"workload", name}, {"file", w.at("file")}};
     try {
-      std::string file = w.at("file").get<std::string>();
-      if (!std::filesystem::exists(file)) file = (support::data_root() / file).string();
-      ir::PrimFunc f = script::parse_file(file).funcs.at(0);
+      ir::PrimFunc f = script::parse_file(source_path(w.at("file").get<std::string>())).funcs.at(0);
       std::map<std::string, int64_t> bind = w.value("dims", std::map<std::string, int64_t>{});
       if (!bind.empty()) f = analysis::specialize(f, bind);
       tune::DynamicSpec spec = tune::DynamicSpec::parse(w.value("ranges", std::vector<std::string>{}),
@@ -174,19 +160,7 @@ std::string dynamic_suite_svg(const json &r) {
 }
 
 std::vector<std::string> write_dynamic_suite(const json &report, const std::string &prefix) {
-  std::filesystem::path p(prefix);
-  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path());
-  std::vector<std::string> out;
-  auto write = [&](const std::string &path, const std::string &text) {
-    std::ofstream f(path);
-    f << text;
-    if (!f) throw UserError("cannot write '" + path + "'");
-    out.push_back(path);
-  };
-  write(prefix + ".json", report.dump(1) + "\n");
-  write(prefix + ".md", dynamic_suite_markdown(report));
-  write(prefix + ".svg", dynamic_suite_svg(report));
-  return out;
+  return write_report(prefix, report, dynamic_suite_markdown(report), dynamic_suite_svg(report));
 }
 
 }  // namespace tessera::bench

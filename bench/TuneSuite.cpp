@@ -28,21 +28,6 @@ using json = nlohmann::json;
 
 namespace {
 
-std::string source_path(const std::string &relative) {
-  if (std::filesystem::path(relative).is_absolute() || std::filesystem::exists(relative)) return relative;
-  return (support::data_root() / relative).string();
-}
-
-json read_json(const std::string &path) {
-  std::ifstream in(path);
-  if (!in) throw UserError("cannot read '" + path + "'");
-  try {
-    return json::parse(in);
-  } catch (const json::parse_error &e) {
-    throw UserError(path + ": not valid JSON: " + e.what());
-  }
-}
-
 /// The candidate that is the policy's first choice (possibly the default).
 const tune::CandidateReport *policy_top1(const tune::TuneResult &r) {
   for (const tune::CandidateReport &c : r.candidates)
@@ -136,6 +121,27 @@ json summarize(const json &rows) {
 
 }  // namespace
 
+std::string source_path(const std::string &relative) {
+  if (std::filesystem::path(relative).is_absolute() || std::filesystem::exists(relative)) return relative;
+  return (support::data_root() / relative).string();
+}
+
+json read_json(const std::string &path) {
+  std::ifstream in(path);
+  if (!in) throw UserError("cannot read '" + path + "'");
+  try {
+    return json::parse(in);
+  } catch (const json::parse_error &e) {
+    throw UserError(path + ": not valid JSON: " + e.what());
+  }
+}
+
+bool have_device() { return runtime::driver_status() == runtime::DriverStatus::Ok && runtime::device_count() > 0; }
+
+Arch suite_arch(const std::string &name) {
+  return !name.empty() ? Arch::by_name(name) : have_device() ? Arch::detect() : Arch::by_name("h100");
+}
+
 std::string find_suite(const std::string &name_or_path) {
   if (name_or_path.ends_with(".json")) return name_or_path;
   std::string dir = (support::data_root() / "bench" / "suites").string();
@@ -165,8 +171,8 @@ json run_tune_suite(const TuneSuiteOptions &o) {
   for (const std::string &n : o.only)
     if (!known.count(n)) throw UserError("suite '" + o.suite + "' has no workload '" + n + "'");
 
-  bool device = runtime::driver_status() == runtime::DriverStatus::Ok && runtime::device_count() > 0;
-  Arch arch = !o.arch.empty() ? Arch::by_name(o.arch) : device ? Arch::detect() : Arch::by_name("h100");
+  bool device = have_device();
+  Arch arch = suite_arch(o.arch);
   bool measure = o.measure && device;
   json report = run_environment(o.git);
   report["suite"] = suite.value("suite", o.suite);
@@ -359,12 +365,12 @@ std::string tune_suite_svg(const json &report) {
   return svg.str();
 }
 
-std::vector<std::string> write_tune_suite(const json &report, const std::string &prefix) {
+std::vector<std::string> write_report(const std::string &prefix, const json &report, const std::string &markdown,
+                                      const std::string &svg) {
   std::filesystem::path parent = std::filesystem::path(prefix).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent);
-  std::vector<std::pair<std::string, std::string>> files = {{prefix + ".json", report.dump(1) + "\n"},
-                                                            {prefix + ".md", tune_suite_markdown(report)},
-                                                            {prefix + ".svg", tune_suite_svg(report)}};
+  std::vector<std::pair<std::string, std::string>> files = {
+      {prefix + ".json", report.dump(1) + "\n"}, {prefix + ".md", markdown}, {prefix + ".svg", svg}};
   std::vector<std::string> paths;
   for (const auto &[path, text] : files) {
     std::ofstream f(path);
@@ -373,6 +379,10 @@ std::vector<std::string> write_tune_suite(const json &report, const std::string 
     paths.push_back(path);
   }
   return paths;
+}
+
+std::vector<std::string> write_tune_suite(const json &report, const std::string &prefix) {
+  return write_report(prefix, report, tune_suite_markdown(report), tune_suite_svg(report));
 }
 
 }  // namespace tessera::bench

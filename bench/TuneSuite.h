@@ -56,6 +56,16 @@ struct TuneSuiteOptions {
   std::function<void(const nlohmann::json &report)> progress;
 };
 
+/// A workload file named in a suite: as given when it exists or is absolute,
+/// else relative to support::data_root().
+std::string source_path(const std::string &relative);
+/// A JSON file; UserError when it cannot be read or is not JSON.
+nlohmann::json read_json(const std::string &path);
+/// Whether a CUDA device is usable here.
+bool have_device();
+/// The Arch a suite runs for: `name` (a preset) when given, else the
+/// device's, else h100.
+Arch suite_arch(const std::string &name);
 /// The suite file for a name or path; UserError listing the known suites.
 std::string find_suite(const std::string &name_or_path);
 
@@ -73,6 +83,10 @@ std::string tune_suite_markdown(const nlohmann::json &report);
 /// its phases.
 std::string tune_suite_svg(const nlohmann::json &report);
 
+/// Writes PREFIX.json (the report), PREFIX.md and PREFIX.svg (directories
+/// created); returns the three paths. UserError when one cannot be written.
+std::vector<std::string> write_report(const std::string &prefix, const nlohmann::json &report,
+                                      const std::string &markdown, const std::string &svg);
 /// Writes PREFIX.json, PREFIX.md and PREFIX.svg (directories created);
 /// returns the three paths.
 std::vector<std::string> write_tune_suite(const nlohmann::json &report, const std::string &prefix);

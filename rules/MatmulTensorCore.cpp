@@ -54,6 +54,10 @@ TensorCoreConfig TensorCoreConfig::from_json(const Json &j) {
   return c;
 }
 
+int64_t tensor_core_mma_k(int64_t in_bytes) { return in_bytes == 1 ? 32 : in_bytes == 2 ? 16 : 8; }
+
+int64_t TensorCoreConfig::mma_k() const { return tensor_core_mma_k(in_bytes); }
+
 int64_t TensorCoreConfig::shared_bytes() const {
   const int64_t outer_pad = in_bytes == 4 ? 2 * pad : pad;
   auto tile = [&](int64_t rows) { return std::max(rows * (block_k + pad), block_k * (rows + outer_pad)); };
@@ -126,16 +130,12 @@ using detail::TensorCoreMatch;
 
 using detail::extent_of;
 
-/// The instruction's K for operands of type `in`: 16 for 16-bit floats, 32
-/// for int8, 8 for tf32.
-int mma_k_of(DataType in) { return in.is_int() ? 32 : in.bytes() == 2 ? 16 : 8; }
-
 /// Whether `arch` lists the shape the kernel uses for `in`.
-bool has_mma(const Arch &arch, DataType in, int64_t acc_bytes = 4) {
-  const MmaSupport *s = tensor_core_mma(arch, in, acc_bytes);
+bool has_mma(const Arch &arch, DataType in) {
+  const MmaSupport *s = tensor_core_mma(arch, in);
   if (!s) return false;
   for (const MmaShape &sh : s->shapes)
-    if (sh.m == 16 && sh.n == 8 && sh.k == mma_k_of(in)) return true;
+    if (sh.m == 16 && sh.n == 8 && sh.k == tensor_core_mma_k(in.bytes())) return true;
   return false;
 }
 
@@ -283,7 +283,7 @@ class TensorCoreRule final : public Rule {
                      (integer ? std::string("int32") : tf32 ? "float32" : "float32 or the operand type") +
                      " is needed");
     if (!has_mma(arch, in))
-      return R::fail(arch.name + " lists no mma.sync m16n8k" + std::to_string(mma_k_of(in)) + " for " +
+      return R::fail(arch.name + " lists no mma.sync m16n8k" + std::to_string(tensor_core_mma_k(in.bytes())) + " for " +
                      (tf32 ? std::string("tfloat32") : in.str()));
     if (integer && (v->a.inner() != MatmulRole::K || v->b.inner() != MatmulRole::K))
       return R::fail("int8 operands must both be K-contiguous (A [M, K], B [N, K]: \"nt\"); ldmatrix cannot "

@@ -59,14 +59,14 @@ void check_gpu_target(const ir::PrimFunc &f) {
                   "schedule it for the GPU");
 }
 
-DefaultSchedule apply_default_schedule(const ir::PrimFunc &original, const Arch &arch) {
-  check_gpu_target(original);
-  ir::PrimFunc f = schedule::unique_block_names(original);
-  DefaultSchedule out;
-  if (analysis::analyze(f).is_scheduled) {
-    out.func = f;
-    return out;
-  }
+std::string RuleChoice::why_declined() const {
+  std::string why;
+  for (const auto &[rule, reason] : declined) why += "\n  " + rule + ": " + reason;
+  return why;
+}
+
+RuleChoice choose_rule(const ir::PrimFunc &f, const Arch &arch) {
+  RuleChoice out;
   for (const Rule *rule : all_rules()) {
     auto m = rule->match(f, arch);
     if (!m) {
@@ -76,11 +76,8 @@ DefaultSchedule apply_default_schedule(const ir::PrimFunc &original, const Arch 
     try {
       std::unique_ptr<Config> config = rule->default_config(**m, arch);
       config->validate(arch);
-      schedule::Schedule sch = rule->apply(f, **m, *config);
-      out.func = sch.func();
-      out.rule = rule->name();
-      out.config = config->to_json();
-      out.trace = Json::parse(sch.trace().to_json());
+      out.schedule.emplace(rule->apply(f, **m, *config));
+      out.rule = rule, out.match = *m, out.config = std::move(config);
       return out;
     } catch (const UserError &e) {
       // A ScheduleError or ConfigError: this rule cannot schedule the
@@ -88,9 +85,27 @@ DefaultSchedule apply_default_schedule(const ir::PrimFunc &original, const Arch 
       out.declined.emplace_back(rule->name(), std::string("matched but failed to apply: ") + e.what());
     }
   }
-  std::string why;
-  for (const auto &[rule, reason] : out.declined) why += "\n  " + rule + ": " + reason;
-  throw InternalError("no rule scheduled function '" + f.name() + "' (the fallback must never refuse):" + why);
+  return out;
+}
+
+DefaultSchedule apply_default_schedule(const ir::PrimFunc &original, const Arch &arch) {
+  check_gpu_target(original);
+  ir::PrimFunc f = schedule::unique_block_names(original);
+  DefaultSchedule out;
+  if (analysis::analyze(f).is_scheduled) {
+    out.func = f;
+    return out;
+  }
+  RuleChoice c = choose_rule(f, arch);
+  out.declined = c.declined;
+  if (!c.rule)
+    throw InternalError("no rule scheduled function '" + f.name() + "' (the fallback must never refuse):" +
+                        c.why_declined());
+  out.func = c.schedule->func();
+  out.rule = c.rule->name();
+  out.config = c.config->to_json();
+  out.trace = Json::parse(c.schedule->trace().to_json());
+  return out;
 }
 
 }  // namespace tessera::rules

@@ -12,15 +12,13 @@
 #include "tessera/analysis/Specialize.h"
 #include "tessera/script/Printer.h"
 #include "tessera/tune/Database.h"
+#include "tessera/support/DataPaths.h"
 #include "tessera/tune/FastTune.h"
 
 namespace tessera::cli {
 
 std::string default_database_path() {
-  if (const char *p = std::getenv("TESSERA_DB"); p && *p) return p;
-  if (const char *x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/tessera/tuning.jsonl";
-  if (const char *h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/tessera/tuning.jsonl";
-  return "tessera_tuning.jsonl";
+  return support::user_cache_path("TESSERA_DB", "tuning.jsonl", "tessera_tuning.jsonl").string();
 }
 
 namespace {
@@ -121,7 +119,7 @@ std::vector<std::string> write_best(const tune::TuneResult &r, const std::string
   std::string cu;
   for (const std::string &s : w.sources) cu += (cu.empty() ? "" : "\n") + s;
   if (!cu.empty()) write(base + ".cu", cu.data(), cu.size());
-  std::string sm = "sm_" + std::to_string(arch.compute_capability.sm_version());
+  std::string sm = arch.arch_flag();
   for (size_t k = 0; k < w.cubins.size(); ++k) {
     std::string suffix = w.cubins.size() == 1 ? "" : "_k" + std::to_string(k);
     write(base + suffix + "." + sm + ".cubin", w.cubins[k].data(), w.cubins[k].size());

@@ -141,8 +141,8 @@ int main(int argc, char **argv) {
       ir::PrimFunc f = script::parse_file(std::string(TESSERA_SOURCE_DIR) + "/" + op.file).funcs.at(0);
       funcs.push_back(op.bind.empty() ? f : analysis::specialize(f, op.bind));
     }
-    std::cout << fmt::format("# a decoder layer's kernels for {} (sm_{}), kernel cache {}\n", arch.name,
-                             arch.compute_capability.sm_version(), dir.string());
+    std::cout << fmt::format("# a decoder layer's kernels for {} ({}), kernel cache {}\n", arch.name, arch.arch_flag(),
+                             dir.string());
     double first = start(kLayer, funcs, arch, cache, o, temporary ? "cold" : "first");
     double second = start(kLayer, funcs, arch, cache, o, "warm");
     std::cout << fmt::format("# startup: {:.0f} ms, then {:.1f} ms from the cache\n", first, second);

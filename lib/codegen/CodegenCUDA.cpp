@@ -401,11 +401,9 @@ class CodegenCUDA : public CodegenC {
       case Intrinsic::MmaSync: {
         // The form ir/MmaFragments.h names: its operands as 32-bit registers
         // (float accumulators as "f", the rest as "r").
-        const auto *shape = c.args[0].as<StringImm>();
-        const auto *d_buf = c.args[1].as<Load>(), *a = c.args[2].as<Load>();
-        std::string why = "the shape is not a string";
-        auto v = shape ? mma::find_mma_variant(shape->value, a->buffer.dtype(), d_buf->buffer.dtype(), &why)
-                       : std::nullopt;
+        const auto *d_buf = c.args[1].as<Load>(), *a = c.args[2].as<Load>(), *b = c.args[3].as<Load>();
+        std::string why;
+        auto v = mma::find_mma_variant(c.args[0], a->buffer.dtype(), b->buffer.dtype(), d_buf->buffer.dtype(), &why);
         if (!v) throw CodegenError("T.mma_sync: " + why);
         const bool float_regs = v->acc == DataType::float32();
         std::string d = fresh("acc"), fa = fresh("fa"), fb = fresh("fb");

@@ -1,9 +1,8 @@
 //===- lib/ir/MmaFragments.cpp - Which lane holds which matrix element -----===//
 #include "tessera/ir/MmaFragments.h"
 
-#include <cstring>
-
 #include "tessera/support/Error.h"
+#include "tessera/support/Half.h"
 
 namespace tessera::ir::mma {
 
@@ -147,13 +146,7 @@ std::string MmaVariant::ptx() const {
 }
 
 double MmaVariant::input(double v) const {
-  if (shape != MmaShape::M16N8K8) return v;
-  float f = static_cast<float>(v);
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  if ((x & 0x7f800000u) != 0x7f800000u) x &= 0xffffe000u;
-  std::memcpy(&f, &x, 4);
-  return f;
+  return shape == MmaShape::M16N8K8 ? truncate_to_tf32(static_cast<float>(v)) : v;
 }
 
 std::optional<MmaVariant> find_mma_variant(const std::string &shape, DataType in, DataType acc, std::string *why) {
@@ -181,6 +174,16 @@ std::optional<MmaVariant> find_mma_variant(const std::string &shape, DataType in
                              "for m16n8k32; float32 as tf32 -> float32 for m16n8k8)"
                        : "the shape must be the string \"m16n8k16\", \"m16n8k32\" or \"m16n8k8\"";
   return std::nullopt;
+}
+
+std::optional<MmaVariant> find_mma_variant(const Expr &shape, DataType a, DataType b, DataType acc, std::string *why) {
+  const auto *s = shape.as<StringImm>();
+  if (!s) return find_mma_variant(std::string(), a, acc, why);  // the message lists the shapes
+  if (a != b) {
+    if (why) *why = "A is " + a.str() + " but B is " + b.str();
+    return std::nullopt;
+  }
+  return find_mma_variant(s->value, a, acc, why);
 }
 
 }  // namespace tessera::ir::mma

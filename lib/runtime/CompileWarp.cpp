@@ -173,13 +173,9 @@ struct MmaNode final : StmtExec {
         b(address_operand(cc, c, 3, false)),
         lane(lane_slot(cc, c, 4)),
         ctx(cc.ctx("mma_sync")) {
-    const auto *shape = c.args[0].as<ir::StringImm>();
-    const std::string where = "T.mma_sync in block '" + cc.block() + "'";
-    if (b.dtype != a.dtype)
-      throw InterpretError(where + ": A is " + a.dtype.str() + " but B is " + b.dtype.str());
-    std::string why = "the shape must be a string";
-    auto found = shape ? ir::mma::find_mma_variant(shape->value, a.dtype, d.dtype, &why) : std::nullopt;
-    if (!found) throw InterpretError(where + ": " + why);
+    std::string why;
+    auto found = ir::mma::find_mma_variant(c.args[0], a.dtype, b.dtype, d.dtype, &why);
+    if (!found) throw InterpretError("T.mma_sync in block '" + cc.block() + "': " + why);
     v = *found;
   }
 

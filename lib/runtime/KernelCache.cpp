@@ -1,7 +1,6 @@
 //===- lib/runtime/KernelCache.cpp - Compiled cubins kept on disk ----------===//
 #include "tessera/runtime/KernelCache.h"
 
-#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -10,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tessera/runtime/NVRTC.h"
+#include "tessera/support/DataPaths.h"
 #include "tessera/support/Error.h"
 
 namespace tessera::runtime {
@@ -96,10 +96,7 @@ KernelCache::KernelCache(fs::path dir) : dir_(std::move(dir)) {
 }
 
 fs::path KernelCache::default_dir() {
-  if (const char *d = std::getenv("TESSERA_CACHE"); d && *d) return d;
-  if (const char *x = std::getenv("XDG_CACHE_HOME"); x && *x) return fs::path(x) / "tessera" / "kernels";
-  if (const char *h = std::getenv("HOME"); h && *h) return fs::path(h) / ".cache" / "tessera" / "kernels";
-  return fs::temp_directory_path() / "tessera-kernels";
+  return support::user_cache_path("TESSERA_CACHE", "kernels", fs::temp_directory_path() / "tessera-kernels");
 }
 
 std::string KernelCache::digest(const std::string &material) { return hash128(material.data(), material.size()); }

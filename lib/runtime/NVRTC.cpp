@@ -141,6 +141,14 @@ std::vector<std::string> nvrtc_options(const CompileOptions &options) {
   return opts;
 }
 
+/// The KernelCache key of `source` compiled with `opts` (nvrtc_options).
+std::string cache_key_of(const std::string &source, const CompileOptions &options, const std::vector<std::string> &opts) {
+  std::string material = "nvrtc " + nvrtc_version() + "\ntessera " + std::string(tessera::version()) + "\n" +
+                         (options.want_ptx ? "ptx\n" : "cubin\n");
+  for (const std::string &o : opts) material += o + '\n';
+  return KernelCache::digest(material + '\0' + source);
+}
+
 /// Checks "sm_XX[a|f]" against NVRTC's list before compiling, so a typo or an
 /// arch this NVRTC dropped (sm_70 in CUDA 13) gets a message naming both.
 void check_arch(const std::string &arch) {
@@ -233,10 +241,7 @@ std::string kernel_cache_key(const std::string &source, const CompileOptions &op
   (void)options;
   throw_unavailable();
 #else
-  std::string material = "nvrtc " + nvrtc_version() + "\ntessera " + std::string(tessera::version()) + "\n" +
-                         (options.want_ptx ? "ptx\n" : "cubin\n");
-  for (const std::string &o : nvrtc_options(options)) material += o + '\n';
-  return KernelCache::digest(material + '\0' + source);
+  return cache_key_of(source, options, nvrtc_options(options));
 #endif
 }
 
@@ -256,7 +261,7 @@ CompileResult compile_cuda(const std::string &source, const CompileOptions &opti
   // A compile already kept: everything that decides the cubin is in the key.
   std::string cache_key;
   if (options.cache) {
-    cache_key = kernel_cache_key(source, options);
+    cache_key = cache_key_of(source, options, opts);
     if (std::optional<CompileResult> hit = options.cache->load(cache_key, options.arch)) {
       if (!options.want_ptx || !hit->ptx.empty()) {
         hit->name = options.name;

@@ -49,4 +49,11 @@ const fs::path &data_root() { return roots().data; }
 const fs::path &shared_root() { return roots().shared; }
 std::string data_root_origin() { return roots().origin; }
 
+fs::path user_cache_path(const char *override_env, const std::string &leaf, const fs::path &fallback) {
+  if (const char *p = std::getenv(override_env); p && *p) return p;
+  if (const char *x = std::getenv("XDG_CACHE_HOME"); x && *x) return fs::path(x) / "tessera" / leaf;
+  if (const char *h = std::getenv("HOME"); h && *h) return fs::path(h) / ".cache" / "tessera" / leaf;
+  return fallback;
+}
+
 }  // namespace tessera::support

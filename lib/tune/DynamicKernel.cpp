@@ -25,7 +25,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 
-std::string sm_of(const Arch &arch) { return "sm_" + std::to_string(arch.compute_capability.sm_version()); }
 
 rules::Json spec_json(const DynamicSpec &spec) {
   rules::Json j = {{"max_kernels", spec.max_kernels},
@@ -61,11 +60,9 @@ DynamicKernel DynamicKernel::begin(const ir::PrimFunc &original, const DynamicSp
   DynamicKernel k;
   k.func_ = schedule::unique_block_names(original);
   k.arch_ = arch;
+  // (plan_dynamic checks the spec against the function; a manifest exists
+  // only for a spec it accepted.)
   for (const SymbolRange &r : spec.symbols) k.symbols_.push_back(r.name);
-  for (const ir::Var &v : k.func_.shape_vars())
-    if (std::find(k.symbols_.begin(), k.symbols_.end(), v.name()) == k.symbols_.end())
-      throw UserError("symbolic size '" + v.name() + "' of '" + k.func_.name() +
-                      "' has no range: give one, or bind it first (analysis::specialize, --dim)");
   // The cell table: the symbols' cells, the last symbol fastest (as the plan's).
   for (const SymbolRange &r : spec.symbols) {
     std::vector<int64_t> ends;
@@ -73,8 +70,8 @@ DynamicKernel DynamicKernel::begin(const ir::PrimFunc &original, const DynamicSp
     k.ends_.push_back(std::move(ends));
     k.lows_.push_back(r.lo);
   }
-  const std::string sm = sm_of(arch);
-  const std::string manifest = k.manifest_ =
+  const std::string sm = arch.arch_flag();
+  k.manifest_ =
       "dynamic/" + runtime::KernelCache::digest(script::print(k.func_) + "\n" + spec_json(spec).dump() + "\n" +
                                                 arch.fingerprint() + "\nnvrtc " + runtime::nvrtc_version() +
                                                 "\ntessera " + std::string(tessera::version())) +
@@ -82,7 +79,7 @@ DynamicKernel DynamicKernel::begin(const ir::PrimFunc &original, const DynamicSp
 
   // Warm: everything from the cache, or nothing from it.
   if (options.cache) {
-    if (std::optional<std::string> text = options.cache->read_file(manifest)) {
+    if (std::optional<std::string> text = options.cache->read_file(k.manifest_)) {
       try {
         rules::Json m = rules::Json::parse(*text);
         k.plan_ = m.at("plan");
@@ -159,11 +156,11 @@ DynamicKernel DynamicKernel::begin(const ir::PrimFunc &original, const DynamicSp
         throw UserError("kernel parameter '" + p.var.name() + "' is not a symbol of the plan");
       pk.params.push_back({p.var.name(), int(it - k.symbols_.begin()), p.var.dtype().bytes()});
     }
-    for (int d = 0; d < 3; ++d) {
-      pk.grid[d] = l.launch.grid[d].defined() ? SizeProgram::compile(l.launch.grid[d], k.symbols_) : SizeProgram::constant(1);
-      pk.block[d] =
-          l.launch.block[d].defined() ? SizeProgram::compile(l.launch.block[d], k.symbols_) : SizeProgram::constant(1);
-    }
+    // An undefined extent is an unused axis: 1.
+    auto program = [&](const ir::Expr &e) {
+      return e.defined() ? SizeProgram::compile(e, k.symbols_) : SizeProgram::constant(1);
+    };
+    for (int d = 0; d < 3; ++d) pk.grid[d] = program(l.launch.grid[d]), pk.block[d] = program(l.launch.block[d]);
     pk.dynamic_shared_bytes = l.dynamic_shared_bytes;
     runtime::CompileOptions o{.arch = sm, .name = l.name, .cache = options.cache};
     std::string source = codegen::codegen_cuda(l, codegen::CudaOptions{.arch = sm});

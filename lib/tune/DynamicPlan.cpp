@@ -44,6 +44,12 @@ int64_t pow2_at_least(int64_t v) {
 
 double ratio(double t, double best) { return std::isfinite(t) ? (best > 0 ? t / best : 1.0) : kUncovered; }
 
+/// The size at fraction `u` of the way from lo to hi on a log scale.
+int64_t log_point(const SymbolRange &r, double u) {
+  const double lo = std::log(double(r.lo)), hi = std::log(double(r.hi));
+  return std::clamp<int64_t>(std::llround(std::exp(lo + (hi - lo) * u)), r.lo, r.hi);
+}
+
 }  // namespace
 
 SymbolRange SymbolRange::parse(const std::string &text) {
@@ -246,25 +252,11 @@ DynamicPlan plan_dynamic(const ir::PrimFunc &original, const DynamicSpec &spec, 
                       "' has no range: give one (e.g. " + v + "=1:4096), or bind it first (analysis::specialize, --dim)");
 
   // The rule the default schedule would use, matched once.
-  const rules::Rule *rule = nullptr;
-  rules::MatchPtr match;
-  std::string declined;
-  for (const rules::Rule *r : rules::all_rules()) {
-    auto m = r->match(f, arch);
-    if (!m) {
-      declined += "\n  " + std::string(r->name()) + ": " + m.reason();
-      continue;
-    }
-    try {
-      r->apply(f, **m, *r->default_config(**m, arch));
-      ++plan.rule_applications;
-      rule = r, match = *m;
-      break;
-    } catch (const UserError &e) {
-      declined += "\n  " + std::string(r->name()) + ": matched but failed to apply: " + e.what();
-    }
-  }
-  if (!rule) throw UserError("no rule schedules '" + f.name() + "':" + declined);
+  rules::RuleChoice choice = rules::choose_rule(f, arch);
+  if (!choice.rule) throw UserError("no rule schedules '" + f.name() + "':" + choice.why_declined());
+  ++plan.rule_applications;
+  const rules::Rule *rule = choice.rule;
+  const rules::MatchPtr match = choice.match;
   plan.rule = rule->name();
 
   // Cells: the product of every symbol's.
@@ -293,35 +285,36 @@ DynamicPlan plan_dynamic(const ir::PrimFunc &original, const DynamicSpec &spec, 
   std::vector<std::unique_ptr<rules::Config>> pool;
   std::map<std::string, size_t> index;
   std::vector<std::vector<double>> t;  // [config][cell]
-  auto scored = [&](policies::Candidate &cand, size_t cell) {
-    std::string key = cand.config->str();
-    auto [it, fresh] = index.emplace(key, pool.size());
-    if (fresh) {
-      pool.push_back(std::move(cand.config));
-      t.emplace_back(ncells, kInf);
-    }
-    if (cell < ncells) t[it->second][cell] = std::min(t[it->second][cell], cand.score);
-    return it->second;
-  };
   for (size_t i = 0; i < ncells; ++i) {
     policies::ProposeOptions o{.topk = 1 << 20};
     for (size_t s = 0; s < plan.symbols.size(); ++s) o.sizes[plan.symbols[s]] = plan.cells[i].bounds[s].second;
     policies::Proposal p = policies::propose(f, *rule, *match, arch, o);
     ++plan.policy_calls;
-    for (policies::Candidate &c : p.candidates) scored(c, i);
+    for (policies::Candidate &cand : p.candidates) {
+      auto [it, fresh] = index.emplace(cand.config->str(), pool.size());
+      if (fresh) {
+        pool.push_back(std::move(cand.config));
+        t.emplace_back(ncells, kInf);
+      }
+      t[it->second][i] = std::min(t[it->second][i], cand.score);
+    }
   }
   // Today's one symbolic kernel: the policy's top-1 at the hint.
   int one_kernel = -1;
   {
     policies::Proposal p = policies::propose(f, *rule, *match, arch, {.topk = 1});
     ++plan.policy_calls;
-    auto it = p.candidates.empty() ? index.end() : index.find(p.candidates[0].config->str());
+    if (!p.candidates.empty()) plan.one_kernel_config = p.candidates[0].config->str();
+    auto it = index.find(plan.one_kernel_config);
     if (it != index.end()) one_kernel = static_cast<int>(it->second);
   }
   plan.candidates = static_cast<int64_t>(pool.size());
+  // Per cell, the best estimate of any candidate and which one it is.
   std::vector<double> best(ncells, kInf);
+  std::vector<int> best_config(ncells, 0);
   for (size_t i = 0; i < ncells; ++i)
-    for (size_t c = 0; c < pool.size(); ++c) best[i] = std::min(best[i], t[c][i]);
+    for (size_t c = 0; c < pool.size(); ++c)
+      if (t[c][i] < best[i]) best[i] = t[c][i], best_config[i] = static_cast<int>(c);
 
   // The cover, redone without any config the symbolic function refuses.
   std::vector<bool> banned(pool.size(), false), checked(pool.size(), false);
@@ -379,29 +372,19 @@ DynamicPlan plan_dynamic(const ir::PrimFunc &original, const DynamicSpec &spec, 
       for (const auto &b : plan.cells[i].bounds) top.push_back(b.second);
       by_top.emplace(top, i);
     }
-    auto argmin = [&](size_t cell) {
-      int pick = 0;
-      for (size_t c = 1; c < pool.size(); ++c)
-        if (t[c][cell] < t[static_cast<size_t>(pick)][cell]) pick = static_cast<int>(c);
-      return pick;
-    };
     std::vector<int> of_cell(ncells);
     for (size_t i = 0; i < ncells; ++i) {
       std::vector<int64_t> top;
       for (size_t s = 0; s < plan.symbols.size(); ++s)
         top.push_back(std::min(pow2_at_least(plan.cells[i].bounds[s].second), spec.symbols[s].hi));
       auto it = by_top.find(top);
-      of_cell[i] = argmin(it == by_top.end() ? i : it->second);
+      of_cell[i] = best_config[it == by_top.end() ? i : it->second];
     }
     baseline("power-of-two buckets", of_cell);
   }
   plan.plan_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return plan;
 }
-
-}  // namespace tessera::tune
-
-namespace tessera::tune {
 
 std::vector<std::vector<int64_t>> regret_sweep(const DynamicSpec &spec) {
   std::vector<std::vector<int64_t>> out;
@@ -414,9 +397,7 @@ std::vector<std::vector<int64_t>> regret_sweep(const DynamicSpec &spec) {
         for (int i = 1; i <= 8; ++i) v.insert(top / 2 + top / 16 * i);
     } else {
       // 24 points, evenly spaced in log between lo and hi.
-      for (int i = 0; i < 24; ++i)
-        v.insert(static_cast<int64_t>(std::llround(
-            std::exp(std::log(double(r.lo)) + (std::log(double(r.hi)) - std::log(double(r.lo))) * i / 23.0))));
+      for (int i = 0; i < 24; ++i) v.insert(log_point(r, i / 23.0));
     }
     for (int64_t h : r.hot) v.insert(h);
     v.insert(r.lo), v.insert(r.hi);
@@ -446,10 +427,7 @@ std::vector<std::vector<int64_t>> regret_sweep(const DynamicSpec &spec) {
     std::vector<int64_t> p;
     for (const SymbolRange &r : spec.symbols) {
       state = state * 6364136223846793005ull + 1442695040888963407ull;
-      double u = double(state >> 11) / double(uint64_t(1) << 53);
-      p.push_back(std::clamp<int64_t>(std::llround(std::exp(std::log(double(r.lo)) +
-                                                             (std::log(double(r.hi)) - std::log(double(r.lo))) * u)),
-                                      r.lo, r.hi));
+      p.push_back(log_point(r, double(state >> 11) / double(uint64_t(1) << 53)));
     }
     out.push_back(p);
   }
@@ -464,19 +442,14 @@ RegretCurve predict_regret(const ir::PrimFunc &original, const DynamicSpec &spec
   auto match = rule->match(f, arch);
   if (!match) throw UserError("the plan's rule does not match: " + match.reason());
   // Every config's estimate at `sizes`, by its text.
-  auto scores_at = [&](const std::vector<int64_t> &sizes, int64_t topk) {
-    policies::ProposeOptions o{.topk = topk};
+  auto scores_at = [&](const std::vector<int64_t> &sizes) {
+    policies::ProposeOptions o{.topk = 1 << 20};
     for (size_t s = 0; s < plan.symbols.size(); ++s) o.sizes[plan.symbols[s]] = sizes[s];
     std::map<std::string, double> out;
     for (policies::Candidate &c : policies::propose(f, *rule, **match, arch, o).candidates)
       out.emplace(c.config->str(), c.score);
     return out;
   };
-  std::string one_kernel;
-  {
-    policies::Proposal p = policies::propose(f, *rule, **match, arch, {.topk = 1});
-    if (!p.candidates.empty()) one_kernel = p.candidates[0].config->str();
-  }
   std::map<std::vector<int64_t>, std::string> bucket_config;  // power-of-two bucket top -> its best config
   std::set<std::string> pow2_used;
   RegretCurve curve;
@@ -487,7 +460,7 @@ RegretCurve predict_regret(const ir::PrimFunc &original, const DynamicSpec &spec
     return it == m.end() ? std::nan("") : ratio(it->second, best);
   };
   for (const std::vector<int64_t> &sizes : points) {
-    std::map<std::string, double> at = scores_at(sizes, 1 << 20);
+    std::map<std::string, double> at = scores_at(sizes);
     RegretPoint p;
     p.sizes = sizes;
     p.best_us = kInf;
@@ -495,12 +468,12 @@ RegretCurve predict_regret(const ir::PrimFunc &original, const DynamicSpec &spec
     int cell = plan.cell_of(sizes);
     if (cell < 0) throw UserError("a sweep point lies outside the plan's cells");
     p.plan = estimate(at, plan.configs[size_t(plan.cells[size_t(cell)].config)]->str(), p.best_us);
-    p.one_kernel = one_kernel.empty() ? 1 : estimate(at, one_kernel, p.best_us);
+    p.one_kernel = plan.one_kernel_config.empty() ? 1 : estimate(at, plan.one_kernel_config, p.best_us);
     std::vector<int64_t> top;
     for (size_t s = 0; s < sizes.size(); ++s) top.push_back(std::min(pow2_at_least(sizes[s]), spec.symbols[s].hi));
     auto it = bucket_config.find(top);
     if (it == bucket_config.end()) {
-      std::map<std::string, double> there = scores_at(top, 1 << 20);
+      std::map<std::string, double> there = scores_at(top);
       std::string best_key;
       double best_t = kInf;
       for (const auto &[k, t] : there)

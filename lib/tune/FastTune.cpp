@@ -82,7 +82,6 @@ struct Job {
   double schedule_ms = 0, codegen_ms = 0;
 };
 
-std::string sm_name(const Arch &arch) { return "sm_" + std::to_string(arch.compute_capability.sm_version()); }
 
 /// Schedules (when `rule`) and builds job `j`; every failure becomes its status.
 void schedule_and_build(Job &j, const ir::PrimFunc &func, const rules::Rule *rule, const rules::Match *match,
@@ -100,7 +99,7 @@ void schedule_and_build(Job &j, const ir::PrimFunc &func, const rules::Rule *rul
   j.schedule_ms = ms_since(t0);
   auto t1 = Clock::now();
   try {
-    j.fn = runtime::CudaFunction::build(j.report.func, {.arch = sm_name(arch), .cache = cache});
+    j.fn = runtime::CudaFunction::build(j.report.func, {.arch = arch.arch_flag(), .cache = cache});
   } catch (const std::exception &e) {
     j.codegen_ms = ms_since(t1);
     j.report.status = CandidateStatus::BuildError;
@@ -138,7 +137,7 @@ void read_sass(std::vector<Job> &jobs, const ir::PrimFunc &func, const Arch &arc
         cubins.push_back(&k.compiled.cubin);
         owner.push_back(i);
       }
-  std::vector<runtime::CubinSass> sass = runtime::summarise_cubins(cubins, sm_name(arch), tool, threads);
+  std::vector<runtime::CubinSass> sass = runtime::summarise_cubins(cubins, arch.arch_flag(), tool, threads);
   for (size_t c = 0; c < sass.size(); ++c) {
     CandidateReport &r = jobs[owner[c]].report;
     if (!sass[c].error.empty()) r.sass_error = sass[c].error;
@@ -158,7 +157,7 @@ std::string why_not_measurable(const ir::PrimFunc &func, const Arch &arch, const
   runtime::DeviceProperties p = runtime::query_device(0);
   if (p.cc_major != arch.compute_capability.major || p.cc_minor != arch.compute_capability.minor)
     return fmt::format("device 0 ({}, sm_{}{}) is not the target arch {} ({})", p.name, p.cc_major, p.cc_minor,
-                       arch.name, sm_name(arch));
+                       arch.name, arch.arch_flag());
   // Symbolic sizes left at the hint can ask for absurd inputs (a batch of
   // 4096 matrices of 4096 x 4096): refuse before allocating anything.
   double bytes = argument_bytes(func, complete_dims(func, options.dims, options.symbolic_hint));

@@ -20,7 +20,7 @@ ComputedReference reference_for(const ir::PrimFunc &f, const std::vector<runtime
       if (m) {
         ir::PrimFunc naive = fallback.apply(program.func, **m, *fallback.default_config(**m, arch)).func();
         runtime::CudaFunction fn = runtime::CudaFunction::build(
-            naive, {.arch = "sm_" + std::to_string(arch.compute_capability.sm_version())});
+            naive, {.arch = arch.arch_flag()});
         std::vector<runtime::NDArray> args = runtime::reference_args(program, f, inputs);
         fn.run(args);
         return {runtime::collect_reference(program, f, std::move(args)), "device (fallback rule, float64)"};

@@ -529,10 +529,9 @@ class Thread {
   void mma_sync(const Call &c) {
     const int lane = full_warp_lane(c);
     Address d = address(c.args[1]), a = address(c.args[2]), b = address(c.args[3]);
-    const auto *shape = c.args[0].as<StringImm>();
-    std::string why = "the shape is not a string";
-    auto v = shape ? mma::find_mma_variant(shape->value, a.buffer->dtype(), d.buffer->dtype(), &why) : std::nullopt;
-    if (!v || b.buffer->dtype() != a.buffer->dtype()) throw EmulationError("T.mma_sync: " + why);
+    std::string why;
+    auto v = mma::find_mma_variant(c.args[0], a.buffer->dtype(), b.buffer->dtype(), d.buffer->dtype(), &why);
+    if (!v) throw EmulationError("T.mma_sync: " + why);
     const mma::MmaTables &t = v->tables();
     const bool integer = v->in.is_int();
     check_span(d, v->c_per_lane(), "T.mma_sync's accumulator");

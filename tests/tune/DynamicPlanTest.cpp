@@ -36,7 +36,9 @@ TEST(DynamicPlan, CellsPartitionTheRangeWithHotValuesExact) {
   EXPECT_EQ(cells.back().second, 4096);
   for (size_t i = 0; i < cells.size(); ++i) {
     EXPECT_LE(cells[i].first, cells[i].second);
-    if (i) EXPECT_EQ(cells[i].first, cells[i - 1].second + 1) << "a gap or an overlap at cell " << i;
+    if (i) {
+      EXPECT_EQ(cells[i].first, cells[i - 1].second + 1) << "a gap or an overlap at cell " << i;
+    }
   }
   auto has = [&](int64_t a, int64_t b) { return std::count(cells.begin(), cells.end(), std::pair{a, b}) == 1; };
   EXPECT_TRUE(has(1, 1));
@@ -144,11 +146,14 @@ TEST(DynamicPlan, PredictedRegretCurve) {
   RegretCurve c = predict_regret(f, spec, plan, arch, sweep);
   ASSERT_EQ(c.points.size(), sweep.size());
   for (const RegretPoint &p : c.points) {
-    if (!std::isnan(p.plan)) EXPECT_GE(p.plan, 1.0);
+    if (!std::isnan(p.plan)) {
+      EXPECT_GE(p.plan, 1.0);
+    }
     // At a cell's upper end the plan predicts what the cell says.
     int cell = plan.cell_of(p.sizes);
-    if (p.sizes[0] == plan.cells[size_t(cell)].bounds[0].second)
+    if (p.sizes[0] == plan.cells[size_t(cell)].bounds[0].second) {
       EXPECT_NEAR(p.plan, plan.cells[size_t(cell)].regret(), 1e-9) << p.sizes[0];
+    }
   }
   EXPECT_EQ(c.plan.unestimated, 0);
   EXPECT_LT(c.plan.geomean, c.one_kernel.geomean);

@@ -37,6 +37,7 @@
 #include <string>
 
 #include "tessera/ir/DataType.h"
+#include "tessera/ir/Expr.h"
 
 namespace tessera::ir::mma {
 
@@ -150,6 +151,9 @@ struct MmaVariant {
 /// The variant `shape` ("m16n8k16", ...) names for operands of type `in`
 /// into `acc`, or nullopt with the reason in `why`.
 std::optional<MmaVariant> find_mma_variant(const std::string &shape, DataType in, DataType acc, std::string *why);
+/// The same for a T.mma_sync call's operands: `shape` its first argument
+/// (a string), A of type `a`, B of type `b` (the same), D of type `acc`.
+std::optional<MmaVariant> find_mma_variant(const Expr &shape, DataType a, DataType b, DataType acc, std::string *why);
 
 /// What mma.sync adds to accumulator element `index` (0..3) of `lane`: the
 /// sum over K of A(row, k) B(k, col), each operand element read from the

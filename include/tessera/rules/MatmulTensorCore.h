@@ -88,8 +88,8 @@ struct TensorCoreConfig final : Config {
   int64_t warp_n() const { return block_n / warps_n; }
   /// Shared memory of the staged A and B tiles with their padding (either layout).
   int64_t shared_bytes() const;
-  /// The instruction's K: 16 (16-bit operands), 32 (int8), 8 (tf32).
-  int64_t mma_k() const { return in_bytes == 1 ? 32 : in_bytes == 2 ? 16 : 8; }
+  /// The instruction's K (tensor_core_mma_k).
+  int64_t mma_k() const;
   /// Registers per thread, estimated: the accumulators, the A and B
   /// fragments of one K slice, 48 for addresses and loop state, and 2.5 per
   /// element a thread copies per stage of an element-by-element operand (its
@@ -119,6 +119,10 @@ const MmaSupport *tensor_core_mma(const Arch &arch, ir::DataType in, int64_t acc
 /// accumulation and `arch` runs it faster than float32's (GeForce parts run
 /// float32 accumulation at half rate), else 4.
 int64_t preferred_acc_bytes(const Arch &arch, const TensorCoreProblem &p);
+
+/// The mma.sync K for operands of `in_bytes` bytes: 16 (float16/bfloat16),
+/// 32 (int8), 8 (tf32).
+int64_t tensor_core_mma_k(int64_t in_bytes);
 
 /// The tensor-core matmul rule (registered in all_rules(), before "matmul").
 const Rule &matmul_tensor_core_rule();

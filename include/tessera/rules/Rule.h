@@ -25,6 +25,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -118,6 +119,22 @@ std::string target_kind(const ir::PrimFunc &f);
 /// (T.func_attr target): tessera schedules CUDA kernels ...", or holds an
 /// opaque call (ir/Opaque.h).
 void check_gpu_target(const ir::PrimFunc &f);
+
+/// The first rule of all_rules() that matches `f` and applies at its
+/// (validated) default config, with its match, config and schedule; every
+/// rule tried before it is in `declined` with its reason. `rule` is null when
+/// none applies. `f` should have unique block names
+/// (schedule::unique_block_names). The choice apply_default_schedule makes.
+struct RuleChoice {
+  const Rule *rule = nullptr;
+  MatchPtr match;
+  std::unique_ptr<Config> config;
+  std::optional<schedule::Schedule> schedule;
+  std::vector<std::pair<std::string, std::string>> declined;
+  /// "\n  RULE: reason" per declined rule.
+  std::string why_declined() const;
+};
+RuleChoice choose_rule(const ir::PrimFunc &f, const Arch &arch);
 
 /// Tries the rules in order; the first that matches and applies wins. A rule
 /// whose apply throws is recorded in `declined` and the next one is tried.

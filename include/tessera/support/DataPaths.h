@@ -36,4 +36,10 @@ const std::filesystem::path &shared_root();
 /// Where data_root() came from: "TESSERA_HOME", "bundle" or "source tree".
 std::string data_root_origin();
 
+/// A per-user file or directory of tessera's (the tuning database, the
+/// kernel cache): $OVERRIDE_ENV when set, else $XDG_CACHE_HOME/tessera/LEAF,
+/// else ~/.cache/tessera/LEAF, else `fallback`.
+std::filesystem::path user_cache_path(const char *override_env, const std::string &leaf,
+                                      const std::filesystem::path &fallback);
+
 }  // namespace tessera::support

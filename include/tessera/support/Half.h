@@ -102,6 +102,16 @@ inline float round_to_tf32(float f) {
   std::memcpy(&f, &x, 4);
   return f;
 }
+/// `f` as tensor cores read a tf32 operand: its 13 low mantissa bits dropped
+/// (truncated; T.round_to_tf32 makes them zero first), infinity and NaN kept.
+inline float truncate_to_tf32(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  if ((x & 0x7f800000u) != 0x7f800000u) x &= 0xffffe000u;
+  std::memcpy(&f, &x, 4);
+  return f;
+}
+
 /// The same rounding of a double (the float64 reference): 11 significant
 /// bits, ties away from zero, the 42 low mantissa bits cleared.
 inline double round_to_tf32(double v) {

@@ -113,6 +113,8 @@ struct DynamicPlan {
   std::vector<std::unique_ptr<rules::Config>> configs;
   std::vector<Cell> cells;
   std::vector<PlanBaseline> baselines;
+  /// The one-kernel baseline's config: the policy's top-1 at the hint (text).
+  std::string one_kernel_config;
   /// Distinct configs scored, policy calls, rule applications (the checks of
   /// step 4), and the planning time.
   int64_t candidates = 0, policy_calls = 0, rule_applications = 0;
