@@ -23,11 +23,12 @@
 // and the last block, both with `vector`-wide loads), and the combining of
 // every reduction per row.
 //
-// What the rules accept for any value of a symbolic extent: a symbolic reduce
-// extent stays in one thread (threads_x = 1 inner, threads_y = 1 outer);
-// general_reduction only matches constant rows lengths. Unroll factors at
-// least the per-thread trip count are the same schedule: they are proposed
-// once, as the trip count.
+// A symbolic extent is estimated at the hint (or its ProposeOptions::sizes
+// value); threads split a symbolic reduce extent as a constant one (the
+// lowering masks the iterations past it, down to none), without vectors
+// along it (they need a length they divide). Unroll factors at least the
+// per-thread trip count are the same schedule: they are proposed once, as
+// the trip count.
 //
 //===----------------------------------------------------------------------===//
 #include <fmt/format.h>
@@ -163,10 +164,7 @@ std::vector<Candidate> propose_reduction(const ir::PrimFunc &f, const rules::Rul
     pool.push_back({std::make_unique<rules::ReductionConfig>(c), score(c).us(arch), ""});
   };
   add(*seed);
-  // Threads on the reduce axis: 1 when it is symbolic (the rule refuses more).
-  std::vector<int64_t> splits = s.reduce_constant
-                                    ? powers_of_two(1, std::min(most, int64_t(1) << ceil_log2(s.reduce)))
-                                    : std::vector<int64_t>{1};
+  std::vector<int64_t> splits = powers_of_two(1, std::min(most, int64_t(1) << ceil_log2(s.reduce)));
   std::vector<int64_t> others = powers_of_two(1, std::min(most, int64_t(1) << ceil_log2(s.spatial)));
   std::vector<bool> locals =
       s.writes_intermediate ? std::vector<bool>{true, false} : std::vector<bool>{seed->local_intermediates};

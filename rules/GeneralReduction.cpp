@@ -78,9 +78,6 @@ std::string why_not_row_reduction(const ir::PrimFunc &f, const BlockInfo &b) {
     return "reduction '" + b.name + "' writes the output parameter '" + out.name() +
            "' (general_reduction keeps the per-row values on chip; the reduction rule handles a reduction output)";
   if (std::string why = why_contraction(b); !why.empty()) return why;
-  if (!iter_extent(b, IterKind::Reduce))
-    return "reduction '" + b.name + "' reduces a symbolic extent, which compute_at would bound by the int32 " +
-           "range rather than by the extent";
   const analysis::Access *a = dominant_read(b);
   int inner = a ? a->inner_iter() : -1;
   if (inner < 0 || b.iters[inner].kind != IterKind::Reduce)

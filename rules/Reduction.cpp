@@ -178,7 +178,7 @@ class ReductionRule final : public Rule {
     if (m.inner) {
       // A group of threads per row, enough rows side by side to fill a block
       // while the grid still covers every SM.
-      c->threads_x = m.reduce_extent ? row_threads(m.reduce_extent, arch) : 1;
+      c->threads_x = row_threads(m.reduce_extent, arch);
       c->threads_y = std::max<int64_t>(1, block / c->threads_x);
       if (m.spatial_extent)
         while (c->threads_y > 1 && ceil_div(*m.spatial_extent, c->threads_y) < sms) c->threads_y /= 2;
@@ -195,7 +195,7 @@ class ReductionRule final : public Rule {
       // arrays), wider while the grid stays at two waves or more; the rest
       // of the block splits the reduction.
       int64_t warp = arch.compute.warp_size;
-      int64_t v = m.reduce_extent ? std::max(1, arch.memory.max_vector_bytes / m.elem_bytes) : 1;
+      int64_t v = std::max(1, arch.memory.max_vector_bytes / m.elem_bytes);
       while (v > 1 && (!m.spatial_extent || *m.spatial_extent % v != 0 || *m.spatial_extent < warp * v)) v /= 2;
       int64_t row = m.spatial_extent ? std::min(warp * v, pow2_ceil(*m.spatial_extent)) : warp;
       c->threads_x = std::max<int64_t>(1, row / v);
@@ -207,7 +207,7 @@ class ReductionRule final : public Rule {
       while (m.spatial_extent && c->threads_x * 2 <= block &&
              ceil_div(*m.spatial_extent, c->threads_x * v * 2) >= 2 * sms)
         c->threads_x *= 2;
-      c->threads_y = m.reduce_extent ? std::max<int64_t>(1, block / c->threads_x) : 1;
+      c->threads_y = std::max<int64_t>(1, block / c->threads_x);
       if (m.reduce_extent) c->threads_y = std::min(c->threads_y, pow2_floor(std::max<int64_t>(1, *m.reduce_extent / 4)));
       if (m.reduce_extent) c->unroll = serial_unroll(ceil_div(*m.reduce_extent, c->threads_y));
       c->vector = c->threads_y > 1 ? v : 1;
@@ -223,16 +223,10 @@ class ReductionRule final : public Rule {
     const auto &m = static_cast<const ReductionMatch &>(mm);
     const auto *c = dynamic_cast<const ReductionConfig *>(&config);
     if (!c) throw ConfigError(std::string("the reduction rule got a config for '") + config.rule() + "'");
-    // Threads splitting a symbolic reduce extent may all be masked (an empty
-    // reduction), which a cross-thread reduction cannot reproduce; lowering
-    // refuses it.
-    const char *reduce_threads = m.inner ? "threads_x" : "threads_y";
-    int64_t splitting = m.inner ? c->threads_x : c->threads_y;
-    require(m.reduce_extent || splitting == 1, c->rule(), reduce_threads, splitting,
-            "splits a symbolic reduce extent over threads; it must be 1 (one thread reduces each output)");
     require(m.inner || c->vector == 1 || c->threads_y > 1, c->rule(), "vector", c->vector,
             "asks for vectors along the outputs of an outer reduction that one thread reduces alone "
             "(threads_y = 1); it must be 1 there");
+    const int64_t splitting = m.inner ? c->threads_x : c->threads_y;  // threads reducing one output
     schedule::Schedule sch(f);
     for (const std::string &b : m.inlined) sch.compute_inline(sch.get_block(b));
     schedule::BlockRef red = sch.get_block(m.block);

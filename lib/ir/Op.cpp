@@ -69,6 +69,29 @@ Expr ge(Expr a, Expr b) { return binary(BinaryOp::GE, std::move(a), std::move(b)
 Expr logical_and(Expr a, Expr b) { return binary(BinaryOp::And, std::move(a), std::move(b)); }
 Expr logical_or(Expr a, Expr b) { return binary(BinaryOp::Or, std::move(a), std::move(b)); }
 Expr logical_not(Expr a) { return Unary::make(UnaryOp::Not, to_bool(std::move(a))); }
+
+Expr conjunction(const std::vector<Expr> &clauses) {
+  Expr out;
+  for (const Expr &c : clauses) out = out.defined() ? logical_and(out, c) : c;
+  return out.defined() ? out : const_true();
+}
+
+namespace {
+void split_conjunction_into(const Expr &e, std::vector<Expr> &out) {
+  if (const Binary *b = e.as<Binary>(); b && b->op == BinaryOp::And) {
+    split_conjunction_into(b->a, out);
+    split_conjunction_into(b->b, out);
+    return;
+  }
+  if (!is_const_int(e, 1)) out.push_back(e);
+}
+}  // namespace
+
+std::vector<Expr> split_conjunction(const Expr &e) {
+  std::vector<Expr> out;
+  split_conjunction_into(e, out);
+  return out;
+}
 Expr bitwise_and(Expr a, Expr b) { return binary(BinaryOp::BitAnd, std::move(a), std::move(b)); }
 Expr bitwise_or(Expr a, Expr b) { return binary(BinaryOp::BitOr, std::move(a), std::move(b)); }
 Expr bitwise_xor(Expr a, Expr b) { return binary(BinaryOp::BitXor, std::move(a), std::move(b)); }

@@ -42,6 +42,16 @@
 // `if c: <S rewritten>`. When the rewrite does not apply the loop stays as it
 // was, with the reason in `vector_loads_fallback`: always correct, scalar.
 //
+// Versions tested at run time: a loop refused only because a tail predicate
+// masks some lanes (`if base + v < n`) or because a run is not provably
+// aligned (a row of symbolic length `n`) gets both forms, the vector one for
+// the vectors whose lanes all pass and whose runs are aligned, the scalar
+// one (with its reason) for the rest:
+//
+//   if base + 3 < n and base % 4 == 0: <vector form>  else: <scalar loop>
+//
+// so a kernel for every row length still loads whole aligned vectors.
+//
 //===----------------------------------------------------------------------===//
 #include <algorithm>
 #include <memory>
@@ -188,12 +198,16 @@ class VectorizeLegalizer : public IRMutator {
     std::string why_not;
     if (std::optional<Stmt> v = vectorize_guarded(*loop, why_not)) return *v;
     Annotations ann = loop->annotations;
+    Stmt scalar;
     if (vector_loads) {
       ann[std::string(kVectorLoadsAnnotation) + "_fallback"] = why_not;
-      return For::make(loop->loop_var, loop->min, loop->extent, loop->for_kind, loop->body, "", ann);
+      scalar = For::make(loop->loop_var, loop->min, loop->extent, loop->for_kind, loop->body, "", ann);
+    } else {
+      ann["vectorize_fallback"] = why_not;
+      scalar = For::make(loop->loop_var, loop->min, loop->extent, ForKind::Unrolled, loop->body, "", ann);
     }
-    ann["vectorize_fallback"] = why_not;
-    return For::make(loop->loop_var, loop->min, loop->extent, ForKind::Unrolled, loop->body, "", ann);
+    if (std::optional<Stmt> v = versioned(*loop, scalar)) return *v;
+    return scalar;
   }
 
   Stmt visit_(const LetStmt *op, const Stmt &self) override {
@@ -203,6 +217,51 @@ class VectorizeLegalizer : public IRMutator {
   }
 
  private:
+  /// A loop vectorize() refused only for what a run-time test can settle:
+  /// a tail predicate that masks lanes (`for v: if base + v < n: S`), or runs
+  /// not provably aligned (a symbolic row length). The vector form of S
+  /// serves the vectors whose lanes all pass and whose runs are aligned;
+  /// `scalar` (the loop as it was, with its reason) serves the rest:
+  ///
+  ///   if base + (lanes - 1) < n and (run0 % 8 == 0) and ...: <S as vectors>
+  ///   else: <the scalar loop>
+  ///
+  /// nullopt where S has no vector form even then.
+  std::optional<Stmt> versioned(const For &loop, const Stmt &scalar) {
+    const Var &v = loop.loop_var;
+    auto lanes = as_const_int(loop.extent);
+    if (!is_const_int(loop.min, 0) || !lanes || *lanes < 2) return std::nullopt;
+    // Step 1. Every lane passes the predicate where the last one does: each
+    // lane-dependent clause is `base + v < e` or `base + v <= e`.
+    Stmt body = loop.body;
+    std::vector<Expr> tests;
+    if (const auto *branch = body.as<IfThenElse>(); branch && !branch->else_case && !has_load(branch->cond)) {
+      for (const Expr &c : split_conjunction(branch->cond)) {
+        if (!mentions(c, v)) {
+          tests.push_back(c);
+          continue;
+        }
+        const auto *cmp = c.as<Binary>();
+        if (!cmp || (cmp->op != BinaryOp::LT && cmp->op != BinaryOp::LE) || mentions(cmp->b, v) ||
+            !contiguous_base(cmp->a, v).defined())
+          return std::nullopt;
+        tests.push_back(substitute(c, {{v, make_int(v.dtype(), *lanes - 1)}}));
+      }
+      body = branch->then_case;
+    }
+    // Step 2. The vector form, each run not provably aligned tested instead.
+    std::string why_not;
+    assumed_aligned_.emplace();
+    std::optional<Stmt> fast =
+        vectorize(*For::make(v, loop.min, loop.extent, loop.for_kind, body, "", loop.annotations).as<For>(), why_not);
+    std::vector<std::pair<Expr, int64_t>> aligned = std::move(*assumed_aligned_);
+    assumed_aligned_.reset();
+    if (!fast || (tests.empty() && aligned.empty())) return std::nullopt;
+    for (const auto &[base, n] : aligned)
+      tests.push_back(eq(floormod(base, make_int(base.dtype(), n)), make_int(base.dtype(), 0)));
+    return IfThenElse::make(ana_.simplify(conjunction(tests)), *fast, scalar);
+  }
+
   /// vectorize(), after taking a lane-invariant `if` (no else, no load in
   /// its condition) out of the loop: `for v: if c: S` is `if c: for v: S`.
   std::optional<Stmt> vectorize_guarded(const For &loop, std::string &why_not) {
@@ -373,9 +432,15 @@ class VectorizeLegalizer : public IRMutator {
     return base;
   }
 
-  /// Whether `e` is provably a multiple of `n`.
-  bool is_multiple(const Expr &e, int64_t n) const {
-    return ana_.can_prove(eq(floormod(e, make_int(e.dtype(), n)), make_int(e.dtype(), 0)));
+  /// Whether `e` is provably a multiple of `n`; while versioned() builds its
+  /// vector form, one that is not is recorded there (tested at run time).
+  bool is_multiple(const Expr &e, int64_t n) {
+    if (ana_.can_prove(eq(floormod(e, make_int(e.dtype(), n)), make_int(e.dtype(), 0)))) return true;
+    if (!assumed_aligned_) return false;
+    for (const auto &[base, m] : *assumed_aligned_)
+      if (m % n == 0 && ana_.can_prove_equal(base, e)) return true;
+    assumed_aligned_->emplace_back(e, n);
+    return true;
   }
 
   /// dst[dst_base + v] = src[src_base + v] for v in [0, lanes), as vectorized
@@ -411,6 +476,8 @@ class VectorizeLegalizer : public IRMutator {
   }
 
   arith::Analyzer ana_;
+  /// While versioned() runs: the runs it tests for alignment, and by what.
+  std::optional<std::vector<std::pair<Expr, int64_t>>> assumed_aligned_;
 };
 
 }  // namespace

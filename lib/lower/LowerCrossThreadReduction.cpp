@@ -109,21 +109,6 @@ bool same_indices(const std::vector<Expr> &a, const std::vector<Expr> &b) {
   return true;
 }
 
-void split_conjunction(const Expr &e, std::vector<Expr> &out) {
-  if (const auto *b = e.as<Binary>(); b && b->op == BinaryOp::And) {
-    split_conjunction(b->a, out);
-    split_conjunction(b->b, out);
-    return;
-  }
-  if (!is_const_int(e, 1)) out.push_back(e);
-}
-
-Expr conjunction(const std::vector<Expr> &xs) {
-  Expr out = const_true();
-  for (const Expr &x : xs) out = is_const_int(out, 1) ? x : logical_and(out, x);
-  return out;
-}
-
 //===----------------------------------------------------------------------===//
 // The update and its combiner
 //===----------------------------------------------------------------------===//
@@ -524,8 +509,8 @@ class CrossThreadReductionLowerer : public detail::LoopScopedMutator {
     // init runs only if it is not: the write is `init op total` then, and
     // `B[idx] op total` otherwise, as in the serial program.
     Expr pred = own(b->predicate);
-    std::vector<Expr> clauses, on_reduce, on_spatial;
-    split_conjunction(pred, clauses);
+    std::vector<Expr> on_reduce, on_spatial;
+    std::vector<Expr> clauses = split_conjunction(pred);
     for (const Expr &c : clauses) (first_var_in(c, reduce_loops) ? on_reduce : on_spatial).push_back(c);
     Expr first_unmasked = ana.simplify(substitute(conjunction(on_reduce), first_iteration));
     bool has_init = b->init.has_value();

@@ -86,8 +86,6 @@ ir::Stmt block_with_allocs(const ir::Block &b, std::vector<ir::Buffer> allocs);
 ir::Stmt block_with_inferred_regions(const ir::Block &b);
 /// Every reference to `from` (loads, stores, regions) in `s` replaced by `to`.
 ir::Stmt replace_buffer(const ir::Stmt &s, const ir::Buffer &from, const ir::Buffer &to);
-/// The conjunction of `conds` (true when empty).
-ir::Expr conjunction(const std::vector<ir::Expr> &conds);
 
 //===--- primitive/DecomposeReduction.cpp -------------------------------===//
 

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "tessera/analysis/Specialize.h"
 #include "tessera/codegen/CodegenCUDA.h"
 #include "tessera/ir/Functor.h"
 #include "tessera/ir/Op.h"
@@ -234,9 +235,42 @@ TEST(LegalizeVectorize, GuardedLoadFallsBack) {
   EXPECT_EQ(why, "a load is guarded by T.if_then_else");
 }
 
-TEST(LegalizeVectorize, PredicateBranchFallsBack) {
-  std::string why = only_fallback(lane_kernel("T.where(v_i < 250)\n                B[v_i] = A[v_i]"));
+/// The versions of a loop: the run-time test, and the scalar loop's reason.
+struct Versions {
+  std::string test, why_scalar;
+  int count = 0;
+};
+Versions versions(const lower::LoweredFunc &f, const std::string &key = "vectorize_fallback") {
+  Versions out;
+  ir::pre_order_visit(f.body, nullptr, [&](const ir::Stmt &s) {
+    const auto *branch = s.as<ir::IfThenElse>();
+    const auto *scalar = branch && branch->else_case ? branch->else_case->as<ir::For>() : nullptr;
+    if (!scalar || !scalar->annotations.count(key)) return;
+    ++out.count;
+    out.test = script::print(branch->cond);
+    out.why_scalar = scalar->annotations.at(key).as_string();
+  });
+  return out;
+}
+
+TEST(LegalizeVectorize, ALaneMaskingTailIsTestedAtRunTime) {
+  // 62 whole vectors and a tail of 2 lanes: the vectors whose last lane
+  // passes take one move, the tail the scalar loop (with its reason).
+  ir::PrimFunc f = lane_kernel("T.where(v_i < 250)\n                B[v_i] = A[v_i]");
+  lower::LoweredFunc l = lower::lower(f);
+  EXPECT_EQ(names(moves(l)), "A->Bx4 ");
+  Versions v = versions(l);
+  EXPECT_EQ(v.count, 1) << lower::print(l);
+  EXPECT_EQ(v.test, "threadIdx.x < 62");  // t * 4 + 3 < 250
+  EXPECT_EQ(v.why_scalar, "the body has a branch");
+  expect_lowered_computes_the_same(f);
+}
+
+TEST(LegalizeVectorize, APredicateNotOverARunHasNoVectorVersion) {
+  // Every other lane: no test of one lane says all pass.
+  std::string why = only_fallback(lane_kernel("T.where(v_i % 2 == 0)\n                B[v_i] = A[v_i]"));
   EXPECT_EQ(why, "the body has a branch");
+  EXPECT_EQ(versions(lower::lower(lane_kernel("T.where(v_i % 2 == 0)\n                B[v_i] = A[v_i]"))).count, 0);
 }
 
 TEST(LegalizeVectorize, OddWidthFallsBack) {
@@ -284,7 +318,7 @@ TEST(LegalizeVectorize, SymbolicStrideIsNotProvablyAligned) {
   EXPECT_TRUE(fallbacks(from).empty());
 }
 
-TEST(LegalizeVectorize, NoAlignedRunAtAllFallsBackWithTheFirstReason) {
+TEST(LegalizeVectorize, RunsNotProvablyAlignedAreTestedAtRunTime) {
   ir::PrimFunc f = script::parse_func(R"(
 @T.prim_func
 def main(a: T.handle, b: T.handle):
@@ -297,8 +331,19 @@ def main(a: T.handle, b: T.handle):
                 vt, vv = T.axis.remap("SS", [t, v])
                 B[vt, vv] = A[vt, vv]
 )");
-  std::string why = only_fallback(f);
-  EXPECT_TRUE(contains(why, "the load of A[") && contains(why, "is not aligned")) << why;
+  lower::LoweredFunc l = lower::lower(f);
+  EXPECT_EQ(names(moves(l)), "A->Bx4 ");
+  Versions v = versions(l);
+  EXPECT_EQ(v.count, 1) << lower::print(l);
+  EXPECT_EQ(v.test, "T.Cast(\"int64\", threadIdx.x) * T.Cast(\"int64\", n) % T.int64(4) == T.int64(0)");
+  EXPECT_TRUE(contains(v.why_scalar, "the load of A[") && contains(v.why_scalar, "is not aligned")) << v.why_scalar;
+  // Rows of 6: every other one aligned (the test is on the thread); of 5:
+  // one in four.
+  for (int64_t n : {6, 5}) {
+    ir::PrimFunc sized = analysis::specialize(f, {{"n", n}});
+    EXPECT_EQ(versions(lower::lower(sized)).count, 1);
+    expect_lowered_computes_the_same(sized);
+  }
 }
 
 TEST(LegalizeVectorize, InvariantLoadsAndLocalAccumulatorsStayScalarInTheLaneLoop) {
@@ -375,19 +420,24 @@ TEST(LegalizeVectorize, VectorLoadsUnderAPredicateOverWholeVectors) {
   expect_lowered_computes_the_same(f);
 }
 
-TEST(LegalizeVectorize, VectorLoadsThatCannotBeProvedStayScalarAndInOrder) {
-  // A tail inside a vector (250 = 62 * 4 + 2) and a row stride of 250 (not
-  // a multiple of 4): the loop stays a serial loop with the reason.
+TEST(LegalizeVectorize, VectorLoadsWithATailOrAnOddStrideAreVersioned) {
+  // A tail inside a vector (250 = 62 * 4 + 2) and a row stride of 258 (not
+  // a multiple of 4): vector loads where the run-time test passes, the
+  // serial loop (lanes in order, with its reason) where it does not.
   ir::PrimFunc tail = vector_loads_kernel(250, "T.where(k_o * 4 + k_v < 250)");
   lower::LoweredFunc l = lower::lower(tail);
-  EXPECT_TRUE(moves(l).empty()) << names(moves(l));
-  EXPECT_EQ(vector_loads_fallbacks(l), std::vector<std::string>{"the body has a branch"});
+  EXPECT_EQ(names(moves(l)), "A->A_vecx4 ");
+  Versions v = versions(l, "vector_loads_fallback");
+  // k_o * 4 + 3 < 250, and rows of 250 start aligned at even threads.
+  EXPECT_EQ(v.test, "k_o < 62 and threadIdx.x % 2 == 0");
+  EXPECT_EQ(v.why_scalar, "the body has a branch");
   expect_lowered_computes_the_same(tail);
   ir::PrimFunc stride = vector_loads_kernel(258, "T.where(True)");
   l = lower::lower(stride);
-  std::vector<std::string> why = vector_loads_fallbacks(l);
-  ASSERT_EQ(why.size(), 1u) << lower::print(l);
-  EXPECT_TRUE(contains(why[0], "is not aligned")) << why[0];
+  EXPECT_EQ(names(moves(l)), "A->A_vecx4 ");
+  v = versions(l, "vector_loads_fallback");
+  EXPECT_EQ(v.test, "threadIdx.x % 2 == 0");  // rows of 258
+  EXPECT_TRUE(contains(v.why_scalar, "is not aligned")) << v.why_scalar;
   expect_lowered_computes_the_same(stride);
 }
 

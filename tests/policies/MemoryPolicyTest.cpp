@@ -252,8 +252,10 @@ TEST(MemoryPolicySanity, GemvStagesVectorLoadsAndFillsTheGpu) {
   }
 }
 
-/// A symbolic reduce extent is never split over threads.
-TEST(MemoryPolicySanity, SymbolicReduceExtentStaysInOneThread) {
+/// A symbolic reduce extent: the reduction policy splits it over threads as
+/// it would the hint (every candidate applies: propose_checked); gemv keeps
+/// a symbolic k in one thread.
+TEST(MemoryPolicySanity, SymbolicReduceExtents) {
   struct Case {
     const char *workload, *reduce_var;
   };
@@ -265,15 +267,16 @@ TEST(MemoryPolicySanity, SymbolicReduceExtentStaysInOneThread) {
     ir::PrimFunc f = analysis::specialize(load_func(e), sizes);
     for (const Arch &arch : presets()) {
       policies::Proposal p = propose_checked(e, f, arch);
+      int64_t most_splitting = 0;
       for (const policies::Candidate &c : p.candidates) {
-        if (const auto *r = dynamic_cast<const rules::ReductionConfig *>(c.config.get())) {
-          EXPECT_EQ(std::string(k.workload) == "reduce_sum_f32" ? r->threads_x : r->threads_y, 1) << r->str();
-        }
+        if (const auto *r = dynamic_cast<const rules::ReductionConfig *>(c.config.get()))
+          most_splitting = std::max(most_splitting, std::string(k.workload) == "reduce_sum_f32" ? r->threads_x : r->threads_y);
         if (const auto *g = dynamic_cast<const rules::GemvConfig *>(c.config.get())) {
           EXPECT_EQ(g->threads_x, 1) << g->str();
           EXPECT_FALSE(g->x_in_shared) << g->str();
         }
       }
+      if (std::string(k.workload) != "gemv_f16") EXPECT_GT(most_splitting, 1) << arch.name;
     }
   }
 }

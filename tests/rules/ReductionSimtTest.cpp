@@ -53,6 +53,83 @@ TEST_P(ReductionSimtTest, EmulatedBlocksMatchTheInterpreter) {
   }
 }
 
+/// The lowered kernel's arguments: the arrays of `f`'s parameters, and the
+/// shape variables it takes as scalars from `dims` (kept in `scalars`).
+std::vector<runtime::NDArray *> kernel_args(const lower::LoweredFunc &k, const ir::PrimFunc &f,
+                                            std::vector<runtime::NDArray> &arrays,
+                                            std::vector<runtime::NDArray> &scalars, const runtime::DimBindings &dims) {
+  std::vector<runtime::NDArray *> out;
+  scalars.reserve(k.params.size());
+  for (const lower::KernelParam &p : k.params) {
+    if (p.is_buffer()) {
+      auto it = std::find_if(f.params().begin(), f.params().end(), [&](const ir::Var &v) { return v.same_as(p.var); });
+      if (it == f.params().end()) throw std::runtime_error("kernel parameter '" + p.var.name() + "' is not f's");
+      out.push_back(&arrays[it - f.params().begin()]);
+      continue;
+    }
+    scalars.emplace_back(p.var.dtype(), std::vector<int64_t>{});
+    scalars.back().set_int(0, dims.at(p.var.name()));
+    out.push_back(&scalars.back());
+  }
+  return out;
+}
+
+/// A symbolic reduce extent split over threads, at extents from 0 (no
+/// iteration: the serial program writes nothing, nor may the kernel) to
+/// several passes of the block: every thread block of the grid stores what
+/// the interpreter computes, and nothing else.
+TEST(ReductionSimt, SymbolicReduceExtentsSplitOverThreads) {
+  auto r = [](int64_t tx, int64_t ty, int64_t unroll, bool local, int64_t vector = 1) {
+    auto c = std::make_shared<rules::ReductionConfig>();
+    c->threads_x = tx, c->threads_y = ty, c->unroll = unroll, c->local_intermediates = local, c->vector = vector;
+    return c;
+  };
+  auto g = [](int64_t tx, int64_t rows, int64_t vector, int64_t unroll, bool local) {
+    auto c = std::make_shared<rules::GeneralReductionConfig>();
+    c->threads_x = tx, c->rows_per_block = rows, c->vector = vector, c->unroll = unroll, c->local_intermediates = local;
+    return c;
+  };
+  std::vector<ReductionCase> cases;
+  for (const char *w : {"reduce_sum_f32", "reduce_max_f16"})
+    for (auto c : {r(32, 2, 2, false), r(16, 3, 1, true), r(64, 1, 4, false)})
+      cases.push_back({w, &rules::reduction_rule(), c});
+  for (auto c : {r(4, 8, 2, true), r(2, 16, 1, false), r(1, 32, 2, true)})
+    cases.push_back({"reduce_sum_outer_f32", &rules::reduction_rule(), c});
+  for (const char *w : {"softmax_f16", "rmsnorm_f16", "layernorm_f16"}) {
+    cases.push_back({w, &rules::general_reduction_rule(), nullptr});
+    for (auto c : {g(64, 2, 1, 1, false), g(32, 3, 1, 2, true)}) cases.push_back({w, &rules::general_reduction_rule(), c});
+  }
+  for (const ReductionCase &c : cases) {
+    const Entry &e = find_entry(c.workload);
+    SmallWorkload w{load_func(e), {}};
+    ir::PrimFunc f = c.scheduled(w);  // both sizes symbolic
+    lower::LoweredFunc kernel = lower::lower(f);
+    for (int64_t cols : {0, 1, 5, 33, 300}) {
+      SCOPED_TRACE(c.workload + " " + (c.config ? c.config->str() : "default") + " cols " + std::to_string(cols));
+      runtime::DimBindings dims{{"rows", 3}, {"cols", cols}};
+      std::mt19937_64 rng(11);
+      std::vector<runtime::NDArray> expected = runtime::make_random_args(w.func, dims, 5);
+      prepare_inputs(e, expected, rng);
+      std::vector<runtime::NDArray> actual = expected, scalars;
+      runtime::Reference reference = runtime::compute_reference(w.func, expected);
+      std::vector<runtime::NDArray *> args = kernel_args(kernel, f, actual, scalars, dims);
+      simt::WrittenMask written;
+      try {
+        written = simt::emulate(kernel, args);
+      } catch (const simt::EmulationError &err) {
+        FAIL() << err.what() << "\n" << codegen::codegen_cuda(kernel);
+      }
+      std::vector<bool> outputs = ir::written_params(w.func);
+      for (size_t i = 0; i < actual.size(); ++i) {
+        if (!outputs[i]) continue;
+        runtime::OutputCheck check = runtime::check_output("parameter " + std::to_string(i), actual[i],
+                                                           reference.values[i], reference.variance[i]);
+        ASSERT_TRUE(check.ok) << check.str() << "\n" << codegen::codegen_cuda(kernel);
+      }
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Reductions, ReductionSimtTest, ::testing::ValuesIn(reduction_cases()), reduction_case_name);
 
 }  // namespace

@@ -347,16 +347,17 @@ TEST(ReductionRule, SymbolicSizesStaySymbolic) {
     ASSERT_TRUE(m) << m.reason();
     auto def = r.default_config(**m, test_arch());
     apply_checked(r, f, *def, dims);
-    // A symbolic reduce extent stays within one thread: the threads that
-    // would split it are 1 by default, and more is a ConfigError.
+    // Threads split a symbolic reduce extent as a constant one (the default
+    // does), its iterations past the extent masked, down to none at all.
     bool outer = std::string(name) == "reduce_sum_outer_f32";
     const auto &d = static_cast<const ReductionConfig &>(*def);
-    EXPECT_EQ(outer ? d.threads_y : d.threads_x, 1) << def->str();
-    apply_checked(r, f, outer ? rconfig(16, 1, 3) : rconfig(1, 8, 3), dims);
-    ReductionConfig split = rconfig(16, 2, 3);
-    EXPECT_NE(config_error([&] { r.apply(f, **m, split); })
-                  .find(std::string(outer ? "threads_y = 2" : "threads_x = 16") + " splits a symbolic reduce extent"),
-              std::string::npos);
+    EXPECT_GT(outer ? d.threads_y : d.threads_x, 1) << def->str();
+    for (const ReductionConfig &c : {rconfig(16, 2, 3), rconfig(1, 8, 3), rconfig(64, 4, 1)}) {
+      apply_checked(r, f, c, dims);
+      runtime::DimBindings empty = dims;
+      empty[outer ? "rows" : std::string(name) == "gemv_f16" ? "k" : "cols"] = 0;
+      apply_checked(r, f, c, empty);
+    }
   }
 }
 
@@ -420,7 +421,6 @@ TEST(GeneralReductionRule, DeclinesWithTheReason) {
   EXPECT_DECLINES(g, small("matmul_nn_f32"), "the last block 'C' is a reduction");
   EXPECT_DECLINES(g, small("matmul_bias_relu_f32"), "block 'C' contracts operands that are reused along the output");
   EXPECT_DECLINES(g, parse(kScaleByTotal), "reads the reduced values at no axis: a reduction of the whole tensor");
-  EXPECT_DECLINES(g, load_func(find_entry("softmax_f16")), "reduction 'row_max' reduces a symbolic extent");
   EXPECT_DECLINES(g, parse(kColumnSoftmax), "reduction 'mx' does not reduce along the contiguous axis of 'A'");
   EXPECT_DECLINES(g, parse(kTwoOutputs), "writes the output parameter 'B'");
   EXPECT_DECLINES(g, load_func(find_entry("prefix_sum")), "statements outside blocks");
@@ -460,12 +460,24 @@ TEST(GeneralReductionRule, WorkloadsGiveTheInterpretersAnswerAtManyConfigs) {
   }
 }
 
-TEST(GeneralReductionRule, SymbolicRowsAndOneReduction) {
+TEST(GeneralReductionRule, SymbolicRowsColumnsAndOneReduction) {
   const rules::Rule &g = rules::general_reduction_rule();
-  // Symbolic columns are declined (see the reason), not scheduled badly.
-  ir::PrimFunc f = analysis::specialize(load_func(find_entry("softmax_f16")), {{"rows", 9}});
-  EXPECT_DECLINES(g, f, "reduction 'row_max' reduces a symbolic extent, which compute_at would bound");
-  // Symbolic rows are fine.
+  // Symbolic columns: each reduction's loop, computed at the row, runs over
+  // exactly the columns (not a bound of them) and needs no guard.
+  for (const char *name : {"softmax_f16", "rmsnorm_f16", "layernorm_f16"}) {
+    SCOPED_TRACE(name);
+    ir::PrimFunc f = load_func(find_entry(name));
+    auto m = g.match(f, test_arch());
+    ASSERT_TRUE(m) << m.reason();
+    EXPECT_NE((*m)->describe().find("symbolic rows of symbolic"), std::string::npos) << (*m)->describe();
+    ir::PrimFunc s = apply_checked(g, f, *g.default_config(**m, test_arch()), {{"rows", 5}, {"cols", 300}});
+    std::string text = script::print(s);
+    EXPECT_NE(text.find("in range((cols + "), std::string::npos) << text;
+    EXPECT_EQ(text.find("2147483647"), std::string::npos) << text;
+    for (int64_t cols : {0, 1, 7, 70})
+      apply_checked(g, f, gconfig(32, 3, 2, 2, false), {{"rows", 4}, {"cols", cols}});
+  }
+  // Symbolic rows.
   for (const char *name : {"softmax_f16", "layernorm_f16"}) {
     ir::PrimFunc rows = analysis::specialize(load_func(find_entry(name)), {{"cols", 70}});
     auto m = g.match(rows, test_arch());

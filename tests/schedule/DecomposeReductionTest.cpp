@@ -90,6 +90,48 @@ def main(A: T.Buffer((64, 48), "float32"), B: T.Buffer((48, 80), "float32"), C: 
 )");
 }
 
+TEST(DecomposeReduction, ASymbolicReduceExtentGuardsTheInit) {
+  // The program writes B[i] only if row i has a column: at n = 0 it writes
+  // nothing, and neither may the decomposed one. The init is guarded by the
+  // first step's existence and mask, `0 < n` once simplified.
+  ir::PrimFunc f = script::parse_func(R"(
+@T.prim_func
+def main(a: T.handle, B: T.Buffer((8,), "float32")) -> None:
+    n = T.int32()
+    A = T.match_buffer(a, (8, n))
+    for i, k in T.grid(8, n):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                B[vi] = T.float32(0)
+            B[vi] = B[vi] + A[vi, vk]
+)");
+  Schedule sch = make_schedule(f);
+  BlockRef b = sch.get_block("B");
+  auto loops = sch.get_loops(b);
+  auto k = sch.split(loops[1], {nullopt, 4});
+  sch.decompose_reduction(b, k[0]);
+  const char *expected = R"(
+@T.prim_func
+def main(a: T.handle, B: T.Buffer((8,), "float32")):
+    n = T.int32()
+    A = T.match_buffer(a, (8, n))
+    for i in range(8):
+        with T.block("B_init"):
+            vi = T.axis.spatial(8, i)
+            T.where(n >= 1)
+            B[vi] = T.float32(0)
+        for k_0, k_1 in T.grid((n + 3) // 4, 4):
+            with T.block("B"):
+                vi = T.axis.spatial(8, i)
+                vk = T.axis.reduce(n, k_0 * 4 + k_1)
+                T.where(k_0 * 4 + k_1 < n)
+                B[vi] = B[vi] + A[vi, vk]
+)";
+  for (int64_t n : {0, 1, 6})
+    check_schedule(f, sch, expected, {{"n", n}});
+}
+
 // --- Negative: one per "Requires:" line ------------------------------------
 
 TEST(DecomposeReductionError, NotAReductionBlockWithInit) {

@@ -13,6 +13,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include <vector>
+
 #include "tessera/ir/Expr.h"
 
 namespace tessera::ir {
@@ -43,6 +45,10 @@ Expr ge(Expr a, Expr b);
 Expr logical_and(Expr a, Expr b);
 Expr logical_or(Expr a, Expr b);
 Expr logical_not(Expr a);
+/// `a and b and ...` (true when empty), and its clauses back (a constant
+/// true clause left out): predicates are built and taken apart this way.
+Expr conjunction(const std::vector<Expr> &clauses);
+std::vector<Expr> split_conjunction(const Expr &e);
 Expr bitwise_and(Expr a, Expr b);
 Expr bitwise_or(Expr a, Expr b);
 Expr bitwise_xor(Expr a, Expr b);

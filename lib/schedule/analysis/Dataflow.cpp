@@ -277,10 +277,4 @@ Stmt replace_buffer(const Stmt &s, const Buffer &from, const Buffer &to) {
   return r.mutate(s);
 }
 
-Expr conjunction(const std::vector<Expr> &conds) {
-  Expr out;
-  for (const Expr &c : conds) out = out.defined() ? logical_and(out, c) : c;
-  return out.defined() ? out : const_true();
-}
-
 }  // namespace tessera::schedule::detail

@@ -95,15 +95,6 @@ bool uses_any(const Expr &e, const std::vector<Var> &vars) {
   return false;
 }
 
-void split_conjuncts(const Expr &e, std::vector<Expr> &out) {
-  if (const Binary *b = e.as<Binary>(); b && b->op == BinaryOp::And) {
-    split_conjuncts(b->a, out);
-    split_conjuncts(b->b, out);
-    return;
-  }
-  if (!is_const_int(e, 1)) out.push_back(e);
-}
-
 /// How one binding divides at the boundary (see the file comment).
 struct Division {
   enum Kind { Outer, Inner, Both } kind;
@@ -170,8 +161,8 @@ BlockRef blockize(State &st, const LoopRef &loop, const std::string &name) {
     inner_dom.emplace_back(s.as<For>()->loop_var, Range{s.as<For>()->min, s.as<For>()->extent});
   }
   for (const Stmt &s : loops_below(lp, Stmt())) outer_loops.push_back(s.as<For>()->loop_var);
-  std::vector<Expr> conds, outer_conds, inner_conds;
-  split_conjuncts(b.predicate, conds);
+  std::vector<Expr> outer_conds, inner_conds;
+  std::vector<Expr> conds = split_conjunction(b.predicate);
   for (const Expr &c : conds) {
     bool o = uses_any(c, outer_loops), i = uses_any(c, inner_loops);
     if (o && i)

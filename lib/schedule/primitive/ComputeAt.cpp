@@ -163,6 +163,14 @@ std::vector<size_t> check_iter_var_indices(bool reverse, const StmtPath &bp, con
 
 namespace {
 
+/// Whether `e` reads the variable of `lp`'s loop or of a loop around it.
+bool uses_loop_var(const Expr &e, const StmtPath &lp) {
+  if (uses_var(e, lp.loop()->loop_var)) return true;
+  for (const Stmt &a : lp.ancestors)
+    if (const For *f = a.as<For>(); f && uses_var(e, f->loop_var)) return true;
+  return false;
+}
+
 void compute_at_impl(State &st, const BlockRef &block, const LoopRef &loop, bool preserve_unit_loops,
                      bool reverse) {
   // Step 1. Check (may throw; IR untouched)
@@ -217,7 +225,11 @@ void compute_at_impl(State &st, const BlockRef &block, const LoopRef &loop, bool
     }
     Var ax(fresh_name(taken, "ax" + std::to_string(new_loops.size())), t);
     Expr loop_extent = extent;
-    if (!c) {
+    if (!c && !uses_loop_var(extent, lp)) {
+      // A symbolic size of the function (a row of `n` columns): the loop
+      // runs over exactly it, the same for every iteration of the loops
+      // around, so no guard is needed.
+    } else if (!c) {
       // A symbolic tile (clamped at an edge): loop over its largest size, guarded.
       arith::IntBound bound = ana.const_bound(extent);
       loop_extent = bound.max != arith::IntBound::kPosInf ? make_int(t, bound.max) : iv.dom.extent;

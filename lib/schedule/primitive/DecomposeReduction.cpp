@@ -14,13 +14,17 @@
 // tile initialises with the same threads); loops that feed only reduction
 // iter vars are not copied. It is correct because no loop above k0 feeds a
 // reduction iter var: every output is initialised once, before its first
-// update, as the init statement did at the first reduction step.
+// update, as the init statement did at the first reduction step. Where that
+// step may not exist or be masked (a symbolic reduce extent may be 0), the
+// init block is guarded by the same condition, so an output the program
+// never reduces into is not written.
 //
 //===----------------------------------------------------------------------===//
 #include "../Dataflow.h"
 
 #include "tessera/ir/AccessRegions.h"
 #include "tessera/ir/Functor.h"
+#include "tessera/ir/Op.h"
 
 namespace tessera::schedule::detail {
 
@@ -66,15 +70,6 @@ void check_no_reduction_loop_above(const StmtPath &bp, const StmtPath &lp, const
                                     {s, lp.stmt, bp.stmt});
     }
   }
-}
-
-void split_and(const Expr &e, std::vector<Expr> &out) {
-  if (const Binary *b = e.as<Binary>(); b && b->op == BinaryOp::And) {
-    split_and(b->a, out);
-    split_and(b->b, out);
-    return;
-  }
-  if (!is_const_int(e, 1)) out.push_back(e);
 }
 
 }  // namespace
@@ -123,13 +118,34 @@ BlockRef decompose_reduction(State &st, const BlockRef &block, const LoopRef &lo
     iv_map.emplace_back(iv.var, nv);
   }
   // Conjuncts of the predicate that involve a dropped (reduction) loop guard
-  // the reduction steps, not the outputs: the init does not need them.
-  std::vector<Expr> conds, kept;
-  split_and(b.predicate, conds);
+  // the reduction steps, not the outputs: the init needs them only at the
+  // first step, where the init ran. It ran only if that step exists and is
+  // unmasked (a symbolic extent may be 0): those conditions guard the init
+  // block where they are not provably true.
+  arith::Analyzer ana = analyzer_for(lp);
+  std::vector<std::pair<Var, Expr>> first_step;
+  std::vector<const For *> dropped_loops;
+  for (size_t k = at; k < loops.size(); ++k) {
+    const For *f = loops[k].as<For>();
+    if (std::none_of(dropped.begin(), dropped.end(), [&](const Var &v) { return v.same_as(f->loop_var); })) continue;
+    dropped_loops.push_back(f);
+    first_step.emplace_back(f->loop_var, f->min);
+  }
+  std::vector<Expr> kept;
+  std::vector<Expr> conds = split_conjunction(b.predicate);
+  arith::Analyzer::Scope scope(ana);
   for (const Expr &c : conds) {
     bool uses_dropped = false;
     for (const Var &v : dropped) uses_dropped |= uses_var(c, v);
-    if (!uses_dropped) kept.push_back(substitute(c, loop_map));
+    Expr at_first = uses_dropped ? ana.simplify(substitute(c, first_step)) : c;
+    if (uses_dropped && ana.can_prove(at_first)) continue;
+    kept.push_back(substitute(at_first, loop_map));
+    ana.assume(at_first);
+  }
+  // A loop's first step exists (checked after the mask, which often implies it).
+  for (const For *f : dropped_loops) {
+    Expr runs = ana.simplify(substitute(gt(f->extent, make_int(f->extent.dtype(), 0)), first_step));
+    if (!ana.can_prove(runs)) kept.push_back(substitute(runs, loop_map));
   }
   std::set<std::string> names = block_names(st.func);
   std::string init_name = fresh_name(names, name.empty() ? b.name + "_init" : name);
