@@ -144,6 +144,9 @@ std::vector<Candidate> propose_elementwise(const ir::PrimFunc &f, const rules::R
   };
   auto score_any = [&](const rules::ElementwiseConfig &c) { return c.transpose_tile > 0 ? score_tiled(c) : score(c); };
 
+  if (options.score_only)
+    return score_only<rules::ElementwiseConfig>(*options.score_only,
+                                                [&](const auto &c) { return score_any(c).us(arch); });
   std::vector<Candidate> pool;
   auto add = [&](const rules::ElementwiseConfig &c) {
     pool.push_back({std::make_unique<rules::ElementwiseConfig>(c), score_any(c).us(arch), ""});

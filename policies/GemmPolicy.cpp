@@ -324,6 +324,11 @@ std::vector<Candidate> propose_matmul(const ir::PrimFunc &f, const rules::Rule &
   auto problem = matmul_problem(f, options);
   if (!problem) return {};  // propose() falls back to the default config
   const MatmulProblem &p = *problem;
+  if (options.score_only)
+    return score_only<MatmulConfig>(*options.score_only, [&](const MatmulConfig &c) {
+      const SimtGemm g = matmul_model(arch, p, c, true);
+      return estimate(arch, g, warp_reads(arch, g)).us;
+    });
   const auto &facts = dynamic_cast<const MatmulConfig &>(*def);
   // block_m is contiguous only in A stored [K, M]; block_n in B [K, N] and
   // the output; the K step in A [M, K] and B [N, K].

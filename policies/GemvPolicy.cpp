@@ -204,6 +204,8 @@ std::vector<Candidate> propose_gemv(const ir::PrimFunc &f, const rules::Rule &ru
     return e;
   };
 
+  if (options.score_only)
+    return score_only<rules::GemvConfig>(*options.score_only, [&](const auto &c) { return score(c).us(arch); });
   std::vector<Candidate> pool;
   auto add = [&](const rules::GemvConfig &c) {
     pool.push_back({std::make_unique<rules::GemvConfig>(c), score(c).us(arch), ""});

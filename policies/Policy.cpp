@@ -1,6 +1,10 @@
 //===- policies/Policy.cpp - The policy registry and the contract ----------===//
 #include "tessera/policies/Policy.h"
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
 #include <set>
 
 #include "Policies.h"
@@ -44,6 +48,31 @@ const Policy *find_policy(const std::string &rule) {
   for (const Policy *p : all_policies())
     if (p->handles(rule)) return p;
   return nullptr;
+}
+
+std::vector<double> estimate(const ir::PrimFunc &f, const rules::Rule &rule, const rules::Match &m, const Arch &arch,
+                             const std::vector<const rules::Config *> &configs, const ProposeOptions &options) {
+  std::vector<double> out(configs.size(), std::numeric_limits<double>::quiet_NaN());
+  const Policy *p = find_policy(rule.name());
+  if (!p || configs.empty()) return out;
+  ProposeOptions o = options;
+  o.score_only = &configs;
+  std::vector<Candidate> scored = p->propose(f, rule, m, arch, o);
+  bool hooked = scored.size() == configs.size() &&
+                std::all_of(scored.begin(), scored.end(), [](const Candidate &c) { return !c.config; });
+  if (hooked) {
+    for (size_t i = 0; i < configs.size(); ++i) out[i] = scored[i].score;
+    return out;
+  }
+  // No hook: the proposal at these sizes, by text.
+  o.score_only = nullptr;
+  o.topk = std::numeric_limits<int64_t>::max();
+  std::map<std::string, double> by_text;
+  for (const Candidate &c : p->propose(f, rule, m, arch, o))
+    if (c.config) by_text.emplace(c.config->str(), c.score);
+  for (size_t i = 0; i < configs.size(); ++i)
+    if (auto it = by_text.find(configs[i]->str()); it != by_text.end()) out[i] = it->second;
+  return out;
 }
 
 Proposal propose(const ir::PrimFunc &f, const rules::Rule &rule, const rules::Match &m, const Arch &arch,

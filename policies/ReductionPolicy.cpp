@@ -159,6 +159,8 @@ std::vector<Candidate> propose_reduction(const ir::PrimFunc &f, const rules::Rul
     return e;
   };
 
+  if (options.score_only)
+    return score_only<rules::ReductionConfig>(*options.score_only, [&](const auto &c) { return score(c).us(arch); });
   std::vector<Candidate> pool;
   auto add = [&](const rules::ReductionConfig &c) {
     pool.push_back({std::make_unique<rules::ReductionConfig>(c), score(c).us(arch), ""});
@@ -249,6 +251,10 @@ std::vector<Candidate> propose_general_reduction(const ir::PrimFunc &f, const ru
 
   auto score = [&](const rules::GeneralReductionConfig &c) {
     Estimate reduce, last;
+    // Elements per load: the vector where it divides the row (a row of
+    // symbolic length that it does not divide starts unaligned, and the
+    // kernel takes its scalar version there).
+    const double lanes = double(s.cols % c.vector == 0 ? c.vector : 1);
     int64_t threads = c.threads_x * c.rows_per_block;
     int64_t grid = ceil_div(s.rows, c.rows_per_block);
     int64_t trips = ceil_div(s.cols, c.threads_x * c.vector);
@@ -279,7 +285,7 @@ std::vector<Candidate> propose_general_reduction(const ir::PrimFunc &f, const ru
     reduce.cost.dram_bytes = s.row_bytes + double(s.reductions - 1) * reread;
     reduce.in_flight_per_thread = in_flight_reduce;
     reduce.warp_instructions = double(s.reductions) * double(s.rows * s.cols) / double(warp) *
-                               (1 + (1 + step_instructions(trips, unroll)) / double(c.vector));
+                               (1 + (1 + step_instructions(trips, unroll)) / lanes);
     reduce.groups = s.rows;
     reduce.groups_per_block = c.rows_per_block;
     reduce.reduce_cycles =
@@ -287,11 +293,16 @@ std::vector<Candidate> propose_general_reduction(const ir::PrimFunc &f, const ru
                                 (c.local_intermediates || c.threads_x == 1 ? 0 : shared_round_cycles()));
     last.cost.dram_bytes = std::max(0.0, s.all_bytes - s.row_bytes) + reread;
     last.in_flight_per_thread = in_flight_last;
-    last.warp_instructions = double(s.rows * ceil_div(s.cols, c.vector)) / double(warp) *
+    last.warp_instructions = double(s.rows) * std::ceil(double(s.cols) / lanes) / double(warp) *
                              (double(s.last_reads + 1) + step_instructions(last_trips, last_unroll));
     return std::pair{reduce, last};
   };
 
+  if (options.score_only)
+    return score_only<rules::GeneralReductionConfig>(*options.score_only, [&](const auto &c) {
+      auto [reduce, last] = score(c);
+      return reduce.us(arch) + last.us(arch);
+    });
   std::vector<Candidate> pool;
   auto add = [&](const rules::GeneralReductionConfig &c) {
     auto [reduce, last] = score(c);

@@ -30,6 +30,7 @@
 //===----------------------------------------------------------------------===//
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "Policies.h"
 
@@ -58,7 +59,73 @@ class TensorCorePolicy final : public Policy {
     const double M = double(sized_extent(p.m_extent, options)), N = double(sized_extent(p.n_extent, options));
     const double K = double(sized_extent(p.k_extent, options)), batch = double(sized_extent(p.batch_extent, options));
     const int64_t acc_bytes = rules::preferred_acc_bytes(arch, p);
-    const double peak = mma_peak_tops(arch, p.in, acc_bytes) * 1e12;
+    // The estimate of one config; its raster (panels of tile rows) chosen
+    // here where `choose_raster`, else the config's own.
+    auto evaluate = [&](rules::TensorCoreConfig c, bool choose_raster) -> std::optional<Candidate> {
+      const int64_t bm = c.block_m, bn = c.block_n, bk = c.block_k, in_bytes = c.in_bytes;
+      const double peak = mma_peak_tops(arch, p.in, c.acc_bytes) * 1e12;
+      Occupancy occ = occupancy(arch, {c.threads(), c.registers(), c.shared_bytes()});
+      if (occ.blocks_per_sm == 0) return std::nullopt;
+      const double tiles_y = std::ceil(M / bm), tiles_x = std::ceil(N / bn);
+      const double tiles = tiles_y * tiles_x * batch;
+      const int64_t w = waves(arch, static_cast<int64_t>(tiles), occ);
+      const double per_wave = double(occ.blocks_per_sm) * arch.compute.sm_count;
+      const double k_tiles = std::ceil(K / bk);
+      // Issue slots per warp and K tile: the mma themselves, ldmatrix
+      // (half an mma each), the cp.async of the thread's share of the
+      // tiles (a quarter each) and the wait + barrier (about 32).
+      const double mma_k = double(c.mma_k());
+      const double mma = c.warp_m() / 16.0 * (c.warp_n() / 8.0) * (bk / mma_k);
+      // tf32 fragments are loaded and rounded element by element (six per
+      // m16n8 pair of tiles; a load and three integer operations each,
+      // counted as two ldmatrix).
+      const double ldsm = in_bytes == 4 ? (c.warp_m() / 16.0 * 4 + c.warp_n() / 8.0 * 2) * 2 * (bk / mma_k)
+                                        : (c.warp_m() / 16.0 + c.warp_n() / 16.0) * (bk / mma_k);
+      const double copies = double(bm + bn) * bk * in_bytes / 16.0 / double(c.threads());
+      double eff = mma / (mma + 0.5 * ldsm + 0.25 * copies + 32.0);
+      // Fewer than 8 resident warps leave tensor pipes idle; 2 stages
+      // expose part of each copy's latency.
+      eff *= std::sqrt(std::min(1.0, double(occ.blocks_per_sm * c.warps()) / 8.0));
+      if (c.stages == 2) eff *= 0.85;
+      const double flops = double(w) * per_wave * 2.0 * bm * bn * k_tiles * bk;
+      const double compute_us = peak > 0 ? flops / (peak * eff) * 1e6 : 1e30;
+      // DRAM: the blocks of a wave walk K together, so each wave reads the
+      // A rows and B columns of its tiles once (the live K slices of them
+      // sit in L2). Row-major order makes a wave a few full tile rows;
+      // panels of P tile rows (raster) shrink what it reads when that is less.
+      const double c_bytes = M * N * 4.0 * batch;
+      auto wave_bytes = [&](double rows, double cols) { return (rows * bm + cols * bn) * K * double(in_bytes); };
+      const double row_major = wave_bytes(std::min(tiles_y, std::ceil(per_wave / tiles_x)), std::min(tiles_x, per_wave));
+      auto panel_bytes = [&](double panel) { return wave_bytes(panel, std::min(tiles_x, std::ceil(per_wave / panel))); };
+      double best = row_major;
+      if (choose_raster) {
+        c.raster = 0;
+        const double dram_us_per_byte = 1.0 / (arch.memory.dram_bandwidth_gbps * 1e3);
+        const bool memory_matters = double(w) * best * dram_us_per_byte > 0.5 * compute_us;
+        for (int64_t panel : {4, 8, 16}) {
+          if (!memory_matters || panel >= tiles_y) continue;
+          double b = panel_bytes(double(panel));
+          if (b < 0.9 * best) best = b, c.raster = panel;
+        }
+      } else if (c.raster > 0 && double(c.raster) < tiles_y) {
+        best = panel_bytes(double(c.raster));
+      }
+      const double bytes = double(w) * best + c_bytes;
+      const double memory_us = bytes / (arch.memory.dram_bandwidth_gbps * 1e3);
+      Candidate cand;
+      cand.score = std::max(compute_us, memory_us);
+      char why[160];
+      std::snprintf(why, sizeof why, "%lld waves of %.0f blocks, mma efficiency %.2f, compute %.1f us, dram %.1f us",
+                    static_cast<long long>(w), per_wave, eff, compute_us, memory_us);
+      cand.why = why;
+      cand.config = std::make_unique<rules::TensorCoreConfig>(c);
+      return cand;
+    };
+    if (options.score_only)
+      return score_only<rules::TensorCoreConfig>(*options.score_only, [&](const rules::TensorCoreConfig &c) {
+        std::optional<Candidate> e = evaluate(c, false);
+        return e ? e->score : std::numeric_limits<double>::quiet_NaN();
+      });
     std::vector<Candidate> out;
     for (int64_t bm : {64, 128, 256})
       for (int64_t bn : {64, 128, 256})
@@ -66,73 +133,22 @@ class TensorCorePolicy final : public Policy {
           for (int64_t bk_bytes : {64, 128})
             for (int64_t stages : {2, 3, 4})
               for (bool swizzle : {false, true}) {
-              const int64_t in_bytes = p.in.bytes(), bk = bk_bytes / in_bytes;
-              if (swizzle && in_bytes == 4) continue;  // tf32 tiles are padded
-              rules::TensorCoreConfig c;
-              c.in_bytes = in_bytes;
-              c.acc_bytes = acc_bytes;
-              c.a_elementwise = p.a_elementwise, c.b_elementwise = p.b_elementwise;
-              c.block_m = bm, c.block_n = bn, c.block_k = bk, c.warps_m = wm, c.warps_n = wn, c.stages = stages;
-              c.pad = swizzle ? 0 : 16 / in_bytes;
-              c.swizzle = swizzle;
-              if (c.warp_m() < 32 || c.warp_n() < 32 || c.warp_m() > 128 || c.warp_n() > 128) continue;
-              try {
-                c.validate(arch);
-              } catch (const rules::ConfigError &) {
-                continue;
-              }
-              Occupancy occ = occupancy(arch, {c.threads(), c.registers(), c.shared_bytes()});
-              if (occ.blocks_per_sm == 0) continue;
-              const double tiles_y = std::ceil(M / bm), tiles_x = std::ceil(N / bn);
-              const double tiles = tiles_y * tiles_x * batch;
-              const int64_t w = waves(arch, static_cast<int64_t>(tiles), occ);
-              const double per_wave = double(occ.blocks_per_sm) * arch.compute.sm_count;
-              const double k_tiles = std::ceil(K / bk);
-              // Issue slots per warp and K tile: the mma themselves, ldmatrix
-              // (half an mma each), the cp.async of the thread's share of the
-              // tiles (a quarter each) and the wait + barrier (about 32).
-              const double mma_k = double(c.mma_k());
-              const double mma = c.warp_m() / 16.0 * (c.warp_n() / 8.0) * (bk / mma_k);
-              // tf32 fragments are loaded and rounded element by element
-              // (six per m16n8 pair of tiles; a load and three integer
-              // operations each, counted as two ldmatrix).
-              const double ldsm = in_bytes == 4 ? (c.warp_m() / 16.0 * 4 + c.warp_n() / 8.0 * 2) * 2 * (bk / mma_k)
-                                                : (c.warp_m() / 16.0 + c.warp_n() / 16.0) * (bk / mma_k);
-              const double copies = double(bm + bn) * bk * in_bytes / 16.0 / double(c.threads());
-              double eff = mma / (mma + 0.5 * ldsm + 0.25 * copies + 32.0);
-              // Fewer than 8 resident warps leave tensor pipes idle; 2 stages
-              // expose part of each copy's latency.
-              eff *= std::sqrt(std::min(1.0, double(occ.blocks_per_sm * c.warps()) / 8.0));
-              if (stages == 2) eff *= 0.85;
-              const double flops = double(w) * per_wave * 2.0 * bm * bn * k_tiles * bk;
-              const double compute_us = peak > 0 ? flops / (peak * eff) * 1e6 : 1e30;
-              // DRAM: the blocks of a wave walk K together, so each wave
-              // reads the A rows and B columns of its tiles once (the live
-              // K slices of them sit in L2). Row-major order makes a wave a
-              // few full tile rows; panels of P tile rows (raster) shrink
-              // what it reads when that is less.
-              const double c_bytes = M * N * 4.0 * batch;
-              auto wave_bytes = [&](double rows, double cols) { return (rows * bm + cols * bn) * K * double(in_bytes); };
-              double best = wave_bytes(std::min(tiles_y, std::ceil(per_wave / tiles_x)), std::min(tiles_x, per_wave));
-              int64_t raster = 0;
-              const double dram_us_per_byte = 1.0 / (arch.memory.dram_bandwidth_gbps * 1e3);
-              const bool memory_matters = double(w) * best * dram_us_per_byte > 0.5 * compute_us;
-              for (int64_t panel : {4, 8, 16}) {
-                if (!memory_matters || panel >= tiles_y) continue;
-                double b = wave_bytes(panel, std::min(tiles_x, std::ceil(per_wave / panel)));
-                if (b < 0.9 * best) best = b, raster = panel;
-              }
-              c.raster = raster;
-              const double bytes = double(w) * best + c_bytes;
-              const double memory_us = bytes / (arch.memory.dram_bandwidth_gbps * 1e3);
-              Candidate cand;
-              cand.score = std::max(compute_us, memory_us);
-              char why[160];
-              std::snprintf(why, sizeof why, "%lld waves of %.0f blocks, mma efficiency %.2f, compute %.1f us, dram %.1f us",
-                            static_cast<long long>(w), per_wave, eff, compute_us, memory_us);
-              cand.why = why;
-              cand.config = std::make_unique<rules::TensorCoreConfig>(c);
-              out.push_back(std::move(cand));
+                const int64_t in_bytes = p.in.bytes(), bk = bk_bytes / in_bytes;
+                if (swizzle && in_bytes == 4) continue;  // tf32 tiles are padded
+                rules::TensorCoreConfig c;
+                c.in_bytes = in_bytes;
+                c.acc_bytes = acc_bytes;
+                c.a_elementwise = p.a_elementwise, c.b_elementwise = p.b_elementwise;
+                c.block_m = bm, c.block_n = bn, c.block_k = bk, c.warps_m = wm, c.warps_n = wn, c.stages = stages;
+                c.pad = swizzle ? 0 : 16 / in_bytes;
+                c.swizzle = swizzle;
+                if (c.warp_m() < 32 || c.warp_n() < 32 || c.warp_m() > 128 || c.warp_n() > 128) continue;
+                try {
+                  c.validate(arch);
+                } catch (const rules::ConfigError &) {
+                  continue;
+                }
+                if (std::optional<Candidate> e = evaluate(c, true)) out.push_back(std::move(*e));
               }
     std::stable_sort(out.begin(), out.end(), [](const Candidate &a, const Candidate &b) { return a.score < b.score; });
     if (static_cast<int64_t>(out.size()) > options.topk) out.resize(static_cast<size_t>(options.topk));

@@ -49,9 +49,9 @@ const std::vector<Operator> kLayer = {
     {"qkv_proj", "workloads/matmul_nt_f16.py", {{"n", 12288}, {"k", 4096}}, {"m=1:4096"}, {"m=1"}},
     // Attention scores: M = tokens, N = the context so far (two symbols).
     {"attn_scores", "workloads/matmul_nt_f16.py", {{"k", 128}}, {"m=1:4096", "n=16:4096"}, {}},
-    // The softmax over a 4096-wide context (a symbolic reduce extent leaves
-    // the reduction rules for the fallback's three kernels).
-    {"attn_softmax", "workloads/softmax_f16.py", {{"cols", 4096}}, {"rows=1:4096"}, {"rows=1"}},
+    // Their softmax: rows = tokens, columns = the context (two symbols, one
+    // general_reduction kernel per cell).
+    {"attn_softmax", "workloads/softmax_f16.py", {}, {"rows=1:4096", "cols=16:4096"}, {}},
     {"o_proj", "workloads/matmul_nt_f16.py", {{"n", 4096}, {"k", 4096}}, {"m=1:4096"}, {"m=1"}},
     {"gate_up_proj", "workloads/matmul_nt_f16.py", {{"n", 22016}, {"k", 4096}}, {"m=1:4096"}, {"m=1"}},
     {"down_proj", "workloads/matmul_nt_f16.py", {{"n", 4096}, {"k", 11008}}, {"m=1:4096"}, {"m=1"}},

@@ -21,6 +21,10 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 /// The ratio a cell counts while no chosen config has an estimate there: any
 /// config that covers it beats every refinement elsewhere.
 constexpr double kUncovered = 1e6;
+/// The configs each cell contributes to the candidates (all of which are
+/// then scored at every cell): a config outside every cell's best 16 is
+/// no cover's pick.
+constexpr int64_t kCandidatesPerCell = 16;
 
 int64_t parse_int(const std::string &s, const std::string &text) {
   size_t used = 0;
@@ -281,12 +285,12 @@ DynamicPlan plan_dynamic(const ir::PrimFunc &original, const DynamicSpec &spec, 
   }
   const size_t ncells = plan.cells.size();
 
-  // Scores of every config the policy knows, at each cell's upper ends.
+  // The candidates: each cell's best few by the policy (at its upper ends).
   std::vector<std::unique_ptr<rules::Config>> pool;
   std::map<std::string, size_t> index;
   std::vector<std::vector<double>> t;  // [config][cell]
   for (size_t i = 0; i < ncells; ++i) {
-    policies::ProposeOptions o{.topk = 1 << 20};
+    policies::ProposeOptions o{.topk = kCandidatesPerCell};
     for (size_t s = 0; s < plan.symbols.size(); ++s) o.sizes[plan.symbols[s]] = plan.cells[i].bounds[s].second;
     policies::Proposal p = policies::propose(f, *rule, *match, arch, o);
     ++plan.policy_calls;
@@ -304,9 +308,32 @@ DynamicPlan plan_dynamic(const ir::PrimFunc &original, const DynamicSpec &spec, 
   {
     policies::Proposal p = policies::propose(f, *rule, *match, arch, {.topk = 1});
     ++plan.policy_calls;
-    if (!p.candidates.empty()) plan.one_kernel_config = p.candidates[0].config->str();
-    auto it = index.find(plan.one_kernel_config);
-    if (it != index.end()) one_kernel = static_cast<int>(it->second);
+    if (!p.candidates.empty()) {
+      plan.one_kernel_config = p.candidates[0].config->str();
+      auto [it, fresh] = index.emplace(plan.one_kernel_config, pool.size());
+      if (fresh) {
+        pool.push_back(std::move(p.candidates[0].config));
+        t.emplace_back(ncells, kInf);
+      }
+      one_kernel = static_cast<int>(it->second);
+    }
+  }
+  // Every candidate at every cell: those a cell's proposal did not list (a
+  // tile it would not try at that size) are scored there too, so a config
+  // can serve any cell the model judges it at, and the baselines are scored
+  // everywhere. One call per cell: the shape is read once.
+  for (size_t i = 0; i < ncells; ++i) {
+    std::vector<const rules::Config *> missing;
+    std::vector<size_t> rows;
+    for (size_t c = 0; c < pool.size(); ++c)
+      if (!std::isfinite(t[c][i])) missing.push_back(pool[c].get()), rows.push_back(c);
+    if (missing.empty()) continue;
+    policies::ProposeOptions o;
+    for (size_t s = 0; s < plan.symbols.size(); ++s) o.sizes[plan.symbols[s]] = plan.cells[i].bounds[s].second;
+    std::vector<double> scores = policies::estimate(f, *rule, *match, arch, missing, o);
+    ++plan.policy_calls;
+    for (size_t k = 0; k < rows.size(); ++k)
+      if (std::isfinite(scores[k])) t[rows[k]][i] = scores[k];
   }
   plan.candidates = static_cast<int64_t>(pool.size());
   // Per cell, the best estimate of any candidate and which one it is.
@@ -441,47 +468,73 @@ RegretCurve predict_regret(const ir::PrimFunc &original, const DynamicSpec &spec
   if (!rule) throw InternalError("no rule '" + plan.rule + "'");
   auto match = rule->match(f, arch);
   if (!match) throw UserError("the plan's rule does not match: " + match.reason());
-  // Every config's estimate at `sizes`, by its text.
-  auto scores_at = [&](const std::vector<int64_t> &sizes) {
+  // Every config the policy proposes at `sizes`, by its text, with its estimate.
+  struct Proposed {
+    std::map<std::string, double> score;
+    std::map<std::string, std::unique_ptr<rules::Config>> config;
+  };
+  auto options_at = [&](const std::vector<int64_t> &sizes) {
     policies::ProposeOptions o{.topk = 1 << 20};
     for (size_t s = 0; s < plan.symbols.size(); ++s) o.sizes[plan.symbols[s]] = sizes[s];
-    std::map<std::string, double> out;
-    for (policies::Candidate &c : policies::propose(f, *rule, **match, arch, o).candidates)
-      out.emplace(c.config->str(), c.score);
+    return o;
+  };
+  auto proposed_at = [&](const std::vector<int64_t> &sizes) {
+    Proposed out;
+    for (policies::Candidate &c : policies::propose(f, *rule, **match, arch, options_at(sizes)).candidates) {
+      std::string text = c.config->str();
+      out.score.emplace(text, c.score);
+      out.config.emplace(text, std::move(c.config));
+    }
     return out;
   };
+  // The configs the series use, by text: the plan's, the one kernel's, and
+  // each power-of-two bucket's (added as the buckets are met).
+  std::map<std::string, std::unique_ptr<rules::Config>> used;
+  for (const auto &c : plan.configs) used.emplace(c->str(), rule->config_from_json(c->to_json()));
+  if (!plan.one_kernel_config.empty())
+    used.emplace(plan.one_kernel_config, rule->config_from_json(rules::Json::parse(plan.one_kernel_config)));
   std::map<std::vector<int64_t>, std::string> bucket_config;  // power-of-two bucket top -> its best config
   std::set<std::string> pow2_used;
   RegretCurve curve;
-  // A config the policy does not propose at a size has no estimate there
-  // (NaN: left out of the summaries, counted).
-  auto estimate = [](const std::map<std::string, double> &m, const std::string &key, double best) {
-    auto it = m.find(key);
-    return it == m.end() ? std::nan("") : ratio(it->second, best);
+  // A series' config's estimate at `sizes` (scored even where the policy
+  // would not propose it); NaN where the policy cannot score it (counted,
+  // left out of the summaries).
+  auto us_of = [&](const Proposed &at, const std::vector<int64_t> &sizes, const std::string &key) {
+    if (auto it = at.score.find(key); it != at.score.end()) return it->second;
+    double us = policies::estimate(f, *rule, **match, arch, {used.at(key).get()}, options_at(sizes))[0];
+    return std::isfinite(us) ? us : std::nan("");
   };
+  auto ratio_or_nan = [](double us, double best) { return std::isnan(us) ? us : ratio(us, best); };
   for (const std::vector<int64_t> &sizes : points) {
-    std::map<std::string, double> at = scores_at(sizes);
+    Proposed at = proposed_at(sizes);
     RegretPoint p;
     p.sizes = sizes;
     p.best_us = kInf;
-    for (const auto &[_, t] : at) p.best_us = std::min(p.best_us, t);
+    for (const auto &[_, t] : at.score) p.best_us = std::min(p.best_us, t);
     int cell = plan.cell_of(sizes);
     if (cell < 0) throw UserError("a sweep point lies outside the plan's cells");
-    p.plan = estimate(at, plan.configs[size_t(plan.cells[size_t(cell)].config)]->str(), p.best_us);
-    p.one_kernel = plan.one_kernel_config.empty() ? 1 : estimate(at, plan.one_kernel_config, p.best_us);
     std::vector<int64_t> top;
     for (size_t s = 0; s < sizes.size(); ++s) top.push_back(std::min(pow2_at_least(sizes[s]), spec.symbols[s].hi));
     auto it = bucket_config.find(top);
     if (it == bucket_config.end()) {
-      std::map<std::string, double> there = scores_at(top);
+      Proposed there = proposed_at(top);
       std::string best_key;
       double best_t = kInf;
-      for (const auto &[k, t] : there)
+      for (const auto &[k, t] : there.score)
         if (t < best_t) best_t = t, best_key = k;
+      if (!used.count(best_key)) used.emplace(best_key, std::move(there.config.at(best_key)));
       it = bucket_config.emplace(top, best_key).first;
     }
     pow2_used.insert(it->second);
-    p.pow2 = estimate(at, it->second, p.best_us);
+    // The best is that of every config scored here: the proposal's, and
+    // each series' own (which the proposal at this size may not list).
+    const std::string &plan_key = plan.configs[size_t(plan.cells[size_t(cell)].config)]->str();
+    std::vector<std::string> keys = {plan_key, it->second};
+    if (!plan.one_kernel_config.empty()) keys.push_back(plan.one_kernel_config);
+    for (const std::string &k : keys) p.best_us = std::min(p.best_us, us_of(at, sizes, k));
+    p.plan = ratio_or_nan(us_of(at, sizes, plan_key), p.best_us);
+    p.one_kernel = plan.one_kernel_config.empty() ? 1 : ratio_or_nan(us_of(at, sizes, plan.one_kernel_config), p.best_us);
+    p.pow2 = ratio_or_nan(us_of(at, sizes, it->second), p.best_us);
     curve.points.push_back(p);
   }
   auto summarise = [&](double RegretPoint::*field) {

@@ -110,6 +110,41 @@ TEST(DynamicPlan, TwoSymbols) {
   EXPECT_TRUE(p.cells[p.cell_of({37, 1000})].contains({37, 1000}));
 }
 
+TEST(DynamicPlan, SoftmaxOverTwoSymbolsIsOneKernelPerCell) {
+  // Rows (tokens) and columns (the context so far) both symbolic: one
+  // general_reduction kernel per cell. Every candidate is scored at every
+  // cell, so the baselines have an estimate everywhere (a config the
+  // policy would not propose at a cell is still judged there).
+  ir::PrimFunc f = load_func(find_entry("softmax_f16"));
+  const Arch arch = Arch::by_name("h100");
+  DynamicSpec spec{.symbols = {SymbolRange::parse("rows=1:4096"), SymbolRange::parse("cols=16:4096")},
+                   .max_kernels = 8};
+  DynamicPlan p = plan_dynamic(f, spec, arch);
+  EXPECT_EQ(p.rule, "general_reduction");
+  EXPECT_LE(p.configs.size(), 8u);
+  ASSERT_EQ(p.baselines.size(), 2u);
+  for (const PlanBaseline &base : p.baselines) {
+    SCOPED_TRACE(base.name);
+    EXPECT_LT(base.max_regret, 100.0) << "a cell without an estimate for the baseline's kernel";
+    EXPECT_LE(p.geomean_regret(), base.geomean_regret + 1e-12);
+  }
+  EXPECT_LT(p.max_regret(), 1.5);
+  // The interpreter runs each kernel at a small size in its cells' range.
+  const rules::Rule &rule = *rules::find_rule(p.rule);
+  auto m = rule.match(f, arch);
+  ASSERT_TRUE(m) << m.reason();
+  for (const std::vector<int64_t> &at : {std::vector<int64_t>{1, 16}, {3, 17}, {2, 100}, {5, 300}}) {
+    int cell = p.cell_of(at);
+    ASSERT_GE(cell, 0);
+    ir::PrimFunc k = rule.apply(f, **m, *p.configs[size_t(p.cells[size_t(cell)].config)]).func();
+    runtime::DimBindings dims{{"rows", at[0]}, {"cols", at[1]}};
+    std::vector<runtime::NDArray> args = runtime::make_random_args(f, dims, 5);
+    runtime::Reference want = runtime::compute_reference(f, args);
+    runtime::interpret(k, args);
+    for (const runtime::OutputCheck &c : runtime::check_outputs(f, args, want)) EXPECT_TRUE(c.ok) << c.str();
+  }
+}
+
 TEST(DynamicPlan, EveryKernelMatchesTheReferenceAtTheEdgesOfItsCells) {
   // Small sizes the interpreter runs quickly: M in [1, 40], N = 45, K = 40.
   ir::PrimFunc f = schedule::unique_block_names(gemm(45, 40));

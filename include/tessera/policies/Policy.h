@@ -61,6 +61,10 @@ struct ProposeOptions {
   /// DynamicPlan.h); the others take symbolic_hint. The configs stay valid for
   /// every value: only the estimates read these.
   std::map<std::string, int64_t> sizes;
+  /// Set by estimate(): score these configs (of the rule) instead of
+  /// enumerating; a policy that can returns one candidate per config, in
+  /// order, with a null `config` and the estimate (NaN: not its type).
+  const std::vector<const rules::Config *> *score_only = nullptr;
   /// The value assumed for shape variable `name`.
   int64_t size_of(const std::string &name) const {
     auto it = sizes.find(name);
@@ -98,6 +102,15 @@ struct Proposal {
   std::vector<Candidate> candidates;
   std::vector<std::string> dropped;
 };
+
+/// The policy's estimate (us) of each of `configs` at options' sizes, in
+/// order, whether or not it would propose them there: the shape is read
+/// once, then each config scored (a dynamic-shape plan scores every
+/// candidate at every cell this way). NaN for a config the policy cannot
+/// score (a policy without the score_only hook: the configs it proposes at
+/// these sizes only; a rule without a policy: none).
+std::vector<double> estimate(const ir::PrimFunc &f, const rules::Rule &rule, const rules::Match &m, const Arch &arch,
+                             const std::vector<const rules::Config *> &configs, const ProposeOptions &options = {});
 
 /// find_policy(rule.name())->propose(...) with the contract enforced: invalid
 /// and duplicate configs moved to `dropped`, the list cut to options.topk. A

@@ -13,9 +13,11 @@
 //      symbols are the product of theirs;
 //   2. scores: the rule (the first that matches, as the default schedule
 //      picks it) is matched once on the symbolic function; its policy
-//      scores every config it knows at each cell's representative (the
+//      proposes its best 16 configs at each cell's representative (the
 //      upper ends: a kernel must serve its cell's largest size) through
-//      ProposeOptions::sizes; the union of those configs are the candidates;
+//      ProposeOptions::sizes; the union of those are the candidates, and
+//      policies::estimate scores every candidate at every cell (one call
+//      per cell: the shape is read once);
 //   3. cover: at most `max_kernels` configs chosen greedily, each time the
 //      one that most lowers the sum over cells of (the best chosen config's
 //      estimate / the best estimate there): a k-median cover, so one kernel
@@ -135,8 +137,8 @@ struct DynamicPlan {
 struct RegretPoint {
   std::vector<int64_t> sizes;
   double best_us = 0;
-  /// Regrets (>= 1); NaN where the policy gives that series' config no
-  /// estimate at this size (it proposes another set there).
+  /// Regrets (>= 1); NaN where the policy cannot score that series' config
+  /// at this size (policies::estimate: a policy without the hook).
   double plan = 1, one_kernel = 1, pow2 = 1;
 };
 struct RegretSummary {
