@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include <charconv>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -99,6 +100,16 @@ int report_checks(const std::vector<runtime::OutputCheck> &checks, const std::st
     status = 1;
   }
   return status;
+}
+
+std::optional<tune::Database> open_database(const std::string &option, std::ostream &err) {
+  std::string path = option.empty() ? default_database_path() : option;
+  if (path == "none") return std::nullopt;
+  std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent);
+  tune::Database db = tune::Database::open(path);
+  for (const tune::DatabaseWarning &w : db.warnings()) err << "warning: " << w.str(path) << "\n";
+  return db;
 }
 
 }  // namespace tessera::cli

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "tessera/runtime/Interpreter.h"
 #include "tessera/runtime/Verify.h"
 #include "tessera/script/Parser.h"
+#include "tessera/tune/Database.h"
 
 namespace tessera::cli {
 
@@ -52,5 +54,9 @@ int report_checks(const std::vector<runtime::OutputCheck> &checks, const std::st
 /// The Arch of a command's --arch: a preset name, a .json file, or "auto"
 /// (the live device; without one h100, saying so on `out` as a comment line).
 Arch resolve_arch(const std::string &name, std::ostream &out);
+
+/// The tuning database a --db option names ("": default_database_path(),
+/// "none": none), its directory created; each skipped line a warning on `err`.
+std::optional<tune::Database> open_database(const std::string &option, std::ostream &err);
 
 }  // namespace tessera::cli

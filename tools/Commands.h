@@ -215,6 +215,12 @@ struct DynamicCommandOptions {
   std::string cache;
   std::string json;
   unsigned threads = 0;
+  /// Build, then measure each cell's kernel and close runners-up on the
+  /// device within `budget_ms` and keep the fastest (DynamicKernel::measure);
+  /// the measurements go to the tuning database `db` ("" the default, "none").
+  bool measure = false;
+  double budget_ms = 5000;
+  std::string db;
 };
 
 /// Plans kernels for ranges of symbolic sizes (tune/DynamicPlan.h) and prints

@@ -7,6 +7,7 @@
 #include "CommandSupport.h"
 #include "Commands.h"
 #include "tessera/analysis/Specialize.h"
+#include "tessera/runtime/CudaDriver.h"
 #include "tessera/runtime/KernelCache.h"
 #include "tessera/schedule/Schedule.h"
 #include "tessera/tune/DynamicKernel.h"
@@ -25,7 +26,8 @@ int dynamic_command(const DynamicCommandOptions &opts, std::ostream &out, std::o
     out << fmt::format("# tessera dynamic {} ({}) for {}\n", f.name(), opts.file, arch.name);
     out << plan.table();
 
-    if (opts.build) {
+    std::optional<tune::DynamicKernel> built;  // its plan carries the measurements
+    if (opts.build || opts.measure) {
       // The plan's kernels, built once and kept (the kernel cache holds the
       // cubins and the plan's manifest: the next start builds nothing).
       std::optional<runtime::KernelCache> cache;
@@ -35,10 +37,24 @@ int dynamic_command(const DynamicCommandOptions &opts, std::ostream &out, std::o
           tune::DynamicKernel::create(f, spec, arch, {.cache = cache ? &*cache : nullptr, .threads = opts.threads});
       out << "# " << k.counters().str() << "\n";
       if (cache) out << "# kernel cache: " << cache->dir().string() << "\n";
+      if (opts.measure) {
+        if (runtime::driver_status() != runtime::DriverStatus::Ok || runtime::device_count() == 0) {
+          out << "# measure: no CUDA device (" << runtime::driver_message()
+              << "): the cells keep the plan's predicted kernels\n";
+        } else {
+          std::optional<tune::Database> db = open_database(opts.db, err);
+          k.load(0);
+          tune::DynamicMeasureReport r = k.measure(
+              k.device_timer(0), {.budget_ms = opts.budget_ms, .db = db ? &*db : nullptr, .cache = cache ? &*cache : nullptr});
+          out << "# " << r.str() << "\n";
+          if (db) out << "# database: " << db->path() << " (" << r.measurements << " records appended)\n";
+        }
+      }
+      built.emplace(std::move(k));
     }
     if (!opts.json.empty()) {
       std::ofstream j(opts.json);
-      j << plan.to_json().dump(2) << "\n";
+      j << (built ? built->plan() : plan.to_json()).dump(2) << "\n";
       if (!j) throw UserError("cannot write '" + opts.json + "'");
     }
     return 0;

@@ -115,6 +115,12 @@ int main(int argc, char **argv) {
                       "With --build: directory of compiled kernels; 'none' for none (default: $TESSERA_CACHE or "
                       "~/.cache/tessera/kernels)");
   dyn_cmd->add_option("--json", dyn.json, "Write the plan as JSON to this file");
+  dyn_cmd->add_flag("--measure", dyn.measure,
+                    "Build, then time each cell's kernel and its close runners-up on the device and keep the fastest");
+  dyn_cmd->add_option("--budget-ms", dyn.budget_ms, "With --measure: the time it may take")->capture_default_str();
+  dyn_cmd->add_option("--db", dyn.db,
+                      "With --measure: tuning database for the measurements; 'none' for none (default: $TESSERA_DB or "
+                      "~/.cache/tessera/tuning.jsonl)");
   dyn_cmd->add_option("--threads", dyn.threads, "Compile workers (default: all cores)");
   dyn_cmd->add_option("--func", dyn.func, "Function of a module (default: the only one, or main)");
 

@@ -136,14 +136,7 @@ int tune_command(const TuneCommandOptions &opts, std::ostream &out, std::ostream
     Arch arch = resolve_arch(opts.arch, out);
     if (opts.topk < 1) throw UserError("--topk must be at least 1, got " + std::to_string(opts.topk));
 
-    std::optional<tune::Database> db;
-    std::string db_path = opts.db.empty() ? default_database_path() : opts.db;
-    if (db_path != "none") {
-      std::filesystem::path parent = std::filesystem::path(db_path).parent_path();
-      if (!parent.empty()) std::filesystem::create_directories(parent);
-      db = tune::Database::open(db_path);
-      for (const tune::DatabaseWarning &w : db->warnings()) err << "warning: " << w.str(db_path) << "\n";
-    }
+    std::optional<tune::Database> db = open_database(opts.db, err);
 
     std::optional<runtime::KernelCache> cache;
     if (opts.cache != "none") cache.emplace(opts.cache.empty() ? runtime::KernelCache::default_dir() : std::filesystem::path(opts.cache));
@@ -158,7 +151,7 @@ int tune_command(const TuneCommandOptions &opts, std::ostream &out, std::ostream
 
     out << fmt::format("# tessera tune {} ({}) for {}\n", f.name(), opts.file, r.arch);
     if (r.from_db) {
-      out << fmt::format("# answered from the database {} in {:.1f} ms: rule {}, {:.2f} us on {}\n", db_path,
+      out << fmt::format("# answered from the database {} in {:.1f} ms: rule {}, {:.2f} us on {}\n", db->path(),
                          r.phases.total_ms, r.rule, r.winner().time_us, r.device);
       out << "# config: " << r.winner().config << "\n";
     } else {
@@ -187,8 +180,8 @@ int tune_command(const TuneCommandOptions &opts, std::ostream &out, std::ostream
         if (k.store_failures) out << fmt::format(" ({} could not be stored)", k.store_failures);
         out << "\n";
       }
-      if (db && r.measured) out << "# database: " << db_path << " (" << r.candidates.size() << " records appended)\n";
-      else if (db) out << "# database: " << db_path << " (nothing measured, nothing stored)\n";
+      if (db && r.measured) out << "# database: " << db->path() << " (" << r.candidates.size() << " records appended)\n";
+      else if (db) out << "# database: " << db->path() << " (nothing measured, nothing stored)\n";
     }
     {
       // Files are named after the function, or after the file for "main".

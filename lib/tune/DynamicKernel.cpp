@@ -186,11 +186,13 @@ void DynamicKernel::finish(std::vector<runtime::CompileOutcome> &built, double w
   counters_.kernels = static_cast<int64_t>(kernels_.size());
   counters_.build_ms += wave_ms;
   counters_.total_ms += wave_ms;
-  if (cache) {
-    rules::Json m = {{"plan", plan_}, {"kernels", rules::Json::array()}};
-    for (const PlannedKernel &pk : kernels_) m["kernels"].push_back(kernel_json(pk));
-    cache->store_file(manifest_, m.dump(1) + "\n");
-  }
+  if (cache) write_manifest(*cache);
+}
+
+void DynamicKernel::write_manifest(runtime::KernelCache &cache) const {
+  rules::Json m = {{"plan", plan_}, {"kernels", rules::Json::array()}};
+  for (const PlannedKernel &pk : kernels_) m["kernels"].push_back(kernel_json(pk));
+  cache.store_file(manifest_, m.dump(1) + "\n");
 }
 
 DynamicKernel DynamicKernel::create(const ir::PrimFunc &f, const DynamicSpec &spec, const Arch &arch,
@@ -252,8 +254,14 @@ KernelLaunch DynamicKernel::select(const int64_t *sizes) const {
   }
   l.cell = static_cast<int>(cell);
   l.kernel = kernel_of_cell_[cell];
+  fill_dims(l, sizes);
+  return l;
+}
+
+void DynamicKernel::fill_dims(KernelLaunch &l, const int64_t *sizes) const {
   const PlannedKernel &k = kernels_[static_cast<size_t>(l.kernel)];
   int64_t g[3], b[3];
+  l.has_work = true;
   for (int d = 0; d < 3; ++d) {
     g[d] = k.grid[d].eval(sizes), b[d] = k.block[d].eval(sizes);
     if (g[d] <= 0 || b[d] <= 0) l.has_work = false;
@@ -263,7 +271,6 @@ KernelLaunch DynamicKernel::select(const int64_t *sizes) const {
     l.block = runtime::Dim3(unsigned(b[0]), unsigned(b[1]), unsigned(b[2]));
   }
   l.dynamic_shared_bytes = size_t(k.dynamic_shared_bytes);
-  return l;
 }
 
 ir::PrimFunc DynamicKernel::scheduled(int i) const {
@@ -290,9 +297,19 @@ void DynamicKernel::load(int device) {
 }
 
 BoundLaunch DynamicKernel::bind(const int64_t *sizes, const uint64_t *buffers, size_t buffer_count) const {
+  return bind_kernel(-1, sizes, buffers, buffer_count);
+}
+
+BoundLaunch DynamicKernel::bind_kernel(int kernel, const int64_t *sizes, const uint64_t *buffers,
+                                       size_t buffer_count) const {
   if (loaded_.size() != kernels_.size()) throw UserError("a dynamic kernel launches after load(device)");
+  if (kernel >= int(kernels_.size())) throw UserError("no kernel " + std::to_string(kernel));
   BoundLaunch b;
   b.dims = select(sizes);
+  if (kernel >= 0 && kernel != b.dims.kernel) {
+    b.dims.kernel = kernel;  // another kernel of the plan at these sizes: its own launch extents
+    fill_dims(b.dims, sizes);
+  }
   const PlannedKernel &k = kernels_[size_t(b.dims.kernel)];
   b.kernel = &loaded_[size_t(b.dims.kernel)];
   size_t next = 0;

@@ -169,8 +169,14 @@ rules::Json DynamicPlan::to_json() const {
   for (const Cell &c : cells) {
     rules::Json b;
     for (size_t s = 0; s < c.bounds.size(); ++s) b[symbols[s]] = {c.bounds[s].first, c.bounds[s].second};
-    j["cells"].push_back(
-        {{"bounds", b}, {"config", c.config}, {"predicted_us", c.predicted_us}, {"best_us", c.best_us}, {"regret", c.regret()}});
+    rules::Json kernel_us = rules::Json::array();  // JSON has no infinity: null where there is no estimate
+    for (double us : c.kernel_us) kernel_us.push_back(std::isfinite(us) ? rules::Json(us) : rules::Json());
+    j["cells"].push_back({{"bounds", b},
+                          {"config", c.config},
+                          {"predicted_us", c.predicted_us},
+                          {"best_us", c.best_us},
+                          {"regret", c.regret()},
+                          {"kernel_us", kernel_us}});
   }
   j["baselines"] = rules::Json::array();
   for (const PlanBaseline &b : baselines)
@@ -371,6 +377,7 @@ DynamicPlan plan_dynamic(const ir::PrimFunc &original, const DynamicSpec &spec, 
     c.config = pick;
     c.predicted_us = t[static_cast<size_t>(chosen[static_cast<size_t>(pick)])][i];
     c.best_us = best[i];
+    for (int k : chosen) c.kernel_us.push_back(t[static_cast<size_t>(k)][i]);
   }
   for (int c : chosen) plan.configs.push_back(rule->config_from_json(pool[static_cast<size_t>(c)]->to_json()));
 

@@ -2,11 +2,14 @@
 //
 // DynamicKernel::launch (label gpu; skips itself without a device): the
 // kernel select() picks for each M, launched with device buffers, matches the
-// float64 reference, at sizes inside different cells and at their edges.
+// float64 reference, at sizes inside different cells and at their edges;
+// measure() with device_timer() within a budget, then every kernel of the
+// plan at sizes across the range.
 //
 //===----------------------------------------------------------------------===//
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <set>
 
 #include "Workloads.h"
@@ -45,6 +48,39 @@ TEST(DynamicKernelGpu, EveryCellsKernelMatchesTheReference) {
     kernels_used.insert(k.select({m}).kernel);
   }
   EXPECT_GE(kernels_used.size(), 2u) << "the sizes span more than one kernel";
+}
+
+TEST(DynamicKernelGpu, MeasuredOnTheDeviceEveryKernelStaysRight) {
+  if (runtime::driver_status() != runtime::DriverStatus::Ok || runtime::device_count() == 0)
+    GTEST_SKIP() << "no CUDA device: " << runtime::driver_message();
+  const Arch arch = Arch::detect();
+  ir::PrimFunc f = analysis::specialize(test::load_func(test::find_entry("matmul_nn_f16")), {{"n", 1024}, {"k", 512}});
+  DynamicSpec spec = DynamicSpec::parse({"m=1:2048"}, {"m=1"}, 4);
+  DynamicKernel k = DynamicKernel::create(f, spec, arch);
+  k.load(0);
+  runtime::TimingOptions quick{.warmup_ms = 2, .measure_ms = 5, .min_reps = 5, .max_reps = 50};
+  DynamicMeasureReport r = k.measure(k.device_timer(0, quick), {.budget_ms = 3000});
+  std::printf("# %s\n", r.str().c_str());
+  EXPECT_GT(r.cells_measured, 0) << r.str();
+  EXPECT_EQ(r.failed, 0) << r.str();
+  // Every kernel of the plan (bind_kernel), not only the cell's, at sizes
+  // across the range: what measure() launched is right.
+  for (int64_t m : {1, 5, 64, 300, 2048})
+    for (int kernel = 0; kernel < int(k.kernels().size()); ++kernel) {
+      SCOPED_TRACE("M = " + std::to_string(m) + ", kernel " + std::to_string(kernel));
+      std::vector<runtime::NDArray> args = runtime::make_random_args(f, {{"m", m}}, 13);
+      runtime::Reference want = runtime::compute_reference(f, args);
+      std::vector<runtime::DeviceBuffer> dev;
+      std::vector<uint64_t> ptrs;
+      for (const runtime::NDArray &a : args) {
+        dev.push_back(runtime::DeviceBuffer::from_host(a));
+        ptrs.push_back(dev.back().ptr());
+      }
+      k.bind_kernel(kernel, std::vector<int64_t>{m}.data(), ptrs.data(), ptrs.size()).launch();
+      runtime::Device::get(0).synchronize();
+      dev.back().copy_to(args.back());
+      for (const runtime::OutputCheck &c : runtime::check_outputs(f, args, want)) EXPECT_TRUE(c.ok) << c.str();
+    }
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "Commands.h"
 #include "TuneTestUtil.h"
 #include "tessera/analysis/Specialize.h"
+#include "tessera/runtime/CudaDriver.h"
 #include "tessera/runtime/Sass.h"
 #include "tessera/script/Parser.h"
 #include "tessera/tune/Database.h"
@@ -156,6 +157,19 @@ TEST(DynamicCommand, PrintsThePlanAndBuildsItsKernelsOnce) {
                                         kernels, kernels)),
             std::string::npos)
       << second.out;
+  // --measure: on a device, each cell's kernel and its runners-up timed and
+  // recorded; without one, said so, the plan's assignment kept.
+  o.measure = true;
+  o.db = dir.file("tuning.jsonl");
+  CommandRun measured = run();
+  ASSERT_EQ(measured.status, 0) << measured.err;
+  if (runtime::driver_status() != runtime::DriverStatus::Ok || runtime::device_count() == 0) {
+    EXPECT_NE(measured.out.find("# measure: no CUDA device"), std::string::npos) << measured.out;
+  } else {
+    EXPECT_NE(measured.out.find("# measured "), std::string::npos) << measured.out;
+    EXPECT_NE(measured.out.find(" records appended)"), std::string::npos) << measured.out;
+  }
+  o.measure = false;
   // A range of a symbol the function does not have.
   o.ranges = {"q=1:8"};
   o.hot.clear();

@@ -228,6 +228,18 @@ else
   skip torch-baseline "$why_none"
 fi
 
+# A dynamic-shape plan measured on the device (issue 15): the QKV projection's
+# kernels for M in [1, 4096], each cell's kernel and its runners-up timed, the
+# fastest kept; the plan with its measurements and the records kept.
+if ((gpu)); then
+  step dynamic-measure 90 60 "$bin/tessera" dynamic "$TESSERA_HOME/workloads/matmul_nt_f16.py" --arch auto \
+    --range m=1:4096 --hot m=1 --dim n=12288 --dim k=4096 --max-kernels 8 --measure --budget-ms 30000 \
+    --cache "$out/kernels" --db "$out/bench/dynamic-tuning.jsonl" --json "$out/bench/dynamic-plan.json"
+  finish dynamic-measure "$(first_line '^# measured' | cut -c3-150)"
+else
+  skip dynamic-measure "$why_none"
+fi
+
 # --- d. the tune suites, in what is left ------------------------------------------------
 if ((gpu)); then
   for suite in tensor_core seed004 llm_decode; do

@@ -32,13 +32,16 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "tessera/runtime/CudaDriver.h"
 #include "tessera/runtime/KernelCache.h"
+#include "tessera/runtime/KernelTimer.h"
 #include "tessera/runtime/NVRTC.h"
+#include "tessera/tune/Database.h"
 #include "tessera/tune/DynamicPlan.h"
 #include "tessera/tune/SizeProgram.h"
 
@@ -105,6 +108,36 @@ struct PlannedKernel {
   int64_t dynamic_shared_bytes = 0;
 };
 
+/// Times plan kernel `kernel` at `sizes` (one per symbol): its median time
+/// in microseconds, NaN (or an exception) when it could not run there.
+/// DynamicKernel::device_timer() is the GPU's; tests pass their own.
+using KernelTimerFn = std::function<double(int kernel, const std::vector<int64_t> &sizes)>;
+
+struct DynamicMeasureOptions {
+  /// Wall-clock budget (ms) for measuring; the cells not reached keep the
+  /// plan's kernel (counted in the report).
+  double budget_ms = 5000;
+  /// A cell measures its own kernel and every other kernel of the plan
+  /// whose estimate there is within this factor of its own kernel's.
+  double runner_up_within = 1.25;
+  /// Each measurement is recorded here: the function specialised at the
+  /// cell's sizes as the key, the cell in the workload field. Null: nowhere.
+  Database *db = nullptr;
+  /// The manifest is rewritten here with the measured assignment, so later
+  /// starts use it. Null: this process only.
+  runtime::KernelCache *cache = nullptr;
+};
+
+/// What measure() did.
+struct DynamicMeasureReport {
+  int64_t cells = 0, cells_measured = 0, measurements = 0, reassigned = 0, failed = 0;
+  /// Over the measured cells: the predicted kernel's time / the fastest
+  /// measured one's (geomean; 1 when nothing changed).
+  double geomean_gain = 1;
+  double ms = 0;
+  std::string str() const;
+};
+
 /// One function of a model and the ranges of its sizes.
 struct DynamicRequest {
   ir::PrimFunc func;
@@ -148,6 +181,21 @@ class DynamicKernel {
   BoundLaunch bind(const int64_t *sizes, const uint64_t *buffers, size_t buffer_count) const;
   /// bind() and launch on `stream`.
   void launch(const std::vector<uint64_t> &buffers, const std::vector<int64_t> &sizes, void *stream = nullptr) const;
+  /// bind() with plan kernel `kernel` instead of the cell's (to measure it).
+  BoundLaunch bind_kernel(int kernel, const int64_t *sizes, const uint64_t *buffers, size_t buffer_count) const;
+
+  /// Measures, cell by cell (the exact and hot cells first, then the rest in
+  /// order) at each cell's upper ends, its kernel and the close runners-up
+  /// (DynamicMeasureOptions), and gives each measured cell the fastest
+  /// (tuning a plan by measurement: ../shared/reference/DYNAMIC_SHAPES.md).
+  /// Stops at the budget. A kernel that fails at a cell is never chosen
+  /// there (its record says why); a cell where every measurement failed
+  /// keeps its kernel. Not thread-safe against select()/launch().
+  DynamicMeasureReport measure(const KernelTimerFn &time, const DynamicMeasureOptions &options = {});
+  /// A timer on `device` (after load(device)): each call allocates the
+  /// function's buffers at `sizes` (zeroed; the scalar sizes bound) and
+  /// times the kernel with runtime::time_launches.
+  KernelTimerFn device_timer(int device = 0, const runtime::TimingOptions &timing = {}) const;
 
  private:
   /// Everything up to the compiles: a warm kernel whole, a cold one with its
@@ -156,6 +204,10 @@ class DynamicKernel {
                              const DynamicKernelOptions &options, std::vector<runtime::CompileJob> &jobs);
   /// Takes the cubins of a cold kernel from `built` and writes its manifest.
   void finish(std::vector<runtime::CompileOutcome> &built, double wave_ms, runtime::KernelCache *cache);
+  /// l.kernel's launch dimensions at `sizes`.
+  void fill_dims(KernelLaunch &l, const int64_t *sizes) const;
+  /// The plan and the kernels, as a warm start reads them back.
+  void write_manifest(runtime::KernelCache &cache) const;
 
   ir::PrimFunc func_;
   std::string manifest_;   ///< its name in the kernel cache

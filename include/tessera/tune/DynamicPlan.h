@@ -94,6 +94,9 @@ struct Cell {
   /// Estimates (us) at the representative sizes (the upper ends): of the
   /// assigned config, and the best of every candidate.
   double predicted_us = 0, best_us = 0;
+  /// The estimate of each of the plan's configs here (inf: none), in the
+  /// plan's order: which kernels are close enough to measure here too.
+  std::vector<double> kernel_us;
 
   double regret() const { return best_us > 0 ? predicted_us / best_us : 1; }
   bool contains(const std::vector<int64_t> &values) const;

@@ -1,0 +1,133 @@
+//===- tests/tune/DynamicMeasureTest.cpp - A dynamic kernel's cells by measurement ===//
+//
+// DynamicKernel::measure with a timer standing in for the GPU's (label
+// nvrtc: the kernels are compiled): each measured cell takes the fastest of
+// its kernel and the close runners-up, the exact cells first; a kernel whose
+// timing fails is never chosen and its record says why; the budget stops
+// it; every measurement is a database record keyed by the function at the
+// cell's sizes, with the cell; the manifest keeps the measured assignment
+// for the next start. device_timer() is exercised by DynamicKernelGpuTest.
+//
+//===----------------------------------------------------------------------===//
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <set>
+
+#include "Workloads.h"
+#include "tessera/analysis/Specialize.h"
+#include "tessera/runtime/NVRTC.h"
+#include "tessera/support/Error.h"
+#include "tessera/tune/DynamicKernel.h"
+
+namespace tessera::tune {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path fresh_dir() {
+  const ::testing::TestInfo *info = ::testing::UnitTest::GetInstance()->current_test_info();
+  fs::path dir = fs::temp_directory_path() / "tessera_dynamic_measure_test" / info->name();
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+/// matmul_nn_f16 with N = K = 4096: M in [1, 4096] takes several kernels
+/// (nothing runs them here: the timer stands in for the GPU).
+ir::PrimFunc gemm() {
+  return analysis::specialize(test::load_func(test::find_entry("matmul_nn_f16")), {{"n", 4096}, {"k", 4096}});
+}
+
+DynamicSpec spec() {
+  DynamicSpec s{.symbols = {SymbolRange::parse("m=1:4096")}, .max_kernels = 4};
+  s.symbols[0].hot = {1};
+  return s;
+}
+
+const std::vector<int64_t> kSizes = {1, 2, 3, 4, 5, 17, 33, 100, 257, 1000, 2049, 4096};
+
+TEST(DynamicMeasure, EachCellTakesTheFastestAndTheNextStartKeepsIt) {
+  if (!runtime::nvrtc_available()) GTEST_SKIP() << "NVRTC is not available";
+  fs::path dir = fresh_dir();
+  runtime::KernelCache cache(dir / "kernels");
+  Database db = Database::open((dir / "tuning.jsonl").string());
+  const Arch arch = Arch::by_name("h100");
+  DynamicKernel k = DynamicKernel::create(gemm(), spec(), arch, {.cache = &cache});
+  ASSERT_GE(k.kernels().size(), 2u) << "the test needs a plan with several kernels";
+  const int last = int(k.kernels().size()) - 1;
+  // The last kernel is the fastest everywhere (the others slower by index).
+  std::vector<std::pair<int, std::vector<int64_t>>> calls;
+  KernelTimerFn timer = [&](int kernel, const std::vector<int64_t> &sizes) {
+    calls.emplace_back(kernel, sizes);
+    return kernel == last ? 5.0 : 10.0 + kernel;
+  };
+  int64_t planned_elsewhere = 0;
+  for (int64_t m : kSizes) planned_elsewhere += k.select({m}).kernel != last;
+  ASSERT_GT(planned_elsewhere, 0);
+  DynamicMeasureReport r = k.measure(timer, {.runner_up_within = 1e9, .db = &db, .cache = &cache});
+  EXPECT_EQ(r.cells_measured, r.cells) << r.str();
+  EXPECT_EQ(r.failed, 0);
+  EXPECT_GT(r.reassigned, 0);
+  EXPECT_GT(r.geomean_gain, 1.0);
+  // Every kernel at every cell, once each, at the cell's upper end; the
+  // exact cells (M = 1..4) first.
+  EXPECT_EQ(r.measurements, int64_t(k.kernels().size()) * r.cells);
+  std::set<std::pair<int, std::vector<int64_t>>> distinct(calls.begin(), calls.end());
+  EXPECT_EQ(distinct.size(), calls.size());
+  ASSERT_FALSE(calls.empty());
+  EXPECT_EQ(calls.front().second, std::vector<int64_t>{1});
+  for (const auto &c : k.plan().at("cells")) EXPECT_TRUE(c.contains("measured_us")) << c.dump();
+  for (int64_t m : kSizes) EXPECT_EQ(k.select({m}).kernel, last) << "M = " << m;
+  // One record per measurement: the function at the cell's sizes, the cell.
+  ASSERT_EQ(int64_t(db.records().size()), r.measurements);
+  const Record &first = db.records().front();
+  EXPECT_EQ(first.key, TuningKey::of(analysis::specialize(gemm(), {{"m", 1}}), arch));
+  EXPECT_EQ(first.workload.at("dynamic_cell").at("m"), rules::Json({1, 1}));
+  EXPECT_EQ(first.status, RecordStatus::Ok);
+  EXPECT_EQ(Database::open((dir / "tuning.jsonl").string()).records().size(), db.records().size());
+  // The next start reads the measured assignment back.
+  DynamicKernel again = DynamicKernel::create(gemm(), spec(), arch, {.cache = &cache});
+  EXPECT_TRUE(again.counters().warm);
+  for (int64_t m : kSizes) EXPECT_EQ(again.select({m}).kernel, last) << "M = " << m;
+}
+
+TEST(DynamicMeasure, AFailingKernelIsNeverChosenAndTheBudgetStops) {
+  if (!runtime::nvrtc_available()) GTEST_SKIP() << "NVRTC is not available";
+  fs::path dir = fresh_dir();
+  Database db = Database::open((dir / "tuning.jsonl").string());
+  const Arch arch = Arch::by_name("h100");
+  DynamicKernel k = DynamicKernel::create(gemm(), spec(), arch);
+  ASSERT_GE(k.kernels().size(), 2u);
+  std::vector<int> before;
+  for (int64_t m : kSizes) before.push_back(k.select({m}).kernel);
+  // Nothing within a zero budget.
+  DynamicMeasureReport none = k.measure([](int, const std::vector<int64_t> &) { return 1.0; }, {.budget_ms = 0});
+  EXPECT_EQ(none.measurements, 0);
+  EXPECT_EQ(none.cells_measured, 0);
+  // Kernel 0 fails (the fastest if it ran); the others give NaN at M > 256.
+  KernelTimerFn timer = [](int kernel, const std::vector<int64_t> &sizes) -> double {
+    if (kernel == 0) throw UserError("the launch failed: too many resources requested");
+    return sizes[0] > 256 ? std::nan("") : 3.0 + kernel;
+  };
+  DynamicMeasureReport r = k.measure(timer, {.runner_up_within = 1e9, .db = &db});
+  EXPECT_GT(r.failed, 0);
+  for (size_t i = 0; i < kSizes.size(); ++i) {
+    const int64_t m = kSizes[i];
+    int now = k.select({m}).kernel;
+    if (m > 256) EXPECT_EQ(now, before[i]) << "M = " << m << ": nothing ran, the plan's kernel stays";
+    else EXPECT_NE(now, 0) << "M = " << m;
+  }
+  bool saw_failure = false;
+  for (const Record &rec : db.records()) {
+    if (rec.status != RecordStatus::LaunchError) continue;
+    saw_failure = true;
+    EXPECT_TRUE(rec.error.find("too many resources") != std::string::npos ||
+                rec.error.find("the timer gave no time") != std::string::npos)
+        << rec.error;
+  }
+  EXPECT_TRUE(saw_failure);
+}
+
+}  // namespace
+}  // namespace tessera::tune
