@@ -239,6 +239,15 @@ if ((gpu)); then
 else
   skip dynamic-measure "$why_none"
 fi
+# Dispatch: select(), and a dynamic launch against a raw cuLaunchKernel.
+if [[ -x $bin/tessera_bench_dynamic_select ]] && ((gpu)); then
+  step dynamic-launch 60 30 "$bin/tessera_bench_dynamic_select" --benchmark_repetitions=5 \
+    --benchmark_report_aggregates_only=true --benchmark_out="$out/bench/dynamic-select.json" \
+    --benchmark_out_format=json
+  finish dynamic-launch "$(grep -E '^BM_Launch[A-Za-z]*_median' "$log" | awk '{printf "%s %s %s; ", $1, $2, $3}' | cut -c1-150)"
+else
+  skip dynamic-launch "$( ((gpu)) && echo "tessera_bench_dynamic_select not built" || echo "$why_none")"
+fi
 
 # --- d. the tune suites, in what is left ------------------------------------------------
 if ((gpu)); then
