@@ -84,6 +84,9 @@ struct GemvMatch final : Match {
   /// Blocks whose (only) write buffer is an intermediate to keep per thread.
   std::vector<std::string> to_local;
   int row_loop = -1, k_loop = -1, batch_loop = -1;  ///< positions in the block's loops
+  /// Loops of extent 1 (the unit batch axes relax prints: C[0, 0, i]), fused
+  /// into the row loop before scheduling.
+  std::vector<int> unit_loops;
   int64_t rows = -1, k = -1;                        ///< -1: symbolic
   int64_t batch = 1;
   std::string matrix, vector;  ///< the operands as the block reads them before inlining
@@ -179,10 +182,14 @@ class GemvRule final : public Rule {
     const Access &r0 = bi.reads[0], &r1 = bi.reads[1];
     if (!uses(r0, k_iter) || !uses(r1, k_iter))
       return R::fail(q + ": the reduce iter is not used by both operands");
-    std::vector<int> own0, own1, both;
+    std::vector<int> own0, own1, both, units;
     for (size_t i = 0; i < bi.iters.size(); ++i) {
       int it = static_cast<int>(i);
       if (it == k_iter) continue;
+      if (static_extent(bi.iters[i].dom) == 1 && uses(out, it)) {
+        units.push_back(it);  // a unit axis (batch 1 of a decode step): no role
+        continue;
+      }
       const std::string name = "iter '" + bi.iters[i].var.name() + "'";
       bool in0 = uses(r0, it), in1 = uses(r1, it);
       if (!uses(out, it)) return R::fail(q + ": the spatial " + name + " does not index the output");
@@ -256,6 +263,7 @@ class GemvRule final : public Rule {
     m->row_loop = loop_of(row_iter);
     m->k_loop = loop_of(k_iter);
     m->batch_loop = batch_iter >= 0 ? loop_of(batch_iter) : -1;
+    for (int u : units) m->unit_loops.push_back(loop_of(u));
     if (bi.loops.size() != bi.iters.size())
       return R::fail(q + " has loops that carry no iter var; normalise the loop nest first");
 
@@ -723,9 +731,26 @@ schedule::Schedule GemvRule::apply(const ir::PrimFunc &f, const Match &mm, const
   std::vector<LoopRef> loops = sch.get_loops(blk);
   std::optional<LoopRef> bb;
   if (m.batch_loop >= 0) bb = loops[m.batch_loop];
-  bool cross_thread = m.layout == Layout::Inner
-                          ? schedule_inner(sch, plan, *c, blk, loops[m.row_loop], loops[m.k_loop], bb)
-                          : schedule_outer(sch, plan, *c, blk, loops[m.row_loop], loops[m.k_loop], bb);
+  LoopRef row = loops[m.row_loop];
+  if (!m.unit_loops.empty()) {
+    // The unit axes go into the row loop: moved just outside it, then fused.
+    std::vector<LoopRef> fused;
+    for (int u : m.unit_loops) fused.push_back(loops[u]);
+    fused.push_back(row);
+    // Every loop in its old place, except that the unit loops come right
+    // before the row loop.
+    std::vector<LoopRef> order;
+    for (size_t l = 0; l < loops.size(); ++l) {
+      bool unit = std::find(m.unit_loops.begin(), m.unit_loops.end(), int(l)) != m.unit_loops.end();
+      if (unit) continue;
+      if (int(l) == m.row_loop) order.insert(order.end(), fused.begin(), fused.end());
+      else order.push_back(loops[l]);
+    }
+    sch.reorder(order);
+    row = sch.fuse(fused, loops[m.row_loop].name());
+  }
+  bool cross_thread = m.layout == Layout::Inner ? schedule_inner(sch, plan, *c, blk, row, loops[m.k_loop], bb)
+                                                : schedule_outer(sch, plan, *c, blk, row, loops[m.k_loop], bb);
   // Intermediates stay in registers; after a cross-thread reduction the
   // result goes through shared memory to the threads of the epilogue.
   for (const std::string &b : m.to_local)

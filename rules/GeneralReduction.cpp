@@ -132,9 +132,8 @@ class GeneralReductionRule final : public Rule {
       for (int i : a.iters()) row_iters.insert(i);
     }
     if (!reads_reduced) return R::fail("the last block '" + last.name + "' reads no reduced value");
-    if (row_iters.empty())
-      return R::fail("the last block '" + last.name + "' reads the reduced values at no axis: a reduction of the " +
-                     "whole tensor, not of rows");
+    // No row axis (the reduced values read at constant indices): the whole
+    // tensor is one row, as relax prints a batch-1 decode step's rmsnorm.
     if (row_iters.size() == last.iters.size())
       return R::fail("the last block '" + last.name +
                      "' has no axis beyond the reduced rows (the reduction rule handles per-row epilogues)");
@@ -223,7 +222,8 @@ class GeneralReductionRule final : public Rule {
     std::vector<schedule::LoopRef> order = rows;
     order.insert(order.end(), cols.begin(), cols.end());
     if (order != loops) sch.reorder(order);
-    schedule::LoopRef r = fuse_all(sch, rows, "r");
+    // One row: a unit loop around everything stands for the row axis.
+    schedule::LoopRef r = rows.empty() ? sch.add_unit_loop(order.front(), "r") : fuse_all(sch, rows, "r");
     schedule::LoopRef col = fuse_all(sch, cols, "c");
     std::vector<schedule::LoopRef> row_parts = {r};
     if (c->rows_per_block > 1) row_parts = sch.split(r, {std::nullopt, c->rows_per_block}, {"bx", "ry"});

@@ -112,4 +112,41 @@ def main(W: T.Buffer((16, 64), "float32"), x: T.Buffer((64,), "float32"), y: T.B
             y[v_i] = T.max(y[v_i], W[v_i, v_r] * x[v_r])
 )";
 
+/// A decode step's projection as relax prints it (black-formatted, T.int64
+/// sizes, unit batch axes: x is (1, 1, k), the output (1, 1, n)), with a
+/// bias epilogue; `transposed_w` stores W as (k, n) (the outer layout).
+inline std::string decode_gemv(int n, int k, bool transposed_w = false) {
+  auto i64 = [](int v) { return "T.int64(" + std::to_string(v) + ")"; };
+  std::string w_shape = transposed_w ? i64(k) + ", " + i64(n) : i64(n) + ", " + i64(k);
+  std::string w_at = transposed_w ? "p_w[v_k, v_i2]" : "p_w[v_i2, v_k]";
+  return R"(
+@T.prim_func(private=True)
+def fused_NT_matmul_add(
+    lv1654: T.Buffer((T.int64(1), T.int64(1), )" + i64(k) + R"(), "float16"),
+    p_w: T.Buffer(()" + w_shape + R"(), "float16"),
+    p_b: T.Buffer(()" + i64(n) + R"(,), "float16"),
+    var_T_add_intermediate: T.Buffer((T.int64(1), T.int64(1), )" + i64(n) + R"(), "float16"),
+):
+    T.func_attr({"tir.noalias": T.bool(True)})
+    # with T.block("root"):
+    var_NT_matmul_intermediate = T.alloc_buffer((T.int64(1), T.int64(1), )" + i64(n) + R"(), "float16")
+    for i0, i1, i2, k in T.grid(T.int64(1), T.int64(1), )" + i64(n) + ", " + i64(k) + R"():
+        with T.block("NT_matmul"):
+            v_i0, v_i1, v_i2, v_k = T.axis.remap("SSSR", [i0, i1, i2, k])
+            T.reads(lv1654[v_i0, v_i1, v_k], )" + w_at + R"()
+            T.writes(var_NT_matmul_intermediate[v_i0, v_i1, v_i2])
+            with T.init():
+                var_NT_matmul_intermediate[v_i0, v_i1, v_i2] = T.float16(0.0)
+            var_NT_matmul_intermediate[v_i0, v_i1, v_i2] = (
+                var_NT_matmul_intermediate[v_i0, v_i1, v_i2] + lv1654[v_i0, v_i1, v_k] * )" + w_at + R"(
+            )
+    for ax0, ax1, ax2 in T.grid(T.int64(1), T.int64(1), )" + i64(n) + R"():
+        with T.block("T_add"):
+            v_ax0, v_ax1, v_ax2 = T.axis.remap("SSS", [ax0, ax1, ax2])
+            T.reads(var_NT_matmul_intermediate[v_ax0, v_ax1, v_ax2], p_b[v_ax2])
+            T.writes(var_T_add_intermediate[v_ax0, v_ax1, v_ax2])
+            var_T_add_intermediate[v_ax0, v_ax1, v_ax2] = var_NT_matmul_intermediate[v_ax0, v_ax1, v_ax2] + p_b[v_ax2]
+)";
+}
+
 }  // namespace tessera::test

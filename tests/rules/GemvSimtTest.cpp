@@ -106,5 +106,14 @@ TEST(GemvSimt, LowBatchOuterAndEpilogue) {
   expect_emulation_matches(entry("gemv_bias"), bias, &masked);
 }
 
+TEST(GemvSimt, UnitBatchAxesAsRelaxPrintsThem) {
+  ir::PrimFunc inner = script::parse_func(decode_gemv(40, 96)), outer = script::parse_func(decode_gemv(40, 96, true));
+  GemvConfig cross = cfg(8, 4, 4, 1, true, false), split = cfg(8, 4, 2, 2, false, false);
+  expect_emulation_matches(entry("decode_gemv"), inner, nullptr);
+  expect_emulation_matches(entry("decode_gemv"), inner, &cross);
+  expect_emulation_matches(entry("decode_gemv"), outer, nullptr);
+  expect_emulation_matches(entry("decode_gemv"), outer, &split);
+}
+
 }  // namespace
 }  // namespace tessera::test

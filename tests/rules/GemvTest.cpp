@@ -144,6 +144,25 @@ TEST(GemvRule, LowBatch) {
   }
 }
 
+TEST(GemvRule, UnitBatchAxesAsRelaxPrintsThem) {
+  // x (1, 1, k) and the output (1, 1, n): the unit axes have no role; they
+  // are fused into the row loop, whatever the layout and config.
+  for (bool transposed : {false, true}) {
+    SCOPED_TRACE(transposed ? "W stored (k, n)" : "W stored (n, k)");
+    Entry e = custom("decode_gemv");
+    ir::PrimFunc f = script::parse_func(decode_gemv(40, 96, transposed));
+    auto m = gemv().match(f, test_arch());
+    ASSERT_TRUE(m) << m.reason();
+    EXPECT_NE((*m)->describe().find(transposed ? "outer-reduction" : "inner-reduction"), std::string::npos)
+        << (*m)->describe();
+    EXPECT_NE((*m)->describe().find("rows 40, k 96)"), std::string::npos) << (*m)->describe();
+    std::string text = check(e, f, static_cast<const GemvConfig &>(*gemv().default_config(**m, test_arch())));
+    EXPECT_EQ(text.find("for i0 in"), std::string::npos) << "the unit loops are fused away:\n" << text;
+    check(e, f, transposed ? cfg(16, 1, 4, 3, true, true) : cfg(8, 4, 4, 1, true, false));
+    check(e, f, transposed ? cfg(8, 4, 2, 2, false, false) : cfg(1, 8, 4, 1, true, false));
+  }
+}
+
 TEST(GemvRule, OuterReduction) {
   Entry e = custom("gemv_outer");
   ir::PrimFunc f = script::parse_func(outer_gemv(45, 37));

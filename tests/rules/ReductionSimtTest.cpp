@@ -13,6 +13,7 @@
 #include "ReductionCases.h"
 #include "tessera/codegen/CodegenCUDA.h"
 #include "tessera/lower/Lower.h"
+#include "tessera/script/Parser.h"
 
 namespace tessera::test {
 namespace {
@@ -127,6 +128,47 @@ TEST(ReductionSimt, SymbolicReduceExtentsSplitOverThreads) {
         ASSERT_TRUE(check.ok) << check.str() << "\n" << codegen::codegen_cuda(kernel);
       }
     }
+  }
+}
+
+/// One row without a row axis (relax's batch-1 rmsnorm: the reduced value
+/// read at [0, 0]): one thread block reduces the whole tensor.
+TEST(ReductionSimt, OneRowWithoutARowAxis) {
+  ir::PrimFunc f = script::parse_func(R"(
+@T.prim_func
+def main(A: T.Buffer((1, 1, 300), "float16"), B: T.Buffer((300,), "float16"), out: T.Buffer((1, 300), "float16")):
+    T.func_attr({"tir.noalias": True})
+    Ared_temp = T.alloc_buffer((1, 1))
+    for ax0 in range(300):
+        with T.block("Ared_temp"):
+            v0 = T.axis.reduce(300, ax0)
+            with T.init():
+                Ared_temp[0, 0] = T.float32(0.0)
+            Ared_temp[0, 0] = Ared_temp[0, 0] + T.Cast("float32", A[0, 0, v0]) * T.Cast("float32", A[0, 0, v0])
+    for ax0 in range(300):
+        with T.block("out"):
+            v0 = T.axis.spatial(300, ax0)
+            out[0, v0] = T.Cast("float16", T.Cast("float32", B[v0]) * (T.Cast("float32", A[0, 0, v0]) / T.sqrt(Ared_temp[0, 0] * T.float32(0.0033333334) + T.float32(1e-06))))
+)");
+  const rules::Rule &g = rules::general_reduction_rule();
+  auto m = g.match(f, test_arch());
+  ASSERT_TRUE(m) << m.reason();
+  for (int64_t tx : {32, 128, 256}) {
+    rules::GeneralReductionConfig c;
+    c.threads_x = tx, c.rows_per_block = 1, c.vector = tx == 128 ? 2 : 1, c.unroll = 2, c.local_intermediates = tx != 32;
+    SCOPED_TRACE(c.str());
+    lower::LoweredFunc kernel = lower::lower(g.apply(f, **m, c).func());
+    std::vector<runtime::NDArray> expected = runtime::make_random_args(f, {}, 5), actual = expected, scalars;
+    runtime::Reference reference = runtime::compute_reference(f, expected);
+    std::vector<runtime::NDArray *> args = kernel_args(kernel, f, actual, scalars, {});
+    try {
+      simt::emulate(kernel, args);
+    } catch (const simt::EmulationError &err) {
+      FAIL() << err.what() << "\n" << codegen::codegen_cuda(kernel);
+    }
+    runtime::OutputCheck check =
+        runtime::check_output("out", actual[2], reference.values[2], reference.variance[2]);
+    EXPECT_TRUE(check.ok) << check.str() << "\n" << codegen::codegen_cuda(kernel);
   }
 }
 

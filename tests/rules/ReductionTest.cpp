@@ -420,7 +420,6 @@ TEST(GeneralReductionRule, DeclinesWithTheReason) {
   EXPECT_DECLINES(g, small("gemv_f16"), "has no axis beyond the reduced rows (the reduction rule");
   EXPECT_DECLINES(g, small("matmul_nn_f32"), "the last block 'C' is a reduction");
   EXPECT_DECLINES(g, small("matmul_bias_relu_f32"), "block 'C' contracts operands that are reused along the output");
-  EXPECT_DECLINES(g, parse(kScaleByTotal), "reads the reduced values at no axis: a reduction of the whole tensor");
   EXPECT_DECLINES(g, parse(kColumnSoftmax), "reduction 'mx' does not reduce along the contiguous axis of 'A'");
   EXPECT_DECLINES(g, parse(kTwoOutputs), "writes the output parameter 'B'");
   EXPECT_DECLINES(g, load_func(find_entry("prefix_sum")), "statements outside blocks");
@@ -457,6 +456,50 @@ TEST(GeneralReductionRule, WorkloadsGiveTheInterpretersAnswerAtManyConfigs) {
     for (const GeneralReductionConfig &c : {gconfig(64, 2, 1, 1), gconfig(32, 3, 4, 2, true), gconfig(16, 1, 8, 1),
                                             gconfig(48, 2, 2, 4), gconfig(1, 4, 1, 3, true)})
       apply_checked(g, f, c);
+  }
+}
+
+/// A batch-1 decode step's rmsnorm as relax prints it: the unit axes
+/// simplified away, the reduced value read at [0, 0] (no row axis).
+constexpr const char *kDecodeRmsNorm = R"(
+@T.prim_func(private=True)
+def rms_norm(A: T.Buffer((1, 1, 96), "float16"), B: T.Buffer((96,), "float16"), rms_norm: T.Buffer((1, 96), "float16")):
+    T.func_attr({"tir.noalias": True})
+    # with T.block("root"):
+    Ared_temp = T.alloc_buffer((1, 1))
+    for ax0 in range(96):
+        with T.block("Ared_temp"):
+            v0 = T.axis.reduce(96, ax0)
+            T.reads(A[0, 0, v0])
+            T.writes(Ared_temp[0, 0])
+            with T.init():
+                Ared_temp[0, 0] = T.float32(0.0)
+            Ared_temp[0, 0] = Ared_temp[0, 0] + T.Cast("float32", A[0, 0, v0]) * T.Cast("float32", A[0, 0, v0])
+    for ax0 in range(96):
+        with T.block("rms_norm"):
+            v0 = T.axis.spatial(96, ax0)
+            T.reads(B[v0], A[0, 0, v0], Ared_temp[0, 0])
+            T.writes(rms_norm[0, v0])
+            rms_norm[0, v0] = T.Cast(
+                "float16",
+                T.Cast("float32", B[v0])
+                * (T.Cast("float32", A[0, 0, v0]) / T.sqrt(Ared_temp[0, 0] * T.float32(0.010416667) + T.float32(1e-06))),
+            )
+)";
+
+TEST(GeneralReductionRule, OneRowWithoutARowAxis) {
+  // The reduced values read at constant indices: the whole tensor is one
+  // row, one thread block reduces it (a unit loop stands for the rows).
+  const rules::Rule &g = rules::general_reduction_rule();
+  for (const char *text : {kDecodeRmsNorm, kScaleByTotal}) {
+    ir::PrimFunc f = parse(text);
+    auto m = g.match(f, test_arch());
+    ASSERT_TRUE(m) << m.reason();
+    EXPECT_EQ((*m)->describe().rfind("1 rows of ", 0), 0u) << (*m)->describe();
+    std::string s = script::print(apply_checked(g, f, *g.default_config(**m, test_arch())));
+    EXPECT_NE(s.find("for r in T.thread_binding(1, thread=\"blockIdx.x\")"), std::string::npos) << s;
+    apply_checked(g, f, gconfig(32, 1, 2, 2, false));
+    apply_checked(g, f, gconfig(16, 2, 1, 1, true));
   }
 }
 

@@ -101,6 +101,46 @@ def main(A: T.Buffer((32, 96), "float32"), C: T.Buffer((32,), "float32")):
 )");
 }
 
+TEST(ComputeAt, AConstantIndexConstrainsNoIterVar) {
+  // A whole-tensor total written at [0] (relax's batch-1 reductions): the
+  // producer goes under the consumer's loop whole; the constant dimension
+  // asks nothing of its iter vars.
+  ir::PrimFunc f = parse(R"(
+@T.prim_func
+def main(A: T.Buffer((4, 24), "float32"), C: T.Buffer((4, 24), "float32")):
+    total = T.alloc_buffer((1,))
+    for i, k in T.grid(4, 24):
+        with T.block("total"):
+            vi, vk = T.axis.remap("RR", [i, k])
+            with T.init():
+                total[0] = T.float32(0)
+            total[0] = total[0] + A[vi, vk]
+    for u in range(1):
+        for i, j in T.grid(4, 24):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = A[vi, vj] / total[0]
+)");
+  Schedule sch = make_schedule(f);
+  sch.compute_at(sch.get_block("total"), sch.get_loops(sch.get_block("C"))[0]);
+  check_schedule(f, sch, R"(
+@T.prim_func
+def main(A: T.Buffer((4, 24), "float32"), C: T.Buffer((4, 24), "float32")):
+    total = T.alloc_buffer((1,))
+    for u in range(1):
+        for ax0, ax1 in T.grid(4, 24):
+            with T.block("total"):
+                vi, vk = T.axis.remap("RR", [ax0, ax1])
+                with T.init():
+                    total[0] = T.float32(0)
+                total[0] = total[0] + A[vi, vk]
+        for i, j in T.grid(4, 24):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = A[vi, vj] / total[0]
+)");
+}
+
 TEST(ReverseComputeAt, ConsumerFollowsTheProducerTiles) {
   ir::PrimFunc f = parse(kTwoStage);
   Schedule sch = make_schedule(f);

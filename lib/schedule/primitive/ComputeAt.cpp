@@ -134,11 +134,19 @@ void check_nothing_conflicting_under(bool reverse, const StmtPath &bp, const Stm
   }
 }
 
-/// For each dimension of `r`, the iter var index it is (`B[v0, v1]`).
+/// A dimension indexed by a constant (`B[0, v1]`): no iter var ranges over it.
+constexpr size_t kConstantIndex = static_cast<size_t>(-1);
+
+/// For each dimension of `r`, the iter var index it is (`B[v0, v1]`), or
+/// kConstantIndex for a constant index.
 std::vector<size_t> check_iter_var_indices(bool reverse, const StmtPath &bp, const BufferRegion &r) {
   const Block &b = *bp.block();
   std::vector<size_t> out;
   for (const Range &x : r.region) {
+    if (as_const_int(x.min) && is_const_int(x.extent, 1)) {
+      out.push_back(kConstantIndex);
+      continue;
+    }
     size_t found = b.iter_vars.size();
     for (size_t k = 0; k < b.iter_vars.size(); ++k)
       if (x.min.same_as(b.iter_vars[k].var) && is_const_int(x.extent, 1)) found = k;
@@ -204,7 +212,8 @@ void compute_at_impl(State &st, const BlockRef &block, const LoopRef &loop, bool
       for (const BufferRegion &r : reverse ? ob.writes : ob.reads) {
         if (!r.buffer.same_as(mine.buffer)) continue;
         std::vector<Range> region = region_seen_from(ob, r, relaxed, ana);
-        for (size_t d = 0; d < dims.size(); ++d) needed[dims[d]].push_back(region[d]);
+        for (size_t d = 0; d < dims.size(); ++d)
+          if (dims[d] != kConstantIndex) needed[dims[d]].push_back(region[d]);
       }
   }
   // The block's old loops go away first, so their names are free again.
