@@ -102,6 +102,18 @@ MatchResult<MatmulView> match_matmul(const FuncInfo &info, int block) {
       return R::fail(q + ": the spatial " + name + " is used by the operands but not by the output");
     }
   }
+  // Unit axes (relax's C[0, i, j] += A[0, i, k] * B[k, j]): where an
+  // operand has several iters of its own, those of extent 1 are a batch of
+  // one, so that one M (or N) iter is left; a lone unit iter stays M or N
+  // (a batched product with M = 1 is still a matmul).
+  for (char side : {'0', '1'}) {
+    std::vector<size_t> own;
+    for (size_t i = 0; i < role.size(); ++i)
+      if (role[i] == side) own.push_back(i);
+    size_t left = own.size();
+    for (size_t i : own)
+      if (left > 1 && is_const_int(bi.iters[i].dom.extent, 1)) role[i] = 'B', --left;
+  }
   // A is the operand with the first output-and-operand iter (the rows of C).
   int a_side = -1;
   for (const auto &d : w.dim_iters)

@@ -116,6 +116,44 @@ def bmm(a: T.handle, B: T.Buffer((4, 32, 16), "float32"), d: T.handle):
   EXPECT_EQ(m2->epilogue, std::vector<int>({1}));
 }
 
+TEST(MatmulView, UnitAxesAreABatchOfOneWhereAnOperandHasMoreIters) {
+  // relax: C (1, m, n) += A (1, m, k) x W (k, n): A has two iters of its
+  // own (the unit one and m); the unit one is a batch of one.
+  auto m = match_text(R"(
+@T.prim_func
+def mm(a: T.handle, W: T.Buffer((32, 16), "float32"), c: T.handle):
+    m = T.int64()
+    A = T.match_buffer(a, (T.int64(1), m, 32))
+    C = T.match_buffer(c, (T.int64(1), m, 16))
+    for i0, i1, j, k in T.grid(T.int64(1), m, 16, 32):
+        with T.block("C"):
+            v0, vi, vj, vk = T.axis.remap("SSSR", [i0, i1, j, k])
+            with T.init():
+                C[v0, vi, vj] = T.float32(0)
+            C[v0, vi, vj] = C[v0, vi, vj] + A[v0, vi, vk] * W[vk, vj]
+)");
+  ASSERT_TRUE(m) << m.reason();
+  EXPECT_EQ(m->batch, std::vector<int>({0}));
+  EXPECT_EQ(m->m, std::vector<int>({1}));
+  EXPECT_EQ(m->a.roles(), "BMK");
+  EXPECT_EQ(m->b.roles(), "KN");
+  EXPECT_EQ(m->c.roles(), "BMN");
+  // A batched product of one row per batch: the lone unit iter stays M.
+  auto one_row = match_text(R"(
+@T.prim_func
+def mm(A: T.Buffer((4, 1, 32), "float32"), B: T.Buffer((4, 32, 16), "float32"), C: T.Buffer((4, 1, 16), "float32")):
+    for b, i, j, k in T.grid(4, 1, 16, 32):
+        with T.block("C"):
+            vb, vi, vj, vk = T.axis.remap("SSSR", [b, i, j, k])
+            with T.init():
+                C[vb, vi, vj] = T.float32(0)
+            C[vb, vi, vj] = C[vb, vi, vj] + A[vb, vi, vk] * B[vb, vk, vj]
+)");
+  ASSERT_TRUE(one_row) << one_row.reason();
+  EXPECT_EQ(one_row->m, std::vector<int>({1}));
+  EXPECT_EQ(one_row->a.roles(), "BMK");
+}
+
 TEST(MatmulView, GemvAndNonMatmulsSayWhy) {
   auto gemv = match_text(R"(
 @T.prim_func

@@ -12,7 +12,9 @@
 
 #include "tessera/codegen/CodegenCUDA.h"
 #include "tessera/lower/Lower.h"
+#include "TensorCoreTestUtil.h"
 #include "tessera/rules/Matmul.h"
+#include "tessera/rules/MatmulTensorCore.h"
 #include "tessera/script/Parser.h"
 #include "tessera/script/Printer.h"
 
@@ -163,6 +165,24 @@ TEST(MatmulRule, SymbolicMIsScheduledOnceForEveryM) {
   std::string cuda = codegen::codegen_cuda(lower::lower(sch.func()));
   EXPECT_TRUE(contains(cuda, "int m)")) << cuda;
   EXPECT_TRUE(contains(cuda, "grid (1, (m + 63) // 64, 3)")) << cuda;
+}
+
+TEST(MatmulRule, AUnitBatchAxisAsRelaxPrintsIt) {
+  // C (1, m, n) += A (1, m, k) x W (k, n): the unit axis used by A and C
+  // only is a batch of one, not a second M iter; both matmul rules take it.
+  ir::PrimFunc f = script::parse_func(relax_matmul_text(40, 96));
+  Entry e;
+  e.name = "relax_matmul";
+  for (const rules::Rule *r : {&rule(), &rules::matmul_tensor_core_rule()}) {
+    SCOPED_TRACE(r->name());
+    auto m = r->match(f, test_arch());
+    ASSERT_TRUE(m) << m.reason();
+    schedule::Schedule sch = r->apply(f, **m, *r->default_config(**m, test_arch()));
+    for (int64_t mv : {1, 37, 70}) {
+      SCOPED_TRACE("m = " + std::to_string(mv));
+      expect_same_results(e, f, sch.func(), {{"m", mv}});
+    }
+  }
 }
 
 TEST(MatmulRule, ConfigJsonRoundTrips) {

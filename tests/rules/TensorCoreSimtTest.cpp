@@ -176,6 +176,24 @@ TEST(TensorCoreSimt, Tf32AndFloat16AccumulationAtShapesThatDivideNoTile) {
   }
 }
 
+TEST(TensorCoreSimt, AUnitBatchAxisAsRelaxPrintsIt) {
+  // (1, m, k) x (k, n): the unit axis is a batch of one (blockIdx.z of 1).
+  ir::PrimFunc f = script::parse_func(relax_matmul_text(40, 96));
+  const rules::Rule &rule = rules::matmul_tensor_core_rule();
+  auto m = rule.match(f, test_arch());
+  ASSERT_TRUE(m) << m.reason();
+  rules::TensorCoreConfig c = small_config();
+  c.validate(test_arch());
+  ir::PrimFunc s = rule.apply(f, **m, c).func();
+  for (int64_t rows : {1, 37, 70}) {
+    std::string error;
+    std::vector<runtime::OutputCheck> checks = emulate(f, s, {{"m", rows}}, &error);
+    ASSERT_EQ(error, "") << codegen::codegen_cuda(lower::lower(s));
+    ASSERT_FALSE(checks.empty());
+    for (const runtime::OutputCheck &r : checks) EXPECT_TRUE(r.ok) << "m = " << rows << ": " << r.str();
+  }
+}
+
 TEST(TensorCoreSimt, AShortWaitIsCaught) {
   const Entry &e = find_entry("matmul_nn_f16");
   // Static rows (K and N known) so that the tiles arrive by cp.async.

@@ -82,6 +82,29 @@ inline std::string int8_text(int m, int n, int k, bool b_k_inner = true) {
 }
 
 
+/// A prefill projection as relax prints it: a unit batch axis, M symbolic
+/// (T.int64), C (1, m, n) += A (1, m, k) x W (k, n), float16 in and out.
+inline std::string relax_matmul_text(int n, int k) {
+  std::string N = "T.int64(" + std::to_string(n) + ")", K = "T.int64(" + std::to_string(k) + ")";
+  return R"(
+@T.prim_func(private=True)
+def matmul(var_inp0: T.handle, inp1: T.Buffer(()" + K + ", " + N + R"(), "float16"), var_matmul: T.handle):
+    T.func_attr({"tir.noalias": T.bool(True)})
+    m = T.int64()
+    inp0 = T.match_buffer(var_inp0, (T.int64(1), m, )" + K + R"(), "float16")
+    matmul = T.match_buffer(var_matmul, (T.int64(1), m, )" + N + R"(), "float16")
+    # with T.block("root"):
+    for i0, i1, i2, k in T.grid(T.int64(1), m, )" + N + ", " + K + R"():
+        with T.block("matmul"):
+            v_i0, v_i1, v_i2, v_k = T.axis.remap("SSSR", [i0, i1, i2, k])
+            T.reads(inp0[v_i0, v_i1, v_k], inp1[v_k, v_i2])
+            T.writes(matmul[v_i0, v_i1, v_i2])
+            with T.init():
+                matmul[v_i0, v_i1, v_i2] = T.float16(0.0)
+            matmul[v_i0, v_i1, v_i2] = matmul[v_i0, v_i1, v_i2] + inp0[v_i0, v_i1, v_k] * inp1[v_k, v_i2]
+)";
+}
+
 /// Schedules `f` with the tensor-core rule at `config` (the default when
 /// null) and checks it against the float64 reference; returns the checks.
 inline std::vector<runtime::OutputCheck> run_checked(const ir::PrimFunc &f, const runtime::DimBindings &dims,
