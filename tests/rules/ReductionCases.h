@@ -41,18 +41,28 @@ inline std::ostream &operator<<(std::ostream &os, const ReductionCase &c) {
   return os << c.workload << " " << (c.config ? c.config->str() : "default");
 }
 
+/// A reduction config (shared: a ReductionCase holds it).
+inline std::shared_ptr<rules::Config> reduction_config(int64_t tx, int64_t ty, int64_t unroll, bool local,
+                                                       int64_t vector = 1) {
+  auto c = std::make_shared<rules::ReductionConfig>();
+  c->threads_x = tx, c->threads_y = ty, c->unroll = unroll, c->local_intermediates = local;
+  c->vector = vector;
+  return c;
+}
+
+/// A general_reduction config.
+inline std::shared_ptr<rules::Config> general_reduction_config(int64_t tx, int64_t rows, int64_t vector,
+                                                               int64_t unroll, bool local) {
+  auto c = std::make_shared<rules::GeneralReductionConfig>();
+  c->threads_x = tx, c->rows_per_block = rows, c->vector = vector, c->unroll = unroll, c->local_intermediates = local;
+  return c;
+}
+
 inline std::vector<ReductionCase> reduction_cases() {
   auto r = [](int64_t tx, int64_t ty, int64_t unroll, bool local, int64_t vector = 1) {
-    auto c = std::make_shared<rules::ReductionConfig>();
-    c->threads_x = tx, c->threads_y = ty, c->unroll = unroll, c->local_intermediates = local;
-    c->vector = vector;
-    return c;
+    return reduction_config(tx, ty, unroll, local, vector);
   };
-  auto g = [](int64_t tx, int64_t rows, int64_t vector, int64_t unroll, bool local) {
-    auto c = std::make_shared<rules::GeneralReductionConfig>();
-    c->threads_x = tx, c->rows_per_block = rows, c->vector = vector, c->unroll = unroll, c->local_intermediates = local;
-    return c;
-  };
+  auto g = general_reduction_config;
   std::vector<ReductionCase> out;
   for (const char *w : {"reduce_sum_f32", "reduce_max_f16", "reduce_sum_outer_f32", "gemv_f16", "gemv_int4"}) {
     out.push_back({w, &rules::reduction_rule(), nullptr});

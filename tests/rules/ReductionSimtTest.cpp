@@ -80,16 +80,8 @@ std::vector<runtime::NDArray *> kernel_args(const lower::LoweredFunc &k, const i
 /// several passes of the block: every thread block of the grid stores what
 /// the interpreter computes, and nothing else.
 TEST(ReductionSimt, SymbolicReduceExtentsSplitOverThreads) {
-  auto r = [](int64_t tx, int64_t ty, int64_t unroll, bool local, int64_t vector = 1) {
-    auto c = std::make_shared<rules::ReductionConfig>();
-    c->threads_x = tx, c->threads_y = ty, c->unroll = unroll, c->local_intermediates = local, c->vector = vector;
-    return c;
-  };
-  auto g = [](int64_t tx, int64_t rows, int64_t vector, int64_t unroll, bool local) {
-    auto c = std::make_shared<rules::GeneralReductionConfig>();
-    c->threads_x = tx, c->rows_per_block = rows, c->vector = vector, c->unroll = unroll, c->local_intermediates = local;
-    return c;
-  };
+  auto r = [](int64_t tx, int64_t ty, int64_t unroll, bool local) { return reduction_config(tx, ty, unroll, local); };
+  auto g = general_reduction_config;
   std::vector<ReductionCase> cases;
   for (const char *w : {"reduce_sum_f32", "reduce_max_f16"})
     for (auto c : {r(32, 2, 2, false), r(16, 3, 1, true), r(64, 1, 4, false)})

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <functional>
 #include <set>
 
 #include "Workloads.h"
@@ -22,6 +23,24 @@
 namespace tessera::tune {
 namespace {
 
+/// Runs `launch` (given the device addresses of f's arguments, in order) on
+/// random inputs at M = m and checks the output against the float64 reference.
+void expect_launch_matches(const ir::PrimFunc &f, int64_t m,
+                           const std::function<void(const std::vector<uint64_t> &)> &launch) {
+  std::vector<runtime::NDArray> args = runtime::make_random_args(f, {{"m", m}}, 11);
+  runtime::Reference want = runtime::compute_reference(f, args);
+  std::vector<runtime::DeviceBuffer> dev;
+  std::vector<uint64_t> ptrs;
+  for (const runtime::NDArray &a : args) {
+    dev.push_back(runtime::DeviceBuffer::from_host(a));
+    ptrs.push_back(dev.back().ptr());
+  }
+  launch(ptrs);
+  runtime::Device::get(0).synchronize();
+  dev.back().copy_to(args.back());
+  for (const runtime::OutputCheck &c : runtime::check_outputs(f, args, want)) EXPECT_TRUE(c.ok) << c.str();
+}
+
 TEST(DynamicKernelGpu, EveryCellsKernelMatchesTheReference) {
   if (runtime::driver_status() != runtime::DriverStatus::Ok || runtime::device_count() == 0)
     GTEST_SKIP() << "no CUDA device: " << runtime::driver_message();
@@ -33,18 +52,7 @@ TEST(DynamicKernelGpu, EveryCellsKernelMatchesTheReference) {
   std::set<int> kernels_used;
   for (int64_t m : {1, 2, 7, 33, 100, 129, 511, 1024}) {
     SCOPED_TRACE("M = " + std::to_string(m));
-    std::vector<runtime::NDArray> args = runtime::make_random_args(f, {{"m", m}}, 11);
-    runtime::Reference want = runtime::compute_reference(f, args);
-    std::vector<runtime::DeviceBuffer> dev;
-    std::vector<uint64_t> ptrs;
-    for (const runtime::NDArray &a : args) {
-      dev.push_back(runtime::DeviceBuffer::from_host(a));
-      ptrs.push_back(dev.back().ptr());
-    }
-    k.launch(ptrs, {m});
-    runtime::Device::get(0).synchronize();
-    dev.back().copy_to(args.back());
-    for (const runtime::OutputCheck &c : runtime::check_outputs(f, args, want)) EXPECT_TRUE(c.ok) << c.str();
+    expect_launch_matches(f, m, [&](const std::vector<uint64_t> &ptrs) { k.launch(ptrs, {m}); });
     kernels_used.insert(k.select({m}).kernel);
   }
   EXPECT_GE(kernels_used.size(), 2u) << "the sizes span more than one kernel";
@@ -68,18 +76,9 @@ TEST(DynamicKernelGpu, MeasuredOnTheDeviceEveryKernelStaysRight) {
   for (int64_t m : {1, 5, 64, 300, 2048})
     for (int kernel = 0; kernel < int(k.kernels().size()); ++kernel) {
       SCOPED_TRACE("M = " + std::to_string(m) + ", kernel " + std::to_string(kernel));
-      std::vector<runtime::NDArray> args = runtime::make_random_args(f, {{"m", m}}, 13);
-      runtime::Reference want = runtime::compute_reference(f, args);
-      std::vector<runtime::DeviceBuffer> dev;
-      std::vector<uint64_t> ptrs;
-      for (const runtime::NDArray &a : args) {
-        dev.push_back(runtime::DeviceBuffer::from_host(a));
-        ptrs.push_back(dev.back().ptr());
-      }
-      k.bind_kernel(kernel, std::vector<int64_t>{m}.data(), ptrs.data(), ptrs.size()).launch();
-      runtime::Device::get(0).synchronize();
-      dev.back().copy_to(args.back());
-      for (const runtime::OutputCheck &c : runtime::check_outputs(f, args, want)) EXPECT_TRUE(c.ok) << c.str();
+      expect_launch_matches(f, m, [&](const std::vector<uint64_t> &ptrs) {
+        k.bind_kernel(kernel, &m, ptrs.data(), ptrs.size()).launch();
+      });
     }
 }
 
