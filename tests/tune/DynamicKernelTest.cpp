@@ -13,6 +13,9 @@
 
 #include <filesystem>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "Workloads.h"
 #include "tessera/analysis/Specialize.h"
 #include "tessera/arith/Analyzer.h"
@@ -163,6 +166,48 @@ TEST(DynamicKernel, DamagedEntriesAreRebuilt) {
   DynamicKernel rebuilt = DynamicKernel::create(gemm(), spec(), arch, {.cache = &cache});
   EXPECT_FALSE(rebuilt.counters().warm);
   EXPECT_EQ(rebuilt.counters().nvrtc_compiles, 1) << rebuilt.counters().str();
+}
+
+TEST(DynamicKernel, ProcessesFillingOneCacheAtOnceLeaveItValid) {
+  // Three processes (fork) start cold on one empty cache directory at the
+  // same moment: each builds and writes the same cubins and manifest. The
+  // directory they leave must serve a warm start whole.
+  if (!runtime::nvrtc_available()) GTEST_SKIP() << "NVRTC is not available";
+  const fs::path dir = fresh_dir();
+  const Arch arch = Arch::by_name("h100");
+  std::vector<pid_t> children;
+  for (int i = 0; i < 3; ++i) {
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0) << "fork failed";
+    if (pid == 0) {
+      int status = 0;
+      try {
+        runtime::KernelCache cache(dir);
+        DynamicKernel k = DynamicKernel::create(gemm(), spec(), arch, {.cache = &cache, .threads = 1});
+        status = k.kernels().empty() ? 2 : 0;
+      } catch (...) {
+        status = 1;
+      }
+      _exit(status);
+    }
+    children.push_back(pid);
+  }
+  for (pid_t pid : children) {
+    int status = -1;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status)) << "a child died of a signal";
+    EXPECT_EQ(WEXITSTATUS(status), 0);
+  }
+  runtime::KernelCache cache(dir);
+  DynamicKernel warm = DynamicKernel::create(gemm(), spec(), arch, {.cache = &cache});
+  EXPECT_TRUE(warm.counters().warm) << warm.counters().str();
+  EXPECT_EQ(warm.counters().nvrtc_compiles, 0);
+  DynamicKernel cold = DynamicKernel::create(gemm(), spec(), arch);  // no cache: built here
+  ASSERT_EQ(warm.kernels().size(), cold.kernels().size());
+  for (size_t i = 0; i < cold.kernels().size(); ++i) EXPECT_EQ(warm.kernels()[i].cubin, cold.kernels()[i].cubin);
+  // No temporary file left behind.
+  for (const auto &e : fs::recursive_directory_iterator(dir))
+    EXPECT_EQ(e.path().filename().string().find(".tmp"), std::string::npos) << e.path();
 }
 
 TEST(DynamicKernel, ManyAtOnceInOneWave) {
