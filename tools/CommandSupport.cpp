@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "Commands.h"
+#include "tessera/tune/KernelStore.h"
 #include "tessera/runtime/CudaDriver.h"
 
 namespace tessera::cli {
@@ -101,6 +102,8 @@ int report_checks(const std::vector<runtime::OutputCheck> &checks, const std::st
   }
   return status;
 }
+
+std::string default_database_path() { return tune::default_database_path(); }
 
 std::optional<tune::Database> open_database(const std::string &option, std::ostream &err) {
   std::string path = option.empty() ? default_database_path() : option;

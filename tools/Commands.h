@@ -230,8 +230,8 @@ struct DynamicCommandOptions {
 /// counters: a cold start compiles, a warm one reads the kernel cache.
 int dynamic_command(const DynamicCommandOptions &opts, std::ostream &out, std::ostream &err);
 
-/// $TESSERA_DB, else $XDG_CACHE_HOME/tessera/tuning.jsonl, else
-/// ~/.cache/tessera/tuning.jsonl.
+/// tune::default_database_path(): $TESSERA_DB, else
+/// $XDG_CACHE_HOME/tessera/tuning.jsonl, else ~/.cache/tessera/tuning.jsonl.
 std::string default_database_path();
 
 /// fast_tune on one function (tune/FastTune.h) and a table of every

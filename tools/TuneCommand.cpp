@@ -17,10 +17,6 @@
 
 namespace tessera::cli {
 
-std::string default_database_path() {
-  return support::user_cache_path("TESSERA_DB", "tuning.jsonl", "tessera_tuning.jsonl").string();
-}
-
 namespace {
 
 /// "[#########           ] compile 12/21" on a terminal, redrawn in place.

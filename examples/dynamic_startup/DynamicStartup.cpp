@@ -4,14 +4,18 @@
 // LLM decoder layer (7B-class: hidden 4096, MLP 11008) have symbolic sizes
 // (the tokens of a step, M in [1, 4096]; the context length of attention);
 // each becomes a DynamicKernel (tune/DynamicKernel.h): a plan of a few
-// kernels covering its ranges, built once in a parallel NVRTC wave, kept in a
-// kernel cache, and read back on every later start.
+// kernels covering its ranges, built once in a parallel NVRTC wave, kept in
+// the process's KernelStore (tune/KernelStore.h: the compiled kernels and
+// the tuning database), and read back on every later start.
 //
-//   tessera_dynamic_startup [--arch h100] [--cache DIR] [--max-kernels 8] [--plans]
+//   tessera_dynamic_startup [--arch h100] [--cache DIR] [--max-kernels 8] [--plans] [--measure MS]
 //
-// Without --cache it starts from an empty temporary cache, so one run shows
-// a cold start, then a warm one. With --cache DIR the first start is cold
-// only when DIR holds nothing for this layer yet.
+// Without --cache it starts from an empty temporary store, so one run shows
+// a cold start, then a warm one. With --cache DIR (DIR/kernels,
+// DIR/tuning.jsonl) the first start is cold only when DIR holds nothing for
+// this layer yet. --measure MS, on a GPU: after the first start, each
+// operator's cells are measured (MS in all) and the fastest kernels kept,
+// so the warm start uses them.
 //
 //===----------------------------------------------------------------------===//
 #include <chrono>
@@ -28,10 +32,10 @@
 #include "tessera/analysis/Specialize.h"
 #include "tessera/arch/Arch.h"
 #include "tessera/runtime/CudaDriver.h"
-#include "tessera/runtime/KernelCache.h"
 #include "tessera/script/Parser.h"
 #include "tessera/support/Error.h"
 #include "tessera/tune/DynamicKernel.h"
+#include "tessera/tune/KernelStore.h"
 
 namespace {
 
@@ -62,6 +66,7 @@ struct Options {
   std::string arch, cache;
   int64_t max_kernels = 8;
   bool plans = false;
+  double measure_ms = 0;
 };
 
 Options parse_args(int argc, char **argv) {
@@ -76,8 +81,10 @@ Options parse_args(int argc, char **argv) {
     else if (a == "--cache") o.cache = value();
     else if (a == "--max-kernels") o.max_kernels = std::stoll(value());
     else if (a == "--plans") o.plans = true;
+    else if (a == "--measure") o.measure_ms = std::stod(value());
     else if (a == "-h" || a == "--help") {
-      std::cout << "usage: tessera_dynamic_startup [--arch NAME] [--cache DIR] [--max-kernels N] [--plans]\n";
+      std::cout << "usage: tessera_dynamic_startup [--arch NAME] [--cache DIR] [--max-kernels N] [--plans] "
+                   "[--measure MS]\n";
       std::exit(0);
     } else {
       throw UserError("unknown argument '" + a + "' (try --help)");
@@ -86,17 +93,20 @@ Options parse_args(int argc, char **argv) {
   return o;
 }
 
-/// Every operator of the layer as a DynamicKernel (one create_many: the
-/// plans in parallel, then every kernel in one NVRTC wave); one row each.
+/// Every operator of the layer as a DynamicKernel, through a store opened as
+/// a new process would (one create: the plans in parallel, then every kernel
+/// in one NVRTC wave); one row each. With --measure and a GPU, the cells are
+/// measured afterwards (the next start uses what was measured).
 double start(const std::vector<Operator> &ops, const std::vector<ir::PrimFunc> &funcs, const Arch &arch,
-             runtime::KernelCache &cache, const Options &o, const char *what) {
+             const tune::KernelStore::Paths &paths, const Options &o, const char *what, bool measure) {
+  tune::KernelStore store(paths);
   auto t0 = std::chrono::steady_clock::now();
   std::vector<tune::DynamicRequest> requests;
   for (size_t i = 0; i < ops.size(); ++i) {
     tune::DynamicSpec spec = tune::DynamicSpec::parse(ops[i].ranges, ops[i].hot, o.max_kernels);
     requests.push_back({funcs[i], spec});
   }
-  std::vector<tune::DynamicKernel> kernels = tune::DynamicKernel::create_many(requests, arch, {.cache = &cache});
+  std::vector<tune::DynamicKernel> kernels = store.create(requests, arch);
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   tune::DynamicKernelCounters sum;
   std::cout << fmt::format("\n{} start\n{:<18} {:<20} {:>6} {:>8} {:>14} {:>10} {:>7} {:>6} {:>9}\n", what, "operator",
@@ -119,6 +129,18 @@ double start(const std::vector<Operator> &ops, const std::vector<ir::PrimFunc> &
                            "applications, {} policy calls; {:.1f} ms on {} cores\n",
                            what, ops.size(), sum.kernels, sum.nvrtc_compiles, sum.cache_reads, sum.rule_applications,
                            sum.policy_calls, ms, std::thread::hardware_concurrency());
+  if (measure) {
+    if (runtime::driver_status() != runtime::DriverStatus::Ok || runtime::device_count() == 0) {
+      std::cout << "# --measure: no CUDA device (" << runtime::driver_message() << "): the predicted kernels stay\n";
+    } else {
+      for (size_t i = 0; i < ops.size(); ++i) {
+        kernels[i].load(0);
+        tune::DynamicMeasureReport r =
+            store.measure(kernels[i], kernels[i].device_timer(0), o.measure_ms / double(ops.size()));
+        std::cout << fmt::format("# {}: {}\n", ops[i].name, r.str());
+      }
+    }
+  }
   return ms;
 }
 
@@ -135,16 +157,16 @@ int main(int argc, char **argv) {
       dir = std::filesystem::temp_directory_path() /
             fmt::format("tessera-dynamic-startup-{}", std::chrono::steady_clock::now().time_since_epoch().count());
     }
-    runtime::KernelCache cache(dir);
+    tune::KernelStore::Paths paths{dir / "kernels", (dir / "tuning.jsonl").string()};
     std::vector<ir::PrimFunc> funcs;
     for (const Operator &op : kLayer) {
       ir::PrimFunc f = script::parse_file(std::string(TESSERA_SOURCE_DIR) + "/" + op.file).funcs.at(0);
       funcs.push_back(op.bind.empty() ? f : analysis::specialize(f, op.bind));
     }
-    std::cout << fmt::format("# a decoder layer's kernels for {} ({}), kernel cache {}\n", arch.name, arch.arch_flag(),
-                             dir.string());
-    double first = start(kLayer, funcs, arch, cache, o, temporary ? "cold" : "first");
-    double second = start(kLayer, funcs, arch, cache, o, "warm");
+    std::cout << fmt::format("# a decoder layer's kernels for {} ({}), kernel store {}\n", arch.name,
+                             arch.arch_flag(), dir.string());
+    double first = start(kLayer, funcs, arch, paths, o, temporary ? "cold" : "first", o.measure_ms > 0);
+    double second = start(kLayer, funcs, arch, paths, o, "warm", false);
     std::cout << fmt::format("# startup: {:.0f} ms, then {:.1f} ms from the cache\n", first, second);
     if (temporary) std::filesystem::remove_all(dir);
     return 0;

@@ -6,7 +6,8 @@
 // timing fails is never chosen and its record says why; the budget stops
 // it; every measurement is a database record keyed by the function at the
 // cell's sizes, with the cell; the manifest keeps the measured assignment
-// for the next start. device_timer() is exercised by DynamicKernelGpuTest.
+// for the next start; a KernelStore serves every start of a process and
+// keeps what was measured. device_timer() is exercised by DynamicKernelGpuTest.
 //
 //===----------------------------------------------------------------------===//
 #include <gtest/gtest.h>
@@ -19,6 +20,7 @@
 #include "tessera/runtime/NVRTC.h"
 #include "tessera/support/Error.h"
 #include "tessera/tune/DynamicKernel.h"
+#include "tessera/tune/KernelStore.h"
 
 namespace tessera::tune {
 namespace {
@@ -127,6 +129,44 @@ TEST(DynamicMeasure, AFailingKernelIsNeverChosenAndTheBudgetStops) {
         << rec.error;
   }
   EXPECT_TRUE(saw_failure);
+}
+
+TEST(KernelStore, OpenedPerProcessItServesEveryStartAndKeepsTheMeasurements) {
+  if (!runtime::nvrtc_available()) GTEST_SKIP() << "NVRTC is not available";
+  fs::path dir = fresh_dir();
+  const Arch arch = Arch::by_name("h100");
+  KernelStore::Paths paths{dir / "kernels", (dir / "db" / "tuning.jsonl").string()};
+  std::vector<DynamicRequest> requests = {{gemm(), spec()},
+                                          {analysis::specialize(test::load_func(test::find_entry("rmsnorm_f16")),
+                                                                {{"cols", 4096}}),
+                                           DynamicSpec::parse({"rows=1:4096"}, {"rows=1"}, 4)}};
+  int fastest = -1;
+  std::vector<int> measured;  // the kernel of each of kSizes after measuring
+  {
+    KernelStore store(paths);  // the first start
+    ASSERT_NE(store.database(), nullptr);
+    std::vector<DynamicKernel> ks = store.create(requests, arch);
+    ASSERT_EQ(ks.size(), 2u);
+    EXPECT_FALSE(ks[0].counters().warm);
+    fastest = int(ks[0].kernels().size()) - 1;
+    DynamicMeasureReport r =
+        store.measure(ks[0], [&](int k, const std::vector<int64_t> &) { return k == fastest ? 1.0 : 2.0; });
+    EXPECT_EQ(r.failed, 0);
+    EXPECT_EQ(int64_t(store.database()->records().size()), r.measurements);
+    EXPECT_GT(r.reassigned, 0) << r.str();
+    for (int64_t m : kSizes) measured.push_back(ks[0].select({m}).kernel);
+  }
+  KernelStore again(paths);  // a later start: nothing built, the measured kernels kept
+  std::vector<DynamicKernel> ks = again.create(requests, arch);
+  for (const DynamicKernel &k : ks) {
+    EXPECT_TRUE(k.counters().warm) << k.counters().str();
+    EXPECT_EQ(k.counters().nvrtc_compiles, 0);
+  }
+  for (size_t i = 0; i < kSizes.size(); ++i) EXPECT_EQ(ks[0].select({kSizes[i]}).kernel, measured[i]);
+  EXPECT_FALSE(again.database()->records().empty());
+  // No database: measurements change the cells but record nothing.
+  KernelStore bare({dir / "kernels", ""});
+  EXPECT_EQ(bare.database(), nullptr);
 }
 
 }  // namespace
