@@ -15,6 +15,7 @@
 #include <cmath>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "tessera/ir/Functor.h"
 #include "tessera/ir/Op.h"
@@ -165,7 +166,14 @@ class ReferenceBuilder : public IRMutator {
     if (const auto *l = e.as<Load>()) {
       std::vector<Expr> idx;
       for (const Expr &i : l->indices) idx.push_back(mutate(i));
-      return Load::make(variance_of(l->buffer), std::move(idx));
+      Expr v = Load::make(variance_of(l->buffer), std::move(idx));
+      // In a reduction's update, an element read at the same index on every
+      // step (D += A[k] + C[i]: C[i]) adds the same error each time: the
+      // errors are not independent, and over the steps they add up linearly,
+      // so each step counts its variance times the number of steps.
+      if (reduction_ && !reduction_->writes.count(l->buffer.get()) && !uses_any(l->indices, reduction_->vars))
+        v = v * reduction_->steps;
+      return v;
     }
     if (const auto *c = e.as<Cast>()) {
       DataType from = c->value.dtype();
@@ -229,7 +237,20 @@ class ReferenceBuilder : public IRMutator {
     return LetStmt::make(w, value, LetStmt::make(ev, var, LetStmt::make(eq, sq, mutate(op->body))));
   }
   Stmt visit_(const Block *op, const Stmt &self) override {
+    // A reduction block: its reduce iter vars, their number of steps, and
+    // the buffers it accumulates into (see variance(Load)).
+    std::optional<Reduction> outer = reduction_;
+    reduction_.reset();
+    Reduction r{{}, f64(1), {}};
+    for (const IterVar &iv : op->iter_vars)
+      if (iv.kind == IterKind::Reduce) {
+        r.vars.insert(iv.var.get());
+        r.steps = r.steps * cast(kF64, iv.dom.extent);
+      }
+    for (const BufferRegion &w : op->writes) r.writes.insert(w.buffer.get());
+    if (!r.vars.empty()) reduction_ = std::move(r);
     Stmt s = IRMutator::visit_(op, self);
+    reduction_ = std::move(outer);
     const auto *b = s.as<Block>();
     // Every region and allocation of a float buffer gets its variance companion.
     auto companions = [&](const std::vector<BufferRegion> &original, std::vector<BufferRegion> out) {
@@ -254,6 +275,23 @@ class ReferenceBuilder : public IRMutator {
   }
 
  private:
+  struct Reduction {
+    std::unordered_set<const VarNode *> vars;
+    Expr steps;
+    std::unordered_set<const BufferNode *> writes;
+  };
+  /// The reduction block being widened, if any.
+  std::optional<Reduction> reduction_;
+
+  static bool uses_any(const std::vector<Expr> &indices, const std::unordered_set<const VarNode *> &vars) {
+    bool found = false;
+    for (const Expr &i : indices)
+      pre_order_visit(Evaluate::make(i), [&](const Expr &x) {
+        if (const auto *v = x.as<VarNode>(); v && vars.count(v)) found = true;
+      }, nullptr);
+    return found;
+  }
+
   /// Binds a variable for the extent of a C++ scope.
   struct Scoped {
     Scoped(std::unordered_map<const VarNode *, WideVar> &m, const VarNode *k, WideVar v) : m_(m), k_(k) {

@@ -219,8 +219,15 @@ std::string OutputCheck::str() const {
                        number(ref), number(diff), number(bound), 100 * ratio);
   }
   std::string how = bound == 0 || !std::isfinite(ratio) ? "" : fmt::format(" ({:.3g}x)", ratio);
-  return fmt::format("{}: WRONG, {} of {} elements outside their bound; worst {}: got {}, reference {}, bound {}{}",
-                     buffer, failures, elements, where, number(got), number(ref), number(bound), how);
+  // The interpreter fills intermediates with NaN: a NaN reference where the
+  // kernel computed a number is most often the program reading what no block
+  // wrote (its result there is undefined), not a wrong kernel.
+  std::string why = std::isnan(ref) && !std::isnan(got)
+                        ? " (the reference is NaN: the original program reads an intermediate element no block "
+                          "wrote, or an input holds NaN; the result there is undefined)"
+                        : "";
+  return fmt::format("{}: WRONG, {} of {} elements outside their bound; worst {}: got {}, reference {}, bound {}{}{}",
+                     buffer, failures, elements, where, number(got), number(ref), number(bound), how, why);
 }
 
 }  // namespace tessera::runtime

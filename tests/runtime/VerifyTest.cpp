@@ -159,6 +159,80 @@ def main(x: T.Buffer((1000,), "float32"), y: T.Buffer((1000,), "float32")):
   EXPECT_FALSE(check(f, g).ok);
 }
 
+TEST(Verify, AnErrorAddedOnEveryStepCountsOncePerStep) {
+  // Chained reductions: each adds the previous one's value (the same element,
+  // the same error) on every step, so that error grows with the steps, not
+  // with their square root. The program run as written is within its bound
+  // (it was not, 1.8x, when those errors were taken as independent), and a
+  // kernel that drops one step of the last reduction is not.
+  auto program = [](int last_steps) {
+    return fmt::format(R"(
+@T.prim_func
+def main(A: T.Buffer((16, 16, 16), "float32"), F: T.Buffer((16, 16), "float32")):
+    C = T.alloc_buffer((16, 16))
+    D = T.alloc_buffer((16, 16))
+    E = T.alloc_buffer((16, 16))
+    for i, j, k in T.grid(16, 16, 16):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vj, vk]
+    for i, j, k in T.grid(16, 16, 16):
+        with T.block("D"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                D[vi, vj] = T.float32(0)
+            D[vi, vj] = D[vi, vj] + A[vi, vj, vk] + C[vi, vj]
+    for i, j, k in T.grid(16, 16, 16):
+        with T.block("E"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                E[vi, vj] = T.float32(0)
+            E[vi, vj] = E[vi, vj] + A[vi, vj, vk] + D[vi, vj]
+    for i, j, k in T.grid(16, 16, {0}):
+        with T.block("F"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            vk = T.axis.reduce(16, k)
+            with T.init():
+                F[vi, vj] = T.float32(0)
+            F[vi, vj] = F[vi, vj] + A[vi, vj, vk] + E[vi, vj]
+)",
+                       last_steps);
+  };
+  for (uint64_t seed : {1, 2, 3}) {
+    runtime::OutputCheck c = check(program(16), program(16), seed);
+    EXPECT_TRUE(c.ok) << c.str();
+    EXPECT_FALSE(check(program(16), program(15), seed).ok);
+  }
+}
+
+TEST(Verify, ANaNReferenceSaysTheProgramReadsWhatNothingWrote) {
+  // C is written on [0, 4) only; D reads all of it.
+  std::string f = R"(
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), D: T.Buffer((8,), "float32")):
+    C = T.alloc_buffer((8,))
+    for i in range(4):
+        with T.block("C"):
+            vi = T.axis.remap("S", [i])
+            C[vi] = A[vi]
+    for i in range(8):
+        with T.block("D"):
+            vi = T.axis.remap("S", [i])
+            D[vi] = C[vi]
+)";
+  ir::PrimFunc p = script::parse_func(f);
+  std::vector<NDArray> args = runtime::make_random_args(p, {}, 1);
+  runtime::Reference ref = runtime::compute_reference(p, args);
+  for (int64_t i = 0; i < 8; ++i) args[1].set(i, 1.0);  // a kernel that wrote numbers everywhere
+  runtime::OutputCheck c = runtime::check_outputs(p, args, ref).at(0);
+  EXPECT_FALSE(c.ok);
+  EXPECT_NE(c.str().find("the reference is NaN: the original program reads an intermediate element no block wrote"),
+            std::string::npos)
+      << c.str();
+}
+
 TEST(Verify, TranscendentalsAndDivisionPassInTheirOwnPrecision) {
   std::string f = R"(
 @T.prim_func
