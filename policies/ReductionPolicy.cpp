@@ -220,9 +220,16 @@ RowShape row_shape(const ir::PrimFunc &f, const ProposeOptions &options) {
   ir::PrimFunc sized = sized_for(f, options);
   analysis::FuncInfo info = analyze_inlined(sized);
   s.all_bytes = param_bytes(sized, sized.body());
-  std::vector<int> reds = info.reduction_blocks();
+  // The reductions (a tuple reduction, sum and sum of squares in one block,
+  // counts its parts: each is combined across the row's threads).
+  std::vector<int> reds;
+  s.reductions = 0;
+  for (size_t i = 0; i < info.blocks.size(); ++i)
+    if (info.blocks[i].is_reduction() || info.blocks[i].is_tuple_reduction()) {
+      reds.push_back(static_cast<int>(i));
+      s.reductions += static_cast<int>(info.blocks[i].writes.size());
+    }
   if (reds.empty() || info.blocks.empty()) return s;
-  s.reductions = static_cast<int>(reds.size());
   const BlockInfo &r = info.blocks[reds[0]];
   s.rows = iter_extent(r, IterKind::Spatial).value_or(hint);
   const BlockInfo &last = info.blocks.back();

@@ -52,6 +52,7 @@ struct GeneralReductionMatch final : Match {
   std::vector<std::string> inlined;     ///< elementwise blocks to inline, in order
   std::vector<std::string> reductions;  ///< R_1 .. R_n, program order
   std::vector<std::optional<int64_t>> reduce_extents;
+  std::vector<int> reduction_writes;  ///< buffers each reduction writes (2 for a sum and a sum of squares)
   std::string last;                     ///< L
   /// The role of each of L's loops (get_loops order) and the position of
   /// the loop of its contiguous column iter.
@@ -73,10 +74,10 @@ struct GeneralReductionMatch final : Match {
 /// Why reduction `b` cannot be computed per row ("" when it can).
 std::string why_not_row_reduction(const ir::PrimFunc &f, const BlockInfo &b) {
   if (std::string why = why_not_splittable_reduction(b); !why.empty()) return why;
-  const ir::Buffer &out = b.writes[0].buffer;
-  if (is_param(f, out))
-    return "reduction '" + b.name + "' writes the output parameter '" + out.name() +
-           "' (general_reduction keeps the per-row values on chip; the reduction rule handles a reduction output)";
+  for (const analysis::Access &w : b.writes)
+    if (is_param(f, w.buffer))
+      return "reduction '" + b.name + "' writes the output parameter '" + w.buffer.name() +
+             "' (general_reduction keeps the per-row values on chip; the reduction rule handles a reduction output)";
   if (std::string why = why_contraction(b); !why.empty()) return why;
   const analysis::Access *a = dominant_read(b);
   int inner = a ? a->inner_iter() : -1;
@@ -116,7 +117,8 @@ class GeneralReductionRule final : public Rule {
       if (std::string why = why_not_row_reduction(f, b); !why.empty()) return R::fail(why);
       m->reductions.push_back(b.name);
       m->reduce_extents.push_back(iter_extent(b, IterKind::Reduce));
-      per_row.insert(b.writes[0].buffer.get());
+      for (const analysis::Access &w : b.writes) per_row.insert(w.buffer.get());  // a tuple's every part
+      m->reduction_writes.push_back(static_cast<int>(b.writes.size()));
     }
     if (std::string why = why_not_plain_injective(last); !why.empty()) return R::fail(why);
     if (!last.writes_output) return R::fail("the last block '" + last.name + "' writes no output parameter");
@@ -251,7 +253,7 @@ class GeneralReductionRule final : public Rule {
       std::vector<schedule::LoopRef> all = sch.get_loops(red);
       auto at = std::find(all.begin(), all.end(), row_loop);
       std::vector<schedule::LoopRef> inner(at + 1, all.end());
-      sch.set_scope(red, 0, c->local_intermediates ? "local" : "shared");
+      for (int w = 0; w < m.reduction_writes[k]; ++w) sch.set_scope(red, w, c->local_intermediates ? "local" : "shared");
       if (inner.empty()) continue;  // a reduction of extent 1: nothing to split
       schedule::LoopRef kf = fuse_all(sch, inner, m.reductions[k] + "_k");
       ThreadSplit ks = split_for_threads(sch, kf, m.reduce_extents[k], c->threads_x, c->unroll, c->vector,

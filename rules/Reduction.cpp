@@ -136,6 +136,9 @@ class ReductionRule final : public Rule {
       return R::fail("block '" + info.blocks[0].name + "' before the reduction is not elementwise (cannot be inlined)");
     if (std::string why = why_not_splittable_reduction(r); !why.empty()) return R::fail(why);
     if (std::string why = why_contraction(r); !why.empty()) return R::fail(why);
+    if (r.is_tuple_reduction())
+      return R::fail("block '" + r.name + "' reduces into " + std::to_string(r.writes.size()) +
+                     " buffers at once (a tuple reduction, general_reduction's pattern)");
 
     auto m = std::make_shared<ReductionMatch>();
     m->inlined = inlined->blocks;

@@ -69,19 +69,21 @@ std::string common_checks(const BlockInfo &b) {
 }  // namespace
 
 std::string why_not_splittable_reduction(const BlockInfo &b) {
-  if (!b.is_reduction())
+  if (!b.is_reduction() && !b.is_tuple_reduction())
     return "block '" + b.name + "' (" + b.dom_kind() + ") is not a reduction with a recognised combiner";
   if (std::string why = common_checks(b); !why.empty()) return why;
-  const Access &w = b.writes[0];
-  if (!w.is_simple) return "block '" + b.name + "' writes '" + w.buffer.name() + "' at computed indices";
-  std::vector<int> used = w.iters();
-  for (size_t i = 0; i < b.iters.size(); ++i) {
-    if (b.iters[i].kind != IterKind::Spatial) continue;
-    if (!std::count(used.begin(), used.end(), static_cast<int>(i)))
-      return "block '" + b.name + "' does not index its output '" + w.buffer.name() + "' by the spatial iter '" +
-             b.iters[i].var.name() + "'";
+  bool is_int = false;
+  for (const Access &w : b.writes) {  // one, or a tuple's
+    if (!w.is_simple) return "block '" + b.name + "' writes '" + w.buffer.name() + "' at computed indices";
+    std::vector<int> used = w.iters();
+    for (size_t i = 0; i < b.iters.size(); ++i) {
+      if (b.iters[i].kind != IterKind::Spatial) continue;
+      if (!std::count(used.begin(), used.end(), static_cast<int>(i)))
+        return "block '" + b.name + "' does not index its output '" + w.buffer.name() + "' by the spatial iter '" +
+               b.iters[i].var.name() + "'";
+    }
+    is_int |= w.buffer.dtype().is_integer();
   }
-  bool is_int = w.buffer.dtype().is_integer();
   switch (b.combiner) {
     case Combiner::Sum:
     case Combiner::Product:

@@ -71,6 +71,17 @@ bool BlockInfo::is_reduction() const {
   return true;
 }
 
+bool BlockInfo::is_tuple_reduction() const {
+  if (!has_reduce() || combiner == Combiner::None || tuple_values.size() < 2 || writes.size() != tuple_values.size())
+    return false;
+  for (const IterInfo &i : iters)
+    if (i.kind == IterKind::Opaque) return false;
+  for (const Access &w : writes)
+    for (int i : w.iters())
+      if (iters[i].kind != IterKind::Spatial) return false;
+  return true;
+}
+
 bool BlockInfo::is_injective() const {
   if (!is_spatial() || writes.size() != 1 || !writes[0].is_simple) return false;
   std::vector<int> used;
@@ -199,6 +210,43 @@ void find_combiner(const Store &st, BlockInfo &info) {
   info.combiner = c;
 }
 
+/// A tuple reduction's updates: the body's `let` values substituted into a
+/// sequence of stores `W_i[idx] = W_i[idx] op v_i` (one op, one idx). Sets
+/// the combiner and tuple_values, and returns the stores; empty otherwise.
+std::vector<Stmt> find_tuple_combiner(const Stmt &body, BlockInfo &info) {
+  std::vector<std::pair<Var, Expr>> lets;
+  Stmt s = body;
+  while (const auto *l = s.as<LetStmt>()) {
+    lets.emplace_back(l->var, substitute(l->value, lets));
+    s = l->body;
+  }
+  const auto *seq = s.as<Seq>();
+  if (!seq || seq->stmts.size() < 2) return {};
+  std::vector<Stmt> stores;
+  for (const Stmt &x : seq->stmts) {
+    const auto *st = x.as<Store>();
+    if (!st) return {};
+    stores.push_back(Store::make(st->buffer, substitute(st->value, lets), st->indices));
+  }
+  std::vector<Expr> values;
+  Combiner combiner = Combiner::None;
+  for (size_t i = 0; i < stores.size(); ++i) {
+    const Store &st = *stores[i].as<Store>();
+    BlockInfo one;
+    find_combiner(st, one);
+    if (one.combiner == Combiner::None || (combiner != Combiner::None && one.combiner != combiner)) return {};
+    if (!same_indices(st.indices, stores[0].as<Store>()->indices)) return {};
+    for (size_t j = 0; j < i; ++j)
+      if (stores[j].as<Store>()->buffer.same_as(st.buffer)) return {};
+    combiner = one.combiner;
+    values.push_back(one.reduce_value);
+  }
+  info.combiner = combiner;
+  info.reduce_value = values[0];
+  info.tuple_values = std::move(values);
+  return stores;
+}
+
 /// Walks the statement tree above the leaf blocks, keeping the enclosing
 /// loops and guards.
 class Walker {
@@ -283,9 +331,13 @@ class Walker {
     for (const Store *st : body.stores) info.writes.push_back(make_access(st->buffer, st->indices, info.iters));
     const Store *update = b.body.as<Store>();
     if (update && (b.init || info.has_reduce())) find_combiner(*update, info);
+    std::vector<Stmt> tuple;
+    if (!update && (b.init || info.has_reduce())) tuple = find_tuple_combiner(b.body, info);
     for (const Load *l : body.loads) {
       bool is_update_read = update && info.combiner != Combiner::None && l->buffer.same_as(update->buffer) &&
                             same_indices(l->indices, update->indices);
+      for (const Stmt &t : tuple)
+        is_update_read |= l->buffer.same_as(t.as<Store>()->buffer) && same_indices(l->indices, t.as<Store>()->indices);
       if (!is_update_read) info.reads.push_back(make_access(l->buffer, l->indices, info.iters));
     }
     if (b.init) {

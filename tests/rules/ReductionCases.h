@@ -58,6 +58,51 @@ inline std::shared_ptr<rules::Config> general_reduction_config(int64_t tx, int64
   return c;
 }
 
+/// relax's layer_norm over (1, n, cols) float32 rows, cast to float16: one
+/// block sums x and x * x at once through T.let values (a tuple reduction),
+/// as TVM prints it.
+inline std::string relax_layer_norm(int cols) {
+  std::string c = "T.int64(" + std::to_string(cols) + ")";
+  std::string inv = std::to_string(1.0 / cols);
+  return R"(
+@T.prim_func(private=True)
+def layer_norm(p_lv6: T.handle, weight1: T.Buffer(()" + c + R"(,), "float32"), bias: T.Buffer(()" + c +
+         R"(,), "float32"), p_output0: T.handle):
+    T.func_attr({"tir.noalias": T.bool(True)})
+    n = T.int64()
+    lv6 = T.match_buffer(p_lv6, (T.int64(1), n, )" + c + R"())
+    var_compute_intermediate = T.match_buffer(p_output0, (T.int64(1), n, )" + c + R"(), "float16")
+    # with T.block("root"):
+    A_red_temp_v0 = T.alloc_buffer((T.int64(1), n))
+    A_red_temp_v1 = T.alloc_buffer((T.int64(1), n))
+    var_T_layer_norm_intermediate = T.alloc_buffer((T.int64(1), n, )" + c + R"())
+    for ax0, ax1, k2 in T.grid(T.int64(1), n, )" + c + R"():
+        with T.block("A_red_temp"):
+            v_ax0, v_ax1, v_k2 = T.axis.remap("SSR", [ax0, ax1, k2])
+            T.reads(lv6[v_ax0, v_ax1, v_k2])
+            T.writes(A_red_temp_v0[v_ax0, v_ax1], A_red_temp_v1[v_ax0, v_ax1])
+            with T.init():
+                A_red_temp_v0[v_ax0, v_ax1] = T.float32(0.0)
+                A_red_temp_v1[v_ax0, v_ax1] = T.float32(0.0)
+            v_A_red_temp_v0: T.float32 = A_red_temp_v0[v_ax0, v_ax1] + lv6[v_ax0, v_ax1, v_k2]
+            v_A_red_temp_v1: T.float32 = A_red_temp_v1[v_ax0, v_ax1] + lv6[v_ax0, v_ax1, v_k2] * lv6[v_ax0, v_ax1, v_k2]
+            A_red_temp_v0[v_ax0, v_ax1] = v_A_red_temp_v0
+            A_red_temp_v1[v_ax0, v_ax1] = v_A_red_temp_v1
+    for ax0, ax1, ax2 in T.grid(T.int64(1), n, )" + c + R"():
+        with T.block("T_layer_norm"):
+            v_ax0, v_ax1, v_ax2 = T.axis.remap("SSS", [ax0, ax1, ax2])
+            T.reads(lv6[v_ax0, v_ax1, v_ax2], A_red_temp_v0[v_ax0, v_ax1], A_red_temp_v1[v_ax0, v_ax1], weight1[v_ax2], bias[v_ax2])
+            T.writes(var_T_layer_norm_intermediate[v_ax0, v_ax1, v_ax2])
+            var_T_layer_norm_intermediate[v_ax0, v_ax1, v_ax2] = (lv6[v_ax0, v_ax1, v_ax2] - A_red_temp_v0[v_ax0, v_ax1] * T.float32()" + inv + R"()) * T.rsqrt(A_red_temp_v1[v_ax0, v_ax1] * T.float32()" + inv + R"() - A_red_temp_v0[v_ax0, v_ax1] * T.float32()" + inv + R"() * (A_red_temp_v0[v_ax0, v_ax1] * T.float32()" + inv + R"()) + T.float32(1e-05)) * weight1[v_ax2] + bias[v_ax2]
+    for i0, i1, i2 in T.grid(T.int64(1), n, )" + c + R"():
+        with T.block("compute"):
+            v_i0, v_i1, v_i2 = T.axis.remap("SSS", [i0, i1, i2])
+            T.reads(var_T_layer_norm_intermediate[v_i0, v_i1, v_i2])
+            T.writes(var_compute_intermediate[v_i0, v_i1, v_i2])
+            var_compute_intermediate[v_i0, v_i1, v_i2] = T.Cast("float16", var_T_layer_norm_intermediate[v_i0, v_i1, v_i2])
+)";
+}
+
 inline std::vector<ReductionCase> reduction_cases() {
   auto r = [](int64_t tx, int64_t ty, int64_t unroll, bool local, int64_t vector = 1) {
     return reduction_config(tx, ty, unroll, local, vector);

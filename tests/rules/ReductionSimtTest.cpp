@@ -164,6 +164,35 @@ def main(A: T.Buffer((1, 1, 300), "float16"), B: T.Buffer((300,), "float16"), ou
   }
 }
 
+/// relax's layer_norm: one block sums x and x * x (a tuple reduction); the
+/// threads of a row combine both sums, for every number of rows (0 too).
+TEST(ReductionSimt, TupleReductionAsRelaxPrintsLayerNorm) {
+  ir::PrimFunc f = script::parse_func(relax_layer_norm(96));
+  const rules::Rule &g = rules::general_reduction_rule();
+  auto m = g.match(f, test_arch());
+  ASSERT_TRUE(m) << m.reason();
+  for (auto c : {general_reduction_config(32, 2, 1, 2, true), general_reduction_config(64, 1, 4, 1, false),
+                 general_reduction_config(1, 4, 1, 4, true)}) {
+    SCOPED_TRACE(c->str());
+    ir::PrimFunc s = g.apply(f, **m, *c).func();
+    lower::LoweredFunc kernel = lower::lower(s);
+    for (int64_t rows : {0, 1, 5}) {
+      runtime::DimBindings dims{{"n", rows}};
+      std::vector<runtime::NDArray> expected = runtime::make_random_args(f, dims, 5), actual = expected, scalars;
+      runtime::Reference reference = runtime::compute_reference(f, expected);
+      std::vector<runtime::NDArray *> args = kernel_args(kernel, s, actual, scalars, dims);
+      try {
+        simt::emulate(kernel, args);
+      } catch (const simt::EmulationError &err) {
+        FAIL() << err.what() << "\n" << codegen::codegen_cuda(kernel);
+      }
+      runtime::OutputCheck check =
+          runtime::check_output("out", actual[3], reference.values[3], reference.variance[3]);
+      EXPECT_TRUE(check.ok) << "n = " << rows << ": " << check.str() << "\n" << codegen::codegen_cuda(kernel);
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Reductions, ReductionSimtTest, ::testing::ValuesIn(reduction_cases()), reduction_case_name);
 
 }  // namespace

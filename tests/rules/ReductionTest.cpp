@@ -7,6 +7,7 @@
 // cases the corpus lacks), configs through JSON and validate.
 //
 //===----------------------------------------------------------------------===//
+#include "ReductionCases.h"
 #include "RuleTestUtil.h"
 #include "tessera/analysis/BlockInfo.h"
 #include "tessera/ir/StructuralEqual.h"
@@ -501,6 +502,24 @@ TEST(GeneralReductionRule, OneRowWithoutARowAxis) {
     apply_checked(g, f, gconfig(32, 1, 2, 2, false));
     apply_checked(g, f, gconfig(16, 2, 1, 1, true));
   }
+}
+
+TEST(GeneralReductionRule, TupleReductionAsRelaxPrintsLayerNorm) {
+  // One block sums x and x * x into two buffers through T.let values: a
+  // tuple reduction. general_reduction takes it (both per-row values on
+  // chip); the reduction rule says whose pattern it is.
+  ir::PrimFunc f = parse(relax_layer_norm(96).c_str());
+  const rules::Rule &g = rules::general_reduction_rule();
+  auto m = g.match(f, test_arch());
+  ASSERT_TRUE(m) << m.reason();
+  EXPECT_NE((*m)->describe().find("reductions 'A_red_temp', then 'compute', 1 block(s) inlined"), std::string::npos)
+      << (*m)->describe();
+  std::string text = script::print(apply_checked(g, f, *g.default_config(**m, test_arch()), {{"n", 5}}));
+  EXPECT_NE(text.find("A_red_temp_v0 = T.alloc_buffer((T.int64(1), n), scope=\"local\")"), std::string::npos) << text;
+  EXPECT_NE(text.find("A_red_temp_v1 = T.alloc_buffer((T.int64(1), n), scope=\"local\")"), std::string::npos) << text;
+  for (const GeneralReductionConfig &c : {gconfig(32, 2, 1, 2, false), gconfig(1, 4, 1, 4, true)})
+    apply_checked(g, f, c, {{"n", 3}});
+  EXPECT_DECLINES(rules::reduction_rule(), f, "reduces into 2 buffers at once (a tuple reduction");
 }
 
 TEST(GeneralReductionRule, SymbolicRowsColumnsAndOneReduction) {

@@ -93,6 +93,11 @@ struct BlockInfo {
   Combiner combiner = Combiner::None;
   ir::Expr reduce_value;
   ir::Expr init_value;
+  /// A tuple reduction (what relax prints for layer_norm: a sum and a sum
+  /// of squares in one block, through T.let values): one folded value per
+  /// write, in the order of `writes`, all with `combiner` and the same
+  /// indices. Empty for a single reduction (`reduce_value`).
+  std::vector<ir::Expr> tuple_values;
 
   /// Positions (in FuncInfo::blocks) of the blocks that write a buffer this
   /// block reads before it (producers) and that read what it writes after it
@@ -109,6 +114,9 @@ struct BlockInfo {
   /// A reduction: reduce iters, one write whose indices use only spatial
   /// iters, a recognised combiner.
   bool is_reduction() const;
+  /// A tuple reduction: reduce iters, several writes at the same indices
+  /// (spatial iters only), each `W[idx] = W[idx] op value` with one combiner.
+  bool is_tuple_reduction() const;
   /// Spatial with one simple write that uses every iter exactly once (the
   /// output is the iteration space, up to a permutation).
   bool is_injective() const;
