@@ -75,6 +75,28 @@ std::vector<runtime::NDArray *> kernel_args(const lower::LoweredFunc &k, const i
   return out;
 }
 
+/// Emulates every thread block of `scheduled` (lowered) on random inputs of
+/// `original` at `dims` and expects each output within its float64 bound.
+void expect_emulation_matches(const ir::PrimFunc &original, const ir::PrimFunc &scheduled,
+                              const runtime::DimBindings &dims) {
+  lower::LoweredFunc kernel = lower::lower(scheduled);
+  std::vector<runtime::NDArray> expected = runtime::make_random_args(original, dims, 5), actual = expected, scalars;
+  runtime::Reference reference = runtime::compute_reference(original, expected);
+  std::vector<runtime::NDArray *> args = kernel_args(kernel, scheduled, actual, scalars, dims);
+  try {
+    simt::emulate(kernel, args);
+  } catch (const simt::EmulationError &err) {
+    FAIL() << err.what() << "\n" << codegen::codegen_cuda(kernel);
+  }
+  std::vector<bool> outputs = ir::written_params(original);
+  for (size_t i = 0; i < actual.size(); ++i) {
+    if (!outputs[i]) continue;
+    runtime::OutputCheck check = runtime::check_output("parameter " + std::to_string(i), actual[i],
+                                                       reference.values[i], reference.variance[i]);
+    EXPECT_TRUE(check.ok) << check.str() << "\n" << codegen::codegen_cuda(kernel);
+  }
+}
+
 /// A symbolic reduce extent split over threads, at extents from 0 (no
 /// iteration: the serial program writes nothing, nor may the kernel) to
 /// several passes of the block: every thread block of the grid stores what
@@ -96,29 +118,9 @@ TEST(ReductionSimt, SymbolicReduceExtentsSplitOverThreads) {
     const Entry &e = find_entry(c.workload);
     SmallWorkload w{load_func(e), {}};
     ir::PrimFunc f = c.scheduled(w);  // both sizes symbolic
-    lower::LoweredFunc kernel = lower::lower(f);
     for (int64_t cols : {0, 1, 5, 33, 300}) {
       SCOPED_TRACE(c.workload + " " + (c.config ? c.config->str() : "default") + " cols " + std::to_string(cols));
-      runtime::DimBindings dims{{"rows", 3}, {"cols", cols}};
-      std::mt19937_64 rng(11);
-      std::vector<runtime::NDArray> expected = runtime::make_random_args(w.func, dims, 5);
-      prepare_inputs(e, expected, rng);
-      std::vector<runtime::NDArray> actual = expected, scalars;
-      runtime::Reference reference = runtime::compute_reference(w.func, expected);
-      std::vector<runtime::NDArray *> args = kernel_args(kernel, f, actual, scalars, dims);
-      simt::WrittenMask written;
-      try {
-        written = simt::emulate(kernel, args);
-      } catch (const simt::EmulationError &err) {
-        FAIL() << err.what() << "\n" << codegen::codegen_cuda(kernel);
-      }
-      std::vector<bool> outputs = ir::written_params(w.func);
-      for (size_t i = 0; i < actual.size(); ++i) {
-        if (!outputs[i]) continue;
-        runtime::OutputCheck check = runtime::check_output("parameter " + std::to_string(i), actual[i],
-                                                           reference.values[i], reference.variance[i]);
-        ASSERT_TRUE(check.ok) << check.str() << "\n" << codegen::codegen_cuda(kernel);
-      }
+      expect_emulation_matches(w.func, f, {{"rows", 3}, {"cols", cols}});
     }
   }
 }
@@ -149,18 +151,7 @@ def main(A: T.Buffer((1, 1, 300), "float16"), B: T.Buffer((300,), "float16"), ou
     rules::GeneralReductionConfig c;
     c.threads_x = tx, c.rows_per_block = 1, c.vector = tx == 128 ? 2 : 1, c.unroll = 2, c.local_intermediates = tx != 32;
     SCOPED_TRACE(c.str());
-    lower::LoweredFunc kernel = lower::lower(g.apply(f, **m, c).func());
-    std::vector<runtime::NDArray> expected = runtime::make_random_args(f, {}, 5), actual = expected, scalars;
-    runtime::Reference reference = runtime::compute_reference(f, expected);
-    std::vector<runtime::NDArray *> args = kernel_args(kernel, f, actual, scalars, {});
-    try {
-      simt::emulate(kernel, args);
-    } catch (const simt::EmulationError &err) {
-      FAIL() << err.what() << "\n" << codegen::codegen_cuda(kernel);
-    }
-    runtime::OutputCheck check =
-        runtime::check_output("out", actual[2], reference.values[2], reference.variance[2]);
-    EXPECT_TRUE(check.ok) << check.str() << "\n" << codegen::codegen_cuda(kernel);
+    expect_emulation_matches(f, g.apply(f, **m, c).func(), {});
   }
 }
 
@@ -174,21 +165,10 @@ TEST(ReductionSimt, TupleReductionAsRelaxPrintsLayerNorm) {
   for (auto c : {general_reduction_config(32, 2, 1, 2, true), general_reduction_config(64, 1, 4, 1, false),
                  general_reduction_config(1, 4, 1, 4, true)}) {
     SCOPED_TRACE(c->str());
-    ir::PrimFunc s = g.apply(f, **m, *c).func();
-    lower::LoweredFunc kernel = lower::lower(s);
+    ir::PrimFunc scheduled = g.apply(f, **m, *c).func();
     for (int64_t rows : {0, 1, 5}) {
-      runtime::DimBindings dims{{"n", rows}};
-      std::vector<runtime::NDArray> expected = runtime::make_random_args(f, dims, 5), actual = expected, scalars;
-      runtime::Reference reference = runtime::compute_reference(f, expected);
-      std::vector<runtime::NDArray *> args = kernel_args(kernel, s, actual, scalars, dims);
-      try {
-        simt::emulate(kernel, args);
-      } catch (const simt::EmulationError &err) {
-        FAIL() << err.what() << "\n" << codegen::codegen_cuda(kernel);
-      }
-      runtime::OutputCheck check =
-          runtime::check_output("out", actual[3], reference.values[3], reference.variance[3]);
-      EXPECT_TRUE(check.ok) << "n = " << rows << ": " << check.str() << "\n" << codegen::codegen_cuda(kernel);
+      SCOPED_TRACE("n = " + std::to_string(rows));
+      expect_emulation_matches(f, scheduled, {{"n", rows}});
     }
   }
 }
