@@ -20,6 +20,7 @@ int dynamic_command(const DynamicCommandOptions &opts, std::ostream &out, std::o
     auto [f, dims] = load_func(opts.file, opts.func, opts.dims);
     if (!dims.empty()) f = analysis::specialize(f, dims);
     Arch arch = resolve_arch(opts.arch, out);
+    if (!(opts.budget_ms >= 0)) throw UserError("--budget-ms must be 0 or more, got " + fmt::format("{}", opts.budget_ms));
     tune::DynamicSpec spec = tune::DynamicSpec::parse(opts.ranges, opts.hot, opts.max_kernels);
     spec.cells_per_octave = opts.cells_per_octave;
     tune::DynamicPlan plan = tune::plan_dynamic(f, spec, arch);

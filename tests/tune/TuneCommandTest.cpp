@@ -169,6 +169,11 @@ TEST(DynamicCommand, PrintsThePlanAndBuildsItsKernelsOnce) {
     EXPECT_NE(measured.out.find("# measured "), std::string::npos) << measured.out;
     EXPECT_NE(measured.out.find(" records appended)"), std::string::npos) << measured.out;
   }
+  o.budget_ms = -5;
+  CommandRun negative = run();
+  EXPECT_EQ(negative.status, 1);
+  EXPECT_NE(negative.err.find("--budget-ms must be 0 or more, got -5"), std::string::npos) << negative.err;
+  o.budget_ms = 5000;
   o.measure = false;
   // A range of a symbol the function does not have.
   o.ranges = {"q=1:8"};
