@@ -52,7 +52,6 @@ struct GeneralReductionMatch final : Match {
   std::vector<std::string> inlined;     ///< elementwise blocks to inline, in order
   std::vector<std::string> reductions;  ///< R_1 .. R_n, program order
   std::vector<std::optional<int64_t>> reduce_extents;
-  std::vector<int> reduction_writes;  ///< buffers each reduction writes (2 for a sum and a sum of squares)
   std::string last;                     ///< L
   /// The role of each of L's loops (get_loops order) and the position of
   /// the loop of its contiguous column iter.
@@ -118,7 +117,6 @@ class GeneralReductionRule final : public Rule {
       m->reductions.push_back(b.name);
       m->reduce_extents.push_back(iter_extent(b, IterKind::Reduce));
       for (const analysis::Access &w : b.writes) per_row.insert(w.buffer.get());  // a tuple's every part
-      m->reduction_writes.push_back(static_cast<int>(b.writes.size()));
     }
     if (std::string why = why_not_plain_injective(last); !why.empty()) return R::fail(why);
     if (!last.writes_output) return R::fail("the last block '" + last.name + "' writes no output parameter");
@@ -253,7 +251,9 @@ class GeneralReductionRule final : public Rule {
       std::vector<schedule::LoopRef> all = sch.get_loops(red);
       auto at = std::find(all.begin(), all.end(), row_loop);
       std::vector<schedule::LoopRef> inner(at + 1, all.end());
-      for (int w = 0; w < m.reduction_writes[k]; ++w) sch.set_scope(red, w, c->local_intermediates ? "local" : "shared");
+      // Every buffer it reduces into (two for a sum and a sum of squares).
+      const size_t writes = sch.get(red).as<ir::Block>()->writes.size();
+      for (size_t w = 0; w < writes; ++w) sch.set_scope(red, static_cast<int64_t>(w), c->local_intermediates ? "local" : "shared");
       if (inner.empty()) continue;  // a reduction of extent 1: nothing to split
       schedule::LoopRef kf = fuse_all(sch, inner, m.reductions[k] + "_k");
       ThreadSplit ks = split_for_threads(sch, kf, m.reduce_extents[k], c->threads_x, c->unroll, c->vector,

@@ -72,7 +72,7 @@ std::string why_not_splittable_reduction(const BlockInfo &b) {
   if (!b.is_reduction() && !b.is_tuple_reduction())
     return "block '" + b.name + "' (" + b.dom_kind() + ") is not a reduction with a recognised combiner";
   if (std::string why = common_checks(b); !why.empty()) return why;
-  bool is_int = false;
+  bool is_int = true;  // every output: bitwise combiners are for integers
   for (const Access &w : b.writes) {  // one, or a tuple's
     if (!w.is_simple) return "block '" + b.name + "' writes '" + w.buffer.name() + "' at computed indices";
     std::vector<int> used = w.iters();
@@ -82,7 +82,7 @@ std::string why_not_splittable_reduction(const BlockInfo &b) {
         return "block '" + b.name + "' does not index its output '" + w.buffer.name() + "' by the spatial iter '" +
                b.iters[i].var.name() + "'";
     }
-    is_int |= w.buffer.dtype().is_integer();
+    is_int &= w.buffer.dtype().is_integer();
   }
   switch (b.combiner) {
     case Combiner::Sum:

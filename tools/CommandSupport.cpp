@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "Commands.h"
-#include "tessera/tune/KernelStore.h"
+#include "tessera/tune/Database.h"
 #include "tessera/runtime/CudaDriver.h"
 
 namespace tessera::cli {
@@ -108,9 +108,7 @@ std::string default_database_path() { return tune::default_database_path(); }
 std::optional<tune::Database> open_database(const std::string &option, std::ostream &err) {
   std::string path = option.empty() ? default_database_path() : option;
   if (path == "none") return std::nullopt;
-  std::filesystem::path parent = std::filesystem::path(path).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent);
-  tune::Database db = tune::Database::open(path);
+  tune::Database db = tune::Database::create(path);
   for (const tune::DatabaseWarning &w : db.warnings()) err << "warning: " << w.str(path) << "\n";
   return db;
 }

@@ -34,8 +34,8 @@ int dynamic_command(const DynamicCommandOptions &opts, std::ostream &out, std::o
       std::optional<runtime::KernelCache> cache;
       if (opts.cache != "none") cache.emplace(opts.cache.empty() ? runtime::KernelCache::default_dir()
                                                                  : std::filesystem::path(opts.cache));
-      tune::DynamicKernel k =
-          tune::DynamicKernel::create(f, spec, arch, {.cache = cache ? &*cache : nullptr, .threads = opts.threads});
+      tune::DynamicKernel k = std::move(tune::DynamicKernel::create_many(
+          {{f, spec, &plan}}, arch, {.cache = cache ? &*cache : nullptr, .threads = opts.threads})[0]);
       out << "# " << k.counters().str() << "\n";
       if (cache) out << "# kernel cache: " << cache->dir().string() << "\n";
       if (opts.measure) {

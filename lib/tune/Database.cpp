@@ -15,7 +15,9 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
+#include "tessera/support/DataPaths.h"
 #include "tessera/support/Version.h"
 
 namespace tessera::tune {
@@ -96,6 +98,18 @@ std::string parse_reason(const Json::parse_error &e) {
 }
 
 }  // namespace
+
+Database Database::create(std::string path) {
+  std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  std::error_code ec;
+  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  if (ec) throw DatabaseError("tuning database " + path + ": cannot create its directory: " + ec.message());
+  return open(std::move(path));
+}
+
+std::string default_database_path() {
+  return support::user_cache_path("TESSERA_DB", "tuning.jsonl", "tessera_tuning.jsonl").string();
+}
 
 Database Database::open(std::string path) {
   Database db(std::move(path));

@@ -54,8 +54,10 @@ std::string DynamicKernelCounters::str() const {
                      plan_ms, build_ms, total_ms);
 }
 
-DynamicKernel DynamicKernel::begin(const ir::PrimFunc &original, const DynamicSpec &spec, const Arch &arch,
+DynamicKernel DynamicKernel::begin(const DynamicRequest &request, const Arch &arch,
                                    const DynamicKernelOptions &options, std::vector<runtime::CompileJob> &jobs) {
+  const ir::PrimFunc &original = request.func;
+  const DynamicSpec &spec = request.spec;
   const auto start = Clock::now();
   DynamicKernel k;
   k.func_ = schedule::unique_block_names(original);
@@ -121,10 +123,12 @@ DynamicKernel DynamicKernel::begin(const ir::PrimFunc &original, const DynamicSp
     }
   }
 
-  // Cold: plan, schedule, lower, generate, compile in one parallel wave.
-  auto t_plan = Clock::now();
-  DynamicPlan plan = plan_dynamic(k.func_, spec, arch);
-  k.counters_.plan_ms = ms_since(t_plan);
+  // Cold: plan (unless the caller did), schedule, lower, generate, compile
+  // in one parallel wave.
+  std::optional<DynamicPlan> own;
+  if (!request.plan) own = plan_dynamic(k.func_, spec, arch);
+  const DynamicPlan &plan = request.plan ? *request.plan : *own;
+  k.counters_.plan_ms = plan.plan_ms;
   k.counters_.policy_calls = plan.policy_calls;
   k.counters_.rule_applications = plan.rule_applications;
   k.plan_ = plan.to_json();
@@ -214,7 +218,7 @@ std::vector<DynamicKernel> DynamicKernel::create_many(const std::vector<DynamicR
     workers.emplace_back([&] {
       for (size_t i; (i = next.fetch_add(1)) < requests.size();) {
         try {
-          made[i] = begin(requests[i].func, requests[i].spec, arch, options, jobs[i]);
+          made[i] = begin(requests[i], arch, options, jobs[i]);
         } catch (...) {
           errors[i] = std::current_exception();
         }

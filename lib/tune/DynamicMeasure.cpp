@@ -94,7 +94,6 @@ DynamicMeasureReport DynamicKernel::measure(const KernelTimerFn &time, const Dyn
     for (size_t i = 0; i < cells.size(); ++i)
       if (cells[i].exact() == (pass == 0)) order.push_back(i);
 
-  std::map<std::pair<int, std::vector<int64_t>>, double> measured;  // one run per (kernel, sizes)
   double log_gain = 0;
   int64_t gains = 0;
   for (size_t i : order) {
@@ -117,33 +116,31 @@ DynamicMeasureReport DynamicKernel::measure(const KernelTimerFn &time, const Dyn
     rules::Json times = rules::Json::object();
     int fastest = -1;
     double fastest_us = std::numeric_limits<double>::infinity(), own_us = kNaN;
+    // Each kernel once (the cells' upper ends are distinct, so no size is
+    // measured twice across cells either).
     for (int k : to_measure(cell, options.runner_up_within)) {
       if (elapsed_ms() >= options.budget_ms) break;
-      auto [it, fresh] = measured.emplace(std::pair{k, sizes}, kNaN);
+      double us = kNaN;
       std::string error;
-      if (fresh) {
-        try {
-          it->second = time(k, sizes);
-        } catch (const std::exception &e) {
-          error = e.what();
-        }
-        ++report.measurements;
-        bool ok = std::isfinite(it->second) && it->second > 0;
-        if (!ok) {
-          ++report.failed;
-          if (error.empty()) error = "the timer gave no time";
-          it->second = kNaN;
-        }
-        if (key) {
-          Record r{.key = *key, .workload = workload, .rule = rule_, .config = configs_[size_t(k)]};
-          r.status = ok ? RecordStatus::Ok : RecordStatus::LaunchError;
-          if (ok) r.time_us = it->second;
-          r.error = error;
-          records.push_back(std::move(r));
-        }
+      try {
+        us = time(k, sizes);
+      } catch (const std::exception &e) {
+        error = e.what();
       }
-      const double us = it->second;
-      if (!std::isfinite(us)) continue;
+      ++report.measurements;
+      const bool ok = std::isfinite(us) && us > 0;
+      if (!ok) {
+        ++report.failed;
+        if (error.empty()) error = "the timer gave no time";
+      }
+      if (key) {
+        Record r{.key = *key, .workload = workload, .rule = rule_, .config = configs_[size_t(k)]};
+        r.status = ok ? RecordStatus::Ok : RecordStatus::LaunchError;
+        if (ok) r.time_us = us;
+        r.error = error;
+        records.push_back(std::move(r));
+      }
+      if (!ok) continue;
       times[std::to_string(k)] = us;
       if (k == cell.kernel) own_us = us;
       if (us < fastest_us) fastest_us = us, fastest = k;

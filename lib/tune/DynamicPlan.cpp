@@ -295,18 +295,27 @@ DynamicPlan plan_dynamic(const ir::PrimFunc &original, const DynamicSpec &spec, 
   std::vector<std::unique_ptr<rules::Config>> pool;
   std::map<std::string, size_t> index;
   std::vector<std::vector<double>> t;  // [config][cell]
-  for (size_t i = 0; i < ncells; ++i) {
-    policies::ProposeOptions o{.topk = kCandidatesPerCell};
+  // The pool position of a candidate, added (unscored) when new.
+  auto add_candidate = [&](std::unique_ptr<rules::Config> &config) {
+    auto [it, fresh] = index.emplace(config->str(), pool.size());
+    if (fresh) {
+      pool.push_back(std::move(config));
+      t.emplace_back(ncells, kInf);
+    }
+    return it->second;
+  };
+  // The policy's options at cell `i`: its upper ends.
+  auto options_at_cell = [&](size_t i, int64_t topk) {
+    policies::ProposeOptions o{.topk = topk};
     for (size_t s = 0; s < plan.symbols.size(); ++s) o.sizes[plan.symbols[s]] = plan.cells[i].bounds[s].second;
-    policies::Proposal p = policies::propose(f, *rule, *match, arch, o);
+    return o;
+  };
+  for (size_t i = 0; i < ncells; ++i) {
+    policies::Proposal p = policies::propose(f, *rule, *match, arch, options_at_cell(i, kCandidatesPerCell));
     ++plan.policy_calls;
     for (policies::Candidate &cand : p.candidates) {
-      auto [it, fresh] = index.emplace(cand.config->str(), pool.size());
-      if (fresh) {
-        pool.push_back(std::move(cand.config));
-        t.emplace_back(ncells, kInf);
-      }
-      t[it->second][i] = std::min(t[it->second][i], cand.score);
+      size_t c = add_candidate(cand.config);
+      t[c][i] = std::min(t[c][i], cand.score);
     }
   }
   // Today's one symbolic kernel: the policy's top-1 at the hint.
@@ -316,12 +325,7 @@ DynamicPlan plan_dynamic(const ir::PrimFunc &original, const DynamicSpec &spec, 
     ++plan.policy_calls;
     if (!p.candidates.empty()) {
       plan.one_kernel_config = p.candidates[0].config->str();
-      auto [it, fresh] = index.emplace(plan.one_kernel_config, pool.size());
-      if (fresh) {
-        pool.push_back(std::move(p.candidates[0].config));
-        t.emplace_back(ncells, kInf);
-      }
-      one_kernel = static_cast<int>(it->second);
+      one_kernel = static_cast<int>(add_candidate(p.candidates[0].config));
     }
   }
   // Every candidate at every cell: those a cell's proposal did not list (a
@@ -334,9 +338,8 @@ DynamicPlan plan_dynamic(const ir::PrimFunc &original, const DynamicSpec &spec, 
     for (size_t c = 0; c < pool.size(); ++c)
       if (!std::isfinite(t[c][i])) missing.push_back(pool[c].get()), rows.push_back(c);
     if (missing.empty()) continue;
-    policies::ProposeOptions o;
-    for (size_t s = 0; s < plan.symbols.size(); ++s) o.sizes[plan.symbols[s]] = plan.cells[i].bounds[s].second;
-    std::vector<double> scores = policies::estimate(f, *rule, *match, arch, missing, o);
+    std::vector<double> scores =
+        policies::estimate(f, *rule, *match, arch, missing, options_at_cell(i, policies::ProposeOptions{}.topk));
     ++plan.policy_calls;
     for (size_t k = 0; k < rows.size(); ++k)
       if (std::isfinite(scores[k])) t[rows[k]][i] = scores[k];
@@ -503,14 +506,6 @@ RegretCurve predict_regret(const ir::PrimFunc &original, const DynamicSpec &spec
   std::map<std::vector<int64_t>, std::string> bucket_config;  // power-of-two bucket top -> its best config
   std::set<std::string> pow2_used;
   RegretCurve curve;
-  // A series' config's estimate at `sizes` (scored even where the policy
-  // would not propose it); NaN where the policy cannot score it (counted,
-  // left out of the summaries).
-  auto us_of = [&](const Proposed &at, const std::vector<int64_t> &sizes, const std::string &key) {
-    if (auto it = at.score.find(key); it != at.score.end()) return it->second;
-    double us = policies::estimate(f, *rule, **match, arch, {used.at(key).get()}, options_at(sizes))[0];
-    return std::isfinite(us) ? us : std::nan("");
-  };
   auto ratio_or_nan = [](double us, double best) { return std::isnan(us) ? us : ratio(us, best); };
   for (const std::vector<int64_t> &sizes : points) {
     Proposed at = proposed_at(sizes);
@@ -533,15 +528,32 @@ RegretCurve predict_regret(const ir::PrimFunc &original, const DynamicSpec &spec
       it = bucket_config.emplace(top, best_key).first;
     }
     pow2_used.insert(it->second);
-    // The best is that of every config scored here: the proposal's, and
-    // each series' own (which the proposal at this size may not list).
+    // Each series' config's estimate here, scored (one call) where the
+    // proposal at this size does not list it; NaN where the policy cannot
+    // score it (counted, left out of the summaries). The best is that of
+    // every config scored here.
     const std::string &plan_key = plan.configs[size_t(plan.cells[size_t(cell)].config)]->str();
     std::vector<std::string> keys = {plan_key, it->second};
     if (!plan.one_kernel_config.empty()) keys.push_back(plan.one_kernel_config);
-    for (const std::string &k : keys) p.best_us = std::min(p.best_us, us_of(at, sizes, k));
-    p.plan = ratio_or_nan(us_of(at, sizes, plan_key), p.best_us);
-    p.one_kernel = plan.one_kernel_config.empty() ? 1 : ratio_or_nan(us_of(at, sizes, plan.one_kernel_config), p.best_us);
-    p.pow2 = ratio_or_nan(us_of(at, sizes, it->second), p.best_us);
+    std::map<std::string, double> unlisted;  // estimates of the series' configs the proposal lacks
+    std::vector<std::string> to_score;
+    for (const std::string &k : keys)
+      if (!at.score.count(k) && unlisted.emplace(k, std::nan("")).second) to_score.push_back(k);
+    if (!to_score.empty()) {
+      std::vector<const rules::Config *> configs;
+      for (const std::string &k : to_score) configs.push_back(used.at(k).get());
+      std::vector<double> scored = policies::estimate(f, *rule, **match, arch, configs, options_at(sizes));
+      for (size_t k = 0; k < to_score.size(); ++k)
+        if (std::isfinite(scored[k])) unlisted[to_score[k]] = scored[k];
+    }
+    auto us_of = [&](const std::string &k) {
+      auto listed = at.score.find(k);
+      return listed != at.score.end() ? listed->second : unlisted.at(k);
+    };
+    for (const std::string &k : keys) p.best_us = std::min(p.best_us, us_of(k));
+    p.plan = ratio_or_nan(us_of(plan_key), p.best_us);
+    p.one_kernel = plan.one_kernel_config.empty() ? 1 : ratio_or_nan(us_of(plan.one_kernel_config), p.best_us);
+    p.pow2 = ratio_or_nan(us_of(it->second), p.best_us);
     curve.points.push_back(p);
   }
   auto summarise = [&](double RegretPoint::*field) {

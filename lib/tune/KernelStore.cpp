@@ -1,26 +1,11 @@
 //===- lib/tune/KernelStore.cpp - What an engine opens once per process ----===//
 #include "tessera/tune/KernelStore.h"
 
-#include "tessera/support/DataPaths.h"
-
 namespace tessera::tune {
 
-namespace {
-
-std::optional<Database> open_database(const std::string &path) {
-  if (path.empty()) return std::nullopt;
-  std::filesystem::path parent = std::filesystem::path(path).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent);
-  return Database::open(path);
+KernelStore::KernelStore(const Paths &paths) : cache_(paths.kernels) {
+  if (!paths.database.empty()) db_ = Database::create(paths.database);
 }
-
-}  // namespace
-
-std::string default_database_path() {
-  return support::user_cache_path("TESSERA_DB", "tuning.jsonl", "tessera_tuning.jsonl").string();
-}
-
-KernelStore::KernelStore(const Paths &paths) : cache_(paths.kernels), db_(open_database(paths.database)) {}
 
 KernelStore KernelStore::open() {
   return KernelStore(Paths{runtime::KernelCache::default_dir(), default_database_path()});

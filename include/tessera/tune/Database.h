@@ -124,12 +124,20 @@ struct DatabaseWarning {
 /// The current time as the records write it: "2025-06-01T12:00:00Z".
 std::string utc_timestamp();
 
+/// Where the tuning database is by default: $TESSERA_DB, else
+/// $XDG_CACHE_HOME/tessera/tuning.jsonl, else ~/.cache/tessera/tuning.jsonl.
+std::string default_database_path();
+
 class Database {
  public:
   /// Reads every record of `path` under a shared lock. A missing file is an
   /// empty database (append creates it); an unreadable path (a directory, no
   /// permission) is a DatabaseError. Bad lines become warnings().
   static Database open(std::string path);
+  /// open(), after creating the file's directory where it is missing (a
+  /// database about to be appended to); a directory that cannot be made is
+  /// a DatabaseError.
+  static Database create(std::string path);
 
   const std::string &path() const { return path_; }
   /// Every valid record, in file order (then the ones appended through this object).

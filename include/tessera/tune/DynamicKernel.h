@@ -142,6 +142,10 @@ struct DynamicMeasureReport {
 struct DynamicRequest {
   ir::PrimFunc func;
   DynamicSpec spec;
+  /// plan_dynamic(func, spec, arch), when the caller made it already (to
+  /// print it): a cold start builds it instead of planning again, and its
+  /// counters report the plan's work.
+  const DynamicPlan *plan = nullptr;
 };
 
 class DynamicKernel {
@@ -200,8 +204,8 @@ class DynamicKernel {
  private:
   /// Everything up to the compiles: a warm kernel whole, a cold one with its
   /// NVRTC jobs appended to `jobs`.
-  static DynamicKernel begin(const ir::PrimFunc &f, const DynamicSpec &spec, const Arch &arch,
-                             const DynamicKernelOptions &options, std::vector<runtime::CompileJob> &jobs);
+  static DynamicKernel begin(const DynamicRequest &request, const Arch &arch, const DynamicKernelOptions &options,
+                             std::vector<runtime::CompileJob> &jobs);
   /// Takes the cubins of a cold kernel from `built` and writes its manifest.
   void finish(std::vector<runtime::CompileOutcome> &built, double wave_ms, runtime::KernelCache *cache);
   /// l.kernel's launch dimensions at `sizes`.

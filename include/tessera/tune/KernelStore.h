@@ -58,8 +58,4 @@ class KernelStore {
   std::optional<Database> db_;
 };
 
-/// $TESSERA_DB, else $XDG_CACHE_HOME/tessera/tuning.jsonl, else
-/// ~/.cache/tessera/tuning.jsonl.
-std::string default_database_path();
-
 }  // namespace tessera::tune

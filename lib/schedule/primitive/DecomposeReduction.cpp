@@ -92,14 +92,17 @@ BlockRef decompose_reduction(State &st, const BlockRef &block, const LoopRef &lo
   std::set<std::string> taken = loop_names(st.func);
   std::vector<std::pair<Var, Expr>> loop_map;
   std::vector<std::pair<const For *, Var>> copied;
-  std::vector<Var> dropped;  // loops under `loop` that are not copied
+  // Loops under `loop` that are not copied, and each at its first step.
+  std::vector<const For *> dropped;
+  std::vector<std::pair<Var, Expr>> first_step;
   for (size_t k = at; k < loops.size(); ++k) {
     const For *f = loops[k].as<For>();
     bool spatial_use = false;
     for (size_t i = 0; i < b.iter_vars.size(); ++i)
       spatial_use |= b.iter_vars[i].kind == IterKind::Spatial && uses_var(b.bindings[i], f->loop_var);
     if (!spatial_use) {
-      dropped.push_back(f->loop_var);
+      dropped.push_back(f);
+      first_step.emplace_back(f->loop_var, f->min);
       continue;
     }
     Var v(fresh_name(taken, f->loop_var.name() + "_init"), f->loop_var.dtype());
@@ -123,27 +126,18 @@ BlockRef decompose_reduction(State &st, const BlockRef &block, const LoopRef &lo
   // unmasked (a symbolic extent may be 0): those conditions guard the init
   // block where they are not provably true.
   arith::Analyzer ana = analyzer_for(lp);
-  std::vector<std::pair<Var, Expr>> first_step;
-  std::vector<const For *> dropped_loops;
-  for (size_t k = at; k < loops.size(); ++k) {
-    const For *f = loops[k].as<For>();
-    if (std::none_of(dropped.begin(), dropped.end(), [&](const Var &v) { return v.same_as(f->loop_var); })) continue;
-    dropped_loops.push_back(f);
-    first_step.emplace_back(f->loop_var, f->min);
-  }
   std::vector<Expr> kept;
-  std::vector<Expr> conds = split_conjunction(b.predicate);
   arith::Analyzer::Scope scope(ana);
-  for (const Expr &c : conds) {
+  for (const Expr &c : split_conjunction(b.predicate)) {
     bool uses_dropped = false;
-    for (const Var &v : dropped) uses_dropped |= uses_var(c, v);
+    for (const For *f : dropped) uses_dropped |= uses_var(c, f->loop_var);
     Expr at_first = uses_dropped ? ana.simplify(substitute(c, first_step)) : c;
     if (uses_dropped && ana.can_prove(at_first)) continue;
     kept.push_back(substitute(at_first, loop_map));
     ana.assume(at_first);
   }
   // A loop's first step exists (checked after the mask, which often implies it).
-  for (const For *f : dropped_loops) {
+  for (const For *f : dropped) {
     Expr runs = ana.simplify(substitute(gt(f->extent, make_int(f->extent.dtype(), 0)), first_step));
     if (!ana.can_prove(runs)) kept.push_back(substitute(runs, loop_map));
   }
