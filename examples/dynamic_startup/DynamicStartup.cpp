@@ -27,6 +27,7 @@
 #include <thread>
 #include <vector>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "tessera/analysis/Specialize.h"
@@ -69,29 +70,6 @@ struct Options {
   double measure_ms = 0;
 };
 
-Options parse_args(int argc, char **argv) {
-  Options o;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw UserError(a + " needs a value");
-      return argv[++i];
-    };
-    if (a == "--arch") o.arch = value();
-    else if (a == "--cache") o.cache = value();
-    else if (a == "--max-kernels") o.max_kernels = std::stoll(value());
-    else if (a == "--plans") o.plans = true;
-    else if (a == "--measure") o.measure_ms = std::stod(value());
-    else if (a == "-h" || a == "--help") {
-      std::cout << "usage: tessera_dynamic_startup [--arch NAME] [--cache DIR] [--max-kernels N] [--plans] "
-                   "[--measure MS]\n";
-      std::exit(0);
-    } else {
-      throw UserError("unknown argument '" + a + "' (try --help)");
-    }
-  }
-  return o;
-}
 
 /// Every operator of the layer as a DynamicKernel, through a store opened as
 /// a new process would (one create: the plans in parallel, then every kernel
@@ -147,8 +125,16 @@ double start(const std::vector<Operator> &ops, const std::vector<ir::PrimFunc> &
 }  // namespace
 
 int main(int argc, char **argv) {
+  Options o;
+  CLI::App app{"A decoder layer's dynamic-shape kernels at startup: cold, then warm"};
+  app.add_option("--arch", o.arch, "GPU preset (default: the device, else h100)");
+  app.add_option("--cache", o.cache, "Directory of the kernel store (default: a temporary one: cold, then warm)");
+  app.add_option("--max-kernels", o.max_kernels, "Kernels per operator at most")->capture_default_str();
+  app.add_flag("--plans", o.plans, "Print each operator's plan");
+  app.add_option("--measure", o.measure_ms, "On a GPU: milliseconds to measure the cells in after the first start")
+      ->check(CLI::NonNegativeNumber);
+  CLI11_PARSE(app, argc, argv);
   try {
-    Options o = parse_args(argc, argv);
     Arch arch = !o.arch.empty() ? Arch::by_name(o.arch) : Arch::by_name("h100");
     if (o.arch.empty() && runtime::driver_status() == runtime::DriverStatus::Ok) arch = Arch::detect();
     std::filesystem::path dir = o.cache;
