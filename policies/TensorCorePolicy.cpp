@@ -60,7 +60,8 @@ class TensorCorePolicy final : public Policy {
     const double K = double(sized_extent(p.k_extent, options)), batch = double(sized_extent(p.batch_extent, options));
     const int64_t acc_bytes = rules::preferred_acc_bytes(arch, p);
     // The estimate of one config; its raster (panels of tile rows) chosen
-    // here where `choose_raster`, else the config's own.
+    // here where `choose_raster` (a proposal: the candidate with its config
+    // and explanation), else the config's own (an estimate: the score alone).
     auto evaluate = [&](rules::TensorCoreConfig c, bool choose_raster) -> std::optional<Candidate> {
       const int64_t bm = c.block_m, bn = c.block_n, bk = c.block_k, in_bytes = c.in_bytes;
       const double peak = mma_peak_tops(arch, p.in, c.acc_bytes) * 1e12;
@@ -114,6 +115,7 @@ class TensorCorePolicy final : public Policy {
       const double memory_us = bytes / (arch.memory.dram_bandwidth_gbps * 1e3);
       Candidate cand;
       cand.score = std::max(compute_us, memory_us);
+      if (!choose_raster) return cand;
       char why[160];
       std::snprintf(why, sizeof why, "%lld waves of %.0f blocks, mma efficiency %.2f, compute %.1f us, dram %.1f us",
                     static_cast<long long>(w), per_wave, eff, compute_us, memory_us);
