@@ -70,6 +70,20 @@ json run_one(const json &w, const Arch &arch, const TuneSuiteOptions &o, bool me
     row["candidates_ok"] = ok;
     row["winner"] = r.winner().origin;
     row["winner_config"] = json::parse(r.winner().config);
+    // Every candidate with the policy's estimate beside its measured time:
+    // what calibrating the policies' models needs (how far top-1 was from
+    // the winner, and which configs the model misranked).
+    json results = json::array();
+    for (const tune::CandidateReport &c : r.candidates)
+      results.push_back({{"origin", c.origin},
+                         {"config", c.config.empty() ? json() : json::parse(c.config)},
+                         {"status", tune::to_string(c.status)},
+                         {"time_us", c.measured ? json(c.time_us) : json()},
+                         {"policy_score_us", c.policy_score},
+                         {"registers", c.registers},
+                         {"shared_bytes", c.shared_bytes},
+                         {"compile_ms", c.compile_ms}});
+    row["candidate_results"] = std::move(results);
     if (!r.measured) {
       row["why_unmeasured"] = r.why_unmeasured;
       return row;

@@ -4,9 +4,12 @@
 // layouts whose warp tiles are 32..128 x 32..128, K steps of 64 and 128
 // bytes (32 and 64 16-bit elements, 64 and 128 int8, 16 and 32 tf32), 2 to
 // 4 stages, float16 accumulators where rules::preferred_acc_bytes says so,
-// rows padded by 16 bytes or XOR-swizzled (tf32: padded only; both conflict-free for ldmatrix: the
-// model cannot tell them apart but by the shared memory the padding takes,
-// so both reach the measurement, padded first); each checked by TensorCoreConfig::validate (registers,
+// rows XOR-swizzled or padded by 16 bytes (tf32: padded only; both
+// conflict-free for ldmatrix: the model cannot tell them apart but by the
+// shared memory the padding takes, so both reach the measurement, swizzled
+// first: on the H100 run of 2026-11-27 the fastest of the top-20 was a
+// swizzled config for float16 1024^3, 2048^3 and 4096^3, 1.19-2.08x the
+// padded top-1); each checked by TensorCoreConfig::validate (registers,
 // shared memory) and scored by an estimate in microseconds:
 //
 //   compute  the flops of every tile the grid runs, wave by wave (a partial
@@ -134,7 +137,7 @@ class TensorCorePolicy final : public Policy {
         for (auto [wm, wn] : {std::pair<int64_t, int64_t>{1, 2}, {2, 1}, {2, 2}, {2, 4}, {4, 2}, {1, 4}, {4, 1}})
           for (int64_t bk_bytes : {64, 128})
             for (int64_t stages : {2, 3, 4})
-              for (bool swizzle : {false, true}) {
+              for (bool swizzle : {true, false}) {
                 const int64_t in_bytes = p.in.bytes(), bk = bk_bytes / in_bytes;
                 if (swizzle && in_bytes == 4) continue;  // tf32 tiles are padded
                 rules::TensorCoreConfig c;

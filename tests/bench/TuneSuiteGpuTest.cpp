@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "TuneSuite.h"
 #include "tessera/runtime/CudaDriver.h"
 
@@ -29,6 +31,14 @@ TEST(TuneSuiteGpu, SmokeSuiteIsVerifiedAndTimed) {
     ASSERT_TRUE(w["topk_us"].is_number()) << w.dump();
     EXPECT_LE(w["topk_us"].get<double>(), w["default_us"].get<double>());
     EXPECT_GT(w["fraction_of_copy"].get<double>(), 0);
+    // Every candidate's estimate and time recorded; the fastest is the winner.
+    ASSERT_EQ(w["candidate_results"].size(), w["candidates"].get<size_t>());
+    double fastest = 1e30;
+    for (const auto &c : w["candidate_results"]) {
+      EXPECT_TRUE(c["config"].is_object()) << c.dump();
+      if (c["status"] == "ok" && c["time_us"].is_number()) fastest = std::min(fastest, c["time_us"].get<double>());
+    }
+    EXPECT_DOUBLE_EQ(fastest, w["topk_us"].get<double>());
     if (w["rule"] == "matmul") {
       EXPECT_TRUE(w.contains("cublas_us")) << w.dump();
     }
