@@ -10,6 +10,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <unordered_set>
 
 #include "PromoteBFloat16.h"
 #include "tessera/arith/Analyzer.h"
@@ -17,6 +18,7 @@
 #include "tessera/ir/Functor.h"
 #include "tessera/ir/MmaFragments.h"
 #include "tessera/ir/Op.h"
+#include "tessera/ir/Wgmma.h"
 #include "tessera/script/Printer.h"
 
 namespace tessera::codegen {
@@ -24,6 +26,21 @@ namespace tessera::codegen {
 using namespace tessera::ir;
 
 namespace {
+
+/// The buffers in which a wgmma operand tile (A or B) starts.
+std::unordered_set<const BufferNode *> wgmma_operand_buffers(const Stmt &body) {
+  struct Finder : IRVisitor {
+    std::unordered_set<const BufferNode *> found;
+    void visit_(const Call *op) override {
+      if (op->op == Intrinsic::Wgmma)
+        for (int i : {2, 3})
+          if (const auto *l = op->args[i].as<Load>()) found.insert(l->buffer.get());
+      IRVisitor::visit_(op);
+    }
+  } finder;
+  finder.visit(body);
+  return std::move(finder.found);
+}
 
 bool is_half(DataType t) { return t.is_float16() || t.is_bfloat16(); }
 
@@ -100,6 +117,8 @@ class CodegenCUDA : public CodegenC {
     }
     auto bx = f.launch.block[0].defined() ? as_const_int(f.launch.block[0]) : std::nullopt;
     lanes_are_warp_ = bx && *bx == 32;
+    lanes_are_warpgroups_ = bx && *bx % wgmma::kWarpgroup == 0;
+    wgmma_operands_ = wgmma_operand_buffers(f.body);
     std::vector<std::string> allocs = allocations(f, kernel);
     for (const std::string &s : prologue) line(s);
     for (const std::string &s : allocs) line(s);
@@ -259,6 +278,9 @@ class CodegenCUDA : public CodegenC {
       int64_t n = elements_of(b), bytes = n * b.dtype().bytes();
       std::string type = type_name(b.dtype());
       if (b.scope() == "shared.dyn") {
+        if (wgmma_operands_.count(b.get()))
+          throw CodegenError("buffer '" + b.name() + "' is a wgmma operand in dynamic shared memory, whose pool is " +
+                             "16-byte aligned; wgmma's swizzled tiles need 1024 (keep it in static shared memory)");
         if (pool.empty()) {
           pool = fresh("dynamic_shared");
           decls.push_back("extern __shared__ __align__(16) unsigned char " + pool + "[];");
@@ -268,7 +290,9 @@ class CodegenCUDA : public CodegenC {
         pool_offset += align_up(bytes);
         continue;
       }
-      std::string decl = "__align__(16) " + type + " " + name_of(b) + "[" + std::to_string(n) + "];";
+      const bool wgmma_operand = wgmma_operands_.count(b.get()) > 0;
+      std::string decl = std::string(wgmma_operand ? "__align__(1024) " : "__align__(16) ") + type + " " +
+                         name_of(b) + "[" + std::to_string(n) + "];";
       if (b.scope() == "local") {
         decls.push_back(decl);
         continue;
@@ -375,6 +399,14 @@ class CodegenCUDA : public CodegenC {
   /// instructions ir/Intrinsics.def describes). The fragments are this
   /// thread's registers: a warp is threadIdx.x, exactly 32 lanes.
   void warp_statement(const Call &c) {
+    switch (c.op) {
+      case Intrinsic::Wgmma:
+      case Intrinsic::WgmmaFence:
+      case Intrinsic::WgmmaCommit:
+      case Intrinsic::WgmmaWait:
+      case Intrinsic::FenceProxyAsync: return hopper_statement(c);
+      default: break;
+    }
     if (!arch_.has_ampere_tensor_cores())
       throw CodegenError(std::string("T.") + intrinsic_name(c.op) + " needs sm_80 or newer (mma.sync m16n8k16, " +
                          "ldmatrix and cp.async are Ampere instructions); the target is " + std::string(arch_.name));
@@ -444,6 +476,63 @@ class CodegenCUDA : public CodegenC {
     }
   }
 
+  /// wgmma (SS form: two shared-memory descriptors), its fence, groups and
+  /// the async-proxy fence as inline PTX (ir/Wgmma.h). The descriptor's
+  /// layout bits are a constant; the start address is the operand's.
+  void hopper_statement(const Call &c) {
+    if (!arch_.has_wgmma())
+      throw CodegenError(std::string("T.") + intrinsic_name(c.op) +
+                         " needs sm_90a (wgmma is a Hopper instruction of the architecture-specific target); the "
+                         "target is " + std::string(arch_.name));
+    switch (c.op) {
+      case Intrinsic::WgmmaFence: return line("asm volatile(\"wgmma.fence.sync.aligned;\\n\" ::: \"memory\");");
+      case Intrinsic::WgmmaCommit:
+        return line("asm volatile(\"wgmma.commit_group.sync.aligned;\\n\" ::: \"memory\");");
+      case Intrinsic::FenceProxyAsync:
+        return line("asm volatile(\"fence.proxy.async.shared::cta;\\n\" ::: \"memory\");");
+      case Intrinsic::WgmmaWait: {
+        auto n = as_const_int(c.args[0]);
+        if (!n || *n < 0 || *n > 7) throw CodegenError("T.wgmma_wait_group takes a constant count from 0 to 7");
+        return line("asm volatile(\"wgmma.wait_group.sync.aligned " + std::to_string(*n) +
+                    ";\\n\" ::: \"memory\");");
+      }
+      default: break;
+    }
+    if (!lanes_are_warpgroups_)
+      throw CodegenError("T.wgmma needs threadIdx.x to number whole warpgroups (a block of 128, 256 or 384 x threads)");
+    const auto *d_buf = c.args[1].as<Load>(), *a = c.args[2].as<Load>(), *b = c.args[3].as<Load>();
+    std::string why;
+    auto v = wgmma::find_wgmma_variant(c.args[0], a->buffer.dtype(), b->buffer.dtype(), d_buf->buffer.dtype(), &why);
+    if (!v) throw CodegenError("T.wgmma: " + why);
+    auto swizzle = as_const_int(c.args[5]), lbo = as_const_int(c.args[6]), sbo = as_const_int(c.args[7]);
+    if (!swizzle || !lbo || !sbo) throw CodegenError("T.wgmma's swizzle, LBO and SBO are constants");
+    wgmma::SmemLayout layout{static_cast<int>(*swizzle), *lbo, *sbo};
+    if (std::string bad = layout.check(); !bad.empty()) throw CodegenError("T.wgmma: " + bad);
+    char high[32];
+    std::snprintf(high, sizeof high, "0x%016llxULL",
+                  static_cast<unsigned long long>(wgmma::encode_descriptor(0, layout)));
+    const bool float_acc = v->acc == DataType::float32();
+    const int nd = v->d_per_thread();
+    std::string d = fresh("wacc"), da = fresh("adesc"), db = fresh("bdesc");
+    line("{");
+    line(float_acc ? "  float *" + d + " = " + address_of(c.args[1]) + ";"
+                   : "  int *" + d + " = " + address_of(c.args[1]) + ";");
+    line("  const unsigned long long " + da + " = " + high + " | (unsigned long long)((" + shared_address(c, 2) +
+         " & 0x3FFFF) >> 4);");
+    line("  const unsigned long long " + db + " = " + high + " | (unsigned long long)((" + shared_address(c, 3) +
+         " & 0x3FFFF) >> 4);");
+    std::string outs;
+    for (int i = 0; i < nd; ++i) outs += (i ? ", " : "") + std::string(float_acc ? "\"+f\"(" : "\"+r\"(") + d + "[" +
+                                         std::to_string(i) + "])";
+    // scale-d = 1 (accumulate); 16-bit forms also take the A and B scales
+    // (1) and transposes (0: both K-major).
+    const std::string tail = v->in.bytes() == 2 ? ", p, 1, 1, 0, 0;" : ", p;";
+    line("  asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %" + std::to_string(nd + 2) + ", 0;\\n" + v->ptx() +
+         " " + regs(0, nd) + ", %" + std::to_string(nd) + ", %" + std::to_string(nd + 1) + tail + "\\n}\\n\" : " +
+         outs + " : \"l\"(" + da + "), \"l\"(" + db + "), \"r\"(1));");
+    line("}");
+  }
+
   /// `__shfl_xor_sync(0xffffffffU, v, 16, 32)`: the member mask in hex; the
   /// half types use the overloads of cuda_fp16.h / cuda_bf16.h.
   Code shfl_xor(const Call &c) {
@@ -493,6 +582,10 @@ class CodegenCUDA : public CodegenC {
   const CudaArch &arch_;
   bool uses_fp16_ = false, uses_bf16_ = false;
   bool lanes_are_warp_ = false;  ///< threadIdx.x has exactly 32 threads
+  bool lanes_are_warpgroups_ = false;  ///< threadIdx.x has a multiple of 128 threads
+  /// The shared buffers wgmma reads: aligned to 1024 bytes, where the
+  /// swizzle patterns repeat (ir/Wgmma.h).
+  std::unordered_set<const BufferNode *> wgmma_operands_;
 };
 
 }  // namespace

@@ -25,6 +25,7 @@ const CudaArch kArchs[] = {
     {"sm_87", 87, 163 * kKB},    // Jetson Orin
     {"sm_89", 89, 99 * kKB},     // Ada
     {"sm_90", 90, 227 * kKB},    // H100
+    {"sm_90a", 90, 227 * kKB, true},  // H100, with wgmma and setmaxnreg
     {"sm_100", 100, 227 * kKB},  // B200
     {"sm_120", 120, 99 * kKB},   // RTX 50xx
 };
@@ -46,6 +47,8 @@ const CudaArch &cuda_arch(std::string_view arch) {
   if (!well_formed)
     throw CodegenError("malformed CUDA architecture '" + std::string(arch) +
                        "': expected sm_XX, e.g. sm_80 or sm_90");
+  for (const CudaArch &a : kArchs)
+    if (a.name == arch) return a;
   for (const CudaArch &a : kArchs)
     if (a.name == digits) return a;
   throw CodegenError("unknown CUDA architecture '" + std::string(arch) + "': tessera knows " + known_archs());

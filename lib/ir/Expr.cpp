@@ -203,7 +203,12 @@ bool is_async_or_warp_statement(Intrinsic op) {
     case Intrinsic::MmaSync:
     case Intrinsic::CpAsync:
     case Intrinsic::CpAsyncCommit:
-    case Intrinsic::CpAsyncWait: return true;
+    case Intrinsic::CpAsyncWait:
+    case Intrinsic::Wgmma:
+    case Intrinsic::WgmmaFence:
+    case Intrinsic::WgmmaCommit:
+    case Intrinsic::WgmmaWait:
+    case Intrinsic::FenceProxyAsync: return true;
     default: return false;
   }
 }
@@ -212,6 +217,7 @@ std::vector<int> address_operands(Intrinsic op) {
   switch (op) {
     case Intrinsic::Ldmatrix: return {2, 3};
     case Intrinsic::MmaSync: return {1, 2, 3};
+    case Intrinsic::Wgmma: return {1, 2, 3};
     case Intrinsic::CpAsync: return {0, 1};
     default: return {};
   }
@@ -254,6 +260,11 @@ Expr Call::make(DataType t, Intrinsic op, std::vector<Expr> args) {
     case Intrinsic::CpAsync:
     case Intrinsic::CpAsyncCommit:
     case Intrinsic::CpAsyncWait:
+    case Intrinsic::Wgmma:
+    case Intrinsic::WgmmaFence:
+    case Intrinsic::WgmmaCommit:
+    case Intrinsic::WgmmaWait:
+    case Intrinsic::FenceProxyAsync:
       TESSERA_ICHECK(t == DataType::int32()) << intrinsic_name(op) << " has type int32";
       for (int i : address_operands(op))
         TESSERA_ICHECK(args[i].as<Load>()) << intrinsic_name(op) << " argument " << i

@@ -45,17 +45,31 @@ struct BufState {
   int64_t strides[kMaxDims] = {};
 };
 
-/// The cp.async copies of one run (T.cp_async and its groups): each copy's
-/// bytes, taken from the source when issued, land in the destination when
-/// a T.cp_async_wait_group retires its group; until then the destination
-/// holds poison.
+/// The asynchronous writes of one run: the cp.async copies (T.cp_async and
+/// its groups), each copy's bytes, taken from the source when issued, landing
+/// in the destination when a T.cp_async_wait_group retires its group, and the
+/// wgmma results (T.wgmma), landing in the accumulators when a
+/// T.wgmma_wait_group retires theirs; until then the destination holds poison.
 struct AsyncCopies {
   struct Copy {
     uint8_t *dst = nullptr;
     std::vector<uint8_t> bytes;
   };
-  std::vector<Copy> open;                ///< issued since the last commit
-  std::deque<std::vector<Copy>> groups;  ///< committed, oldest first
+  struct Queue {
+    std::vector<Copy> open;                ///< issued since the last commit
+    std::deque<std::vector<Copy>> groups;  ///< committed, oldest first
+    void commit() {
+      groups.push_back(std::move(open));
+      open.clear();
+    }
+    /// Lands the oldest groups until at most `keep` are in flight.
+    void retire(int64_t keep);
+    /// Copies issued or committed and not yet landed.
+    size_t pending() const;
+    /// The newest pending write of exactly [dst, dst + bytes), or null.
+    const Copy *find(const uint8_t *dst, size_t bytes) const;
+  };
+  Queue cp, wgmma;
 };
 
 /// The mutable state of one run: variable slots, buffer slots, allocations.

@@ -158,6 +158,11 @@ IntPtr compile_int_call(Compiler &cc, const ir::Call &c) {
     case Intrinsic::CpAsync:
     case Intrinsic::CpAsyncCommit:
     case Intrinsic::CpAsyncWait:
+    case Intrinsic::Wgmma:
+    case Intrinsic::WgmmaFence:
+    case Intrinsic::WgmmaCommit:
+    case Intrinsic::WgmmaWait:
+    case Intrinsic::FenceProxyAsync:
       throw InterpretError(std::string("T.") + ir::intrinsic_name(c.op) + " in block '" + cc.block() +
                            "' is a statement (T.evaluate), not a value");
     case Intrinsic::Assume: {

@@ -17,7 +17,10 @@
 // cp.async is per thread: the copy reads its source when issued and lands
 // in the destination when a wait retires its group; until then the
 // destination reads as poison (NaN for floats, 0xA5 bytes otherwise), so a
-// missing wait or a wrong stage shows up in the result.
+// missing wait or a wrong stage shows up in the result. wgmma (Hopper's
+// warpgroup mma, ir/Wgmma.h) is the same: each thread of the warpgroup
+// computes its own accumulators from the shared-memory tiles when it issues
+// the instruction, and they land when a wgmma wait retires the group.
 //
 //===----------------------------------------------------------------------===//
 #include <algorithm>
@@ -27,6 +30,7 @@
 
 #include "tessera/ir/MmaFragments.h"
 #include "tessera/ir/Op.h"
+#include "tessera/ir/Wgmma.h"
 
 namespace tessera::runtime::detail {
 
@@ -273,40 +277,163 @@ struct CpAsyncNode final : StmtExec {
     } else {
       std::memset(copy.dst, 0xA5, static_cast<size_t>(n));
     }
-    f.async->open.push_back(std::move(copy));
+    f.async->cp.open.push_back(std::move(copy));
   }
 };
 
-struct CommitNode final : StmtExec {
+// ---- wgmma ---------------------------------------------------------------------
+
+/// wgmma.mma_async in its SS form (ir/Wgmma.h): this thread's accumulators
+/// from the two shared-memory tiles, the products exact in double and the
+/// sum rounded once into the accumulator's type (int32: exact, wrapping).
+/// The result is held back until a wait retires its group; a wgmma on
+/// accumulators still in flight starts from their pending values, as the
+/// instruction's in-order pipeline does.
+struct WgmmaNode final : StmtExec {
+  ir::wgmma::WgmmaVariant v;
+  ir::wgmma::SmemLayout layout;
+  Address d, a, b;
+  int lane = 0;
+  const ErrCtx *ctx;
+
+  WgmmaNode(Compiler &cc, const ir::Call &c)
+      : d(address_operand(cc, c, 1, true)),
+        a(address_operand(cc, c, 2, false)),
+        b(address_operand(cc, c, 3, false)),
+        lane(lane_slot(cc, c, 4)),
+        ctx(cc.ctx("wgmma")) {
+    std::string why;
+    auto found = ir::wgmma::find_wgmma_variant(c.args[0], a.dtype, b.dtype, d.dtype, &why);
+    if (!found) throw InterpretError("T.wgmma in block '" + cc.block() + "': " + why);
+    v = *found;
+    layout = {static_cast<int>(const_arg(cc, c, 5, "the swizzle")), const_arg(cc, c, 6, "the LBO"),
+              const_arg(cc, c, 7, "the SBO")};
+    if (std::string bad = layout.check(); !bad.empty())
+      throw InterpretError("T.wgmma in block '" + cc.block() + "': " + bad);
+    for (const ir::Load *op : {c.args[2].as<ir::Load>(), c.args[3].as<ir::Load>()}) {
+      const std::string &scope = op->buffer.scope();
+      if (scope != "shared" && scope != "shared.dyn")
+        throw InterpretError("T.wgmma in block '" + cc.block() + "' reads '" + op->buffer.name() + "' in scope '" +
+                             scope + "'; its A and B tiles are in shared memory");
+    }
+  }
+
+  /// The tile element (row, k) of `op`, whose tile starts at byte `start`.
+  double element(Frame &f, const Address &op, int64_t start, int row, int k) const {
+    const int e = op.bytes();
+    const int64_t at = layout.address(start, row, int64_t(k) * e);
+    const BufState &buf = f.bufs[op.ix.buf];
+    if (at < 0 || at + e > buf.storage * e)
+      throw InterpretError("T.wgmma in block '" + ctx->block + "' reads byte " + std::to_string(at) + " of '" +
+                           op.name + "' (" + std::to_string(buf.storage * e) + " bytes) for row " +
+                           std::to_string(row) + ", k " + std::to_string(k));
+    if (v.in.is_int()) return static_cast<double>(load_elem<int8_t>(op.base(f), at));
+    double x = 0;
+    dispatch_float_storage(op.dtype, [&]<typename E>() { x = read_float<E>(op.base(f), at / e); });
+    return x;
+  }
+
   void exec(Frame &f) const override {
-    f.async->groups.push_back(std::move(f.async->open));
-    f.async->open.clear();
+    const int64_t t = f.iv[lane];
+    if (t < 0 || t >= ir::wgmma::kWarpgroup)
+      throw InterpretError("T.wgmma in block '" + ctx->block + "' runs at thread " + std::to_string(t) +
+                           "; a warpgroup has threads 0..127");
+    const int64_t d_off = d.offset(f, v.d_per_thread(), "T.wgmma's accumulators");
+    int64_t start[2];
+    const Address *ops[2] = {&a, &b};
+    for (int i = 0; i < 2; ++i) {
+      start[i] = ops[i]->ix.offset(f) * ops[i]->bytes();
+      if (start[i] % 16 != 0)
+        throw InterpretError("T.wgmma in block '" + ctx->block + "': the " + (i ? "B" : "A") + " tile starts at byte " +
+                             std::to_string(start[i]) + " of '" + ops[i]->name + "', not a multiple of 16");
+    }
+    // This thread's accumulators: their pending values if a wgmma still in
+    // flight writes them, else what memory holds.
+    const size_t bytes = static_cast<size_t>(v.d_per_thread()) * 4;
+    uint8_t *dst = d.base(f) + d_off * 4;
+    std::vector<uint8_t> acc(dst, dst + bytes);
+    if (const AsyncCopies::Copy *p = f.async->wgmma.find(dst, bytes)) acc = p->bytes;
+    for (int i = 0; i < v.d_per_thread(); ++i) {
+      const ir::mma::Element c = ir::wgmma::accumulator_at(static_cast<int>(t), i, v.n);
+      double sum = 0;
+      for (int k = 0; k < v.k(); ++k)
+        sum += element(f, a, start[0], c.row, k) * element(f, b, start[1], c.col, k);
+      if (v.acc.is_int()) {
+        int64_t old = load_elem<int32_t>(acc.data(), i);
+        store_elem<int32_t>(acc.data(), i,
+                            static_cast<int32_t>(wrap_int(DataType::int32(), old + static_cast<int64_t>(sum))));
+      } else {
+        write_float<float>(acc.data(), i, read_float<float>(acc.data(), i) + sum);
+      }
+    }
+    // Poison until the group retires.
+    if (v.acc.is_int()) std::memset(dst, 0xA5, bytes);
+    else
+      for (int i = 0; i < v.d_per_thread(); ++i) write_float<float>(dst, i, std::nan(""));
+    f.async->wgmma.open.push_back({dst, std::move(acc)});
   }
 };
 
-struct WaitNode final : StmtExec {
+/// A commit or a wait of the cp.async or the wgmma queue; a fence (the
+/// interpreter runs one thread at a time, in order) does nothing.
+struct QueueNode final : StmtExec {
+  enum Kind { Commit, Wait, Fence } kind = Fence;
+  bool wgmma = false;
   int64_t keep = 0;
   void exec(Frame &f) const override {
-    auto &groups = f.async->groups;
-    while (static_cast<int64_t>(groups.size()) > keep) {
-      for (const AsyncCopies::Copy &c : groups.front()) std::memcpy(c.dst, c.bytes.data(), c.bytes.size());
-      groups.pop_front();
-    }
+    AsyncCopies::Queue &q = wgmma ? f.async->wgmma : f.async->cp;
+    if (kind == Commit) q.commit();
+    if (kind == Wait) q.retire(keep);
   }
 };
 
 }  // namespace
+
+void AsyncCopies::Queue::retire(int64_t keep) {
+  while (static_cast<int64_t>(groups.size()) > keep) {
+    for (const Copy &c : groups.front()) std::memcpy(c.dst, c.bytes.data(), c.bytes.size());
+    groups.pop_front();
+  }
+}
+
+size_t AsyncCopies::Queue::pending() const {
+  size_t n = open.size();
+  for (const auto &g : groups) n += g.size();
+  return n;
+}
+
+const AsyncCopies::Copy *AsyncCopies::Queue::find(const uint8_t *dst, size_t bytes) const {
+  for (auto it = open.rbegin(); it != open.rend(); ++it)
+    if (it->dst == dst && it->bytes.size() == bytes) return &*it;
+  for (auto g = groups.rbegin(); g != groups.rend(); ++g)
+    for (auto it = g->rbegin(); it != g->rend(); ++it)
+      if (it->dst == dst && it->bytes.size() == bytes) return &*it;
+  return nullptr;
+}
 
 StmtPtr compile_warp_statement(Compiler &cc, const ir::Call &c) {
   switch (c.op) {
     case Intrinsic::Ldmatrix: return std::make_unique<LdmatrixNode>(cc, c);
     case Intrinsic::MmaSync: return std::make_unique<MmaNode>(cc, c);
     case Intrinsic::CpAsync: return std::make_unique<CpAsyncNode>(cc, c);
-    case Intrinsic::CpAsyncCommit: return std::make_unique<CommitNode>();
-    case Intrinsic::CpAsyncWait: {
-      auto n = std::make_unique<WaitNode>();
-      n->keep = const_arg(cc, c, 0, "the group count");
-      if (n->keep < 0) throw InterpretError("T.cp_async_wait_group in block '" + cc.block() + "' of a negative count");
+    case Intrinsic::Wgmma: return std::make_unique<WgmmaNode>(cc, c);
+    case Intrinsic::CpAsyncCommit:
+    case Intrinsic::WgmmaCommit:
+    case Intrinsic::CpAsyncWait:
+    case Intrinsic::WgmmaWait:
+    case Intrinsic::WgmmaFence:
+    case Intrinsic::FenceProxyAsync: {
+      auto n = std::make_unique<QueueNode>();
+      n->wgmma = c.op == Intrinsic::WgmmaCommit || c.op == Intrinsic::WgmmaWait;
+      n->kind = c.op == Intrinsic::CpAsyncCommit || c.op == Intrinsic::WgmmaCommit ? QueueNode::Commit
+                : c.op == Intrinsic::CpAsyncWait || c.op == Intrinsic::WgmmaWait   ? QueueNode::Wait
+                                                                                    : QueueNode::Fence;
+      if (n->kind == QueueNode::Wait) {
+        n->keep = const_arg(cc, c, 0, "the group count");
+        if (n->keep < 0)
+          throw InterpretError(std::string("T.") + ir::intrinsic_name(c.op) + " in block '" + cc.block() +
+                               "' of a negative count");
+      }
       return n;
     }
     default: break;
@@ -315,12 +442,14 @@ StmtPtr compile_warp_statement(Compiler &cc, const ir::Call &c) {
 }
 
 void check_async_drained(const AsyncCopies &a, const std::string &func) {
-  size_t pending = a.open.size();
-  for (const auto &g : a.groups) pending += g.size();
-  if (pending > 0)
+  if (size_t pending = a.cp.pending())
     throw InterpretError("function '" + func + "' ends with " + std::to_string(pending) +
                          " cp.async copies never waited for (T.cp_async_commit_group, then "
                          "T.cp_async_wait_group(0) before the data is read)");
+  if (size_t pending = a.wgmma.pending())
+    throw InterpretError("function '" + func + "' ends with " + std::to_string(pending) +
+                         " wgmma never waited for (T.wgmma_commit_group, then T.wgmma_wait_group(0) before the "
+                         "accumulators are read)");
 }
 
 }  // namespace tessera::runtime::detail

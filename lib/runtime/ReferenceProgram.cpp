@@ -126,6 +126,11 @@ class ReferenceBuilder : public IRMutator {
       case Intrinsic::CpAsync:
       case Intrinsic::CpAsyncCommit:
       case Intrinsic::CpAsyncWait:
+      case Intrinsic::Wgmma:
+      case Intrinsic::WgmmaFence:
+      case Intrinsic::WgmmaCommit:
+      case Intrinsic::WgmmaWait:
+      case Intrinsic::FenceProxyAsync:
         throw UserError(std::string("the reference of a program cannot be computed through T.") +
                         intrinsic_name(op->op) + ": give the unscheduled program");
       case Intrinsic::MaxValue:

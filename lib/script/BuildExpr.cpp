@@ -470,6 +470,12 @@ Operand Builder::build_call(const PyExpr &e) {
         args.push_back(StringImm::make(a.name));
         continue;
       }
+      if (*op == Intrinsic::Wgmma && k == 0) {
+        if (a.kind != PyExprKind::Str || !a.name.starts_with("m64n"))
+          src_.fail(a.pos, fn + " takes the shape first: \"m64nNk16\" or \"m64nNk32\"");
+        args.push_back(StringImm::make(a.name));
+        continue;
+      }
       Operand v = build(a);
       if (std::find(addresses.begin(), addresses.end(), k) != addresses.end()) {
         if (!v.e.as<Load>()) src_.fail(a.pos, "argument " + std::to_string(k + 1) + " of " + fn + " must be a buffer element (an address)");

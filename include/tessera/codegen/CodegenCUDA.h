@@ -62,10 +62,16 @@ struct CudaArch {
   bool has_bfloat16_arithmetic() const { return compute_capability >= 80; }
   /// mma.sync m16n8k16, ldmatrix and cp.async (Ampere and later).
   bool has_ampere_tensor_cores() const { return compute_capability >= 80; }
+  /// The architecture-specific target ("sm_90a"): its features run only on
+  /// exactly that compute capability.
+  bool arch_specific = false;
+  /// Hopper's wgmma (and setmaxnreg): sm_90a only, measured with NVRTC 13
+  /// (plain sm_90 and the sm_100a/sm_120a targets reject it).
+  bool has_wgmma() const { return arch_specific && compute_capability == 90; }
 };
 
 /// The architecture named `arch`: "sm_XX" with an optional "a" suffix
-/// (sm_90a). Throws CodegenError when `arch` is malformed or not one of
+/// (sm_90a: wgmma; another "a" target has its base's features). Throws CodegenError when `arch` is malformed or not one of
 /// sm_75, sm_80, sm_86, sm_87, sm_89, sm_90, sm_100, sm_120.
 const CudaArch &cuda_arch(std::string_view arch);
 

@@ -1,0 +1,93 @@
+//===- tests/codegen/WgmmaTest.cpp - Hopper's wgmma, interpreted and printed ===//
+//
+// tests/codegen/hopper/wgmma_nt_f16.py (C = A B^T through four m64n64k16
+// wgmma on 128-byte-swizzled shared tiles, at sizes no tile divides) run by
+// the interpreter with the instruction's semantics (ir/Wgmma.h) against the
+// float64 reference of the plain product (hopper/originals/); the same kernel with a mistake
+// (the wait dropped, the wrong swizzle, a thread past the warpgroup) fails
+// on the CPU; the CUDA C for sm_90a holds the instruction and the 1024-byte
+// alignment, and plain sm_90 is refused with the reason.
+//
+//===----------------------------------------------------------------------===//
+#include <gtest/gtest.h>
+
+#include "Kernels.h"
+#include "tessera/codegen/CodegenCUDA.h"
+#include "tessera/lower/Lower.h"
+#include "tessera/runtime/Interpreter.h"
+#include "tessera/runtime/Verify.h"
+#include "tessera/support/Error.h"
+
+namespace tessera::test {
+namespace {
+
+
+std::string kernel_text() { return read_text_file(codegen_test_dir() / "hopper" / "wgmma_nt_f16.py"); }
+
+/// The kernel with `from` replaced by `to` (once; it must be there).
+std::string edited(const std::string &from, const std::string &to) {
+  std::string s = kernel_text();
+  size_t at = s.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return at == std::string::npos ? s : s.replace(at, from.size(), to);
+}
+
+/// Runs `kernel` on the plain product's random inputs; its checks against
+/// the float64 reference.
+std::vector<runtime::OutputCheck> run_against_reference(const std::string &kernel) {
+  ir::PrimFunc plain =
+      script::parse_func(read_text_file(codegen_test_dir() / "hopper" / "originals" / "wgmma_nt_f16.py"));
+  std::vector<runtime::NDArray> args = runtime::make_random_args(plain, {}, 5);
+  runtime::Reference want = runtime::compute_reference(plain, args);
+  runtime::interpret(script::parse_func(kernel), args);
+  return runtime::check_outputs(plain, args, want);
+}
+
+TEST(Wgmma, InterpretedKernelMatchesThePlainProduct) {
+  for (const runtime::OutputCheck &c : run_against_reference(kernel_text())) EXPECT_TRUE(c.ok) << c.str();
+}
+
+TEST(Wgmma, MistakesFailOnTheCpu) {
+  // Without the wait the accumulators are poison when stored, and the
+  // function ends with results in flight.
+  try {
+    run_against_reference(edited("T.evaluate(T.wgmma_wait_group(0))", "T.evaluate(T.wgmma_fence())"));
+    ADD_FAILURE() << "a missing wgmma wait went unnoticed";
+  } catch (const runtime::InterpretError &e) {
+    EXPECT_NE(std::string(e.what()).find("never waited for"), std::string::npos) << e.what();
+  }
+  // The tiles are 128-byte swizzled; read as 64-byte ones the product is wrong.
+  bool any_wrong = false;
+  for (const runtime::OutputCheck &c : run_against_reference(edited("tx_2, 128, 16, 1024", "tx_2, 64, 16, 512")))
+    any_wrong |= !c.ok;
+  EXPECT_TRUE(any_wrong) << "the wrong swizzle still matched the reference";
+  // Starting the A tile at the wrong K step is wrong too.
+  any_wrong = false;
+  for (const runtime::OutputCheck &c : run_against_reference(edited("A_shared[ks * 16]", "A_shared[ks * 8]")))
+    any_wrong |= !c.ok;
+  EXPECT_TRUE(any_wrong) << "a tile 16 bytes off still matched the reference";
+  // An unknown swizzle is refused where the interpreter compiles the call.
+  EXPECT_THROW(run_against_reference(edited("tx_2, 128, 16, 1024", "tx_2, 96, 16, 1024")), runtime::InterpretError);
+}
+
+TEST(Wgmma, CudaForSm90aHoldsTheInstructionAndPlainSm90IsRefused) {
+  lower::LoweredFunc f = lower::lower(script::parse_func(kernel_text()));
+  std::string cu = codegen::codegen_cuda(f, {.arch = "sm_90a"});
+  EXPECT_NE(cu.find("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16"), std::string::npos) << cu;
+  EXPECT_NE(cu.find("wgmma.fence.sync.aligned"), std::string::npos);
+  EXPECT_NE(cu.find("wgmma.commit_group.sync.aligned"), std::string::npos);
+  EXPECT_NE(cu.find("wgmma.wait_group.sync.aligned 0"), std::string::npos);
+  EXPECT_NE(cu.find("fence.proxy.async.shared::cta"), std::string::npos);
+  EXPECT_NE(cu.find("__shared__ __align__(1024) half A_shared"), std::string::npos) << cu;
+  // 128-byte swizzle (1 << 62), SBO 1024 (64 << 32), LBO 16 (1 << 16).
+  EXPECT_NE(cu.find("0x4000004000010000ULL"), std::string::npos) << cu;
+  try {
+    codegen::codegen_cuda(f, {.arch = "sm_90"});
+    ADD_FAILURE() << "wgmma compiled for plain sm_90";
+  } catch (const codegen::CodegenError &e) {
+    EXPECT_NE(std::string(e.what()).find("sm_90a"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace tessera::test
