@@ -28,6 +28,7 @@
 #include <unordered_map>
 
 #include "tessera/ir/MmaFragments.h"
+#include "tessera/ir/Wgmma.h"
 #include "tessera/support/Half.h"
 
 namespace tessera::simt {
@@ -290,11 +291,12 @@ class Thread {
 
   /// After the body: copies still in flight are a missing wait.
   void finish() const {
-    size_t pending = open_.size();
-    for (const auto &g : groups_) pending += g.size();
-    if (pending > 0)
+    if (size_t pending = cp_.pending())
       throw EmulationError("thread " + std::to_string(linear_) + " ends with " + std::to_string(pending) +
                            " cp.async copies never waited for");
+    if (size_t pending = wgmma_.pending())
+      throw EmulationError("thread " + std::to_string(linear_) + " ends with " + std::to_string(pending) +
+                           " wgmma never waited for");
   }
 
  private:
@@ -477,22 +479,15 @@ class Thread {
       case Intrinsic::Ldmatrix: return ldmatrix(c);
       case Intrinsic::MmaSync: return mma_sync(c);
       case Intrinsic::CpAsync: return cp_async(c);
-      case Intrinsic::CpAsyncCommit:
-        groups_.push_back(std::move(open_));
-        open_.clear();
-        return;
-      case Intrinsic::CpAsyncWait: {
-        int64_t keep = eval(c.args[0]).i;
-        while (static_cast<int64_t>(groups_.size()) > keep) {
-          for (const Copy &cp : groups_.front())
-            for (size_t q = 0; q < cp.values.size(); ++q) {
-              on_write(*cp.dst.m, *cp.dst.buffer, cp.dst.i + int64_t(q));
-              set(*cp.dst.m, cp.dst.i + int64_t(q), cp.values[q]);
-            }
-          groups_.pop_front();
-        }
-        return;
-      }
+      case Intrinsic::Wgmma: return wgmma(c);
+      case Intrinsic::CpAsyncCommit: return cp_.commit();
+      case Intrinsic::WgmmaCommit: return wgmma_.commit();
+      case Intrinsic::CpAsyncWait: return retire(cp_, eval(c.args[0]).i);
+      case Intrinsic::WgmmaWait: return retire(wgmma_, eval(c.args[0]).i);
+      // Each thread runs in program order and wgmma reads its operands
+      // when issued: the fences order nothing further here.
+      case Intrinsic::WgmmaFence:
+      case Intrinsic::FenceProxyAsync: return;
       default: throw EmulationError(std::string("T.") + intrinsic_name(c.op) + " is not a warp statement");
     }
   }
@@ -555,6 +550,43 @@ class Thread {
     warp_.barrier.arrive_and_wait(&c, "mma.sync");
   }
 
+  /// wgmma's SS form (ir/Wgmma.h): this thread of the warpgroup computes its
+  /// own accumulators from the two shared tiles (reads checked for races
+  /// now), starting from their pending values when a wgmma in flight writes
+  /// them; the results land when a wait retires the group, poison before.
+  void wgmma(const Call &c) {
+    if (warp_.lanes_mask != 0xffffffffu) throw EmulationError("T.wgmma in a warp of fewer than 32 threads");
+    const int thread = linear_ % tessera::ir::wgmma::kWarpgroup;
+    Address d = address(c.args[1]), a = address(c.args[2]), b = address(c.args[3]);
+    std::string why;
+    auto v = tessera::ir::wgmma::find_wgmma_variant(c.args[0], a.buffer->dtype(), b.buffer->dtype(), d.buffer->dtype(), &why);
+    if (!v) throw EmulationError("T.wgmma: " + why);
+    const tessera::ir::wgmma::SmemLayout layout{static_cast<int>(eval(c.args[5]).i), eval(c.args[6]).i, eval(c.args[7]).i};
+    if (std::string bad = layout.check(); !bad.empty()) throw EmulationError("T.wgmma: " + bad);
+    check_span(d, v->d_per_thread(), "T.wgmma's accumulators");
+    const int e = a.buffer->dtype().bytes();
+    auto element = [&](const Address &x, int row, int k) {
+      const int64_t at = layout.address(x.i * e, row, int64_t(k) * e) / e;
+      if (at < 0 || at >= x.m->array->numel())
+        throw EmulationError("T.wgmma reads " + x.buffer->name() + "[" + std::to_string(at) + "], past its end");
+      on_read(*x.m, *x.buffer, at);
+      return v->in.is_int() ? double(x.m->array->get_int(at)) : x.m->array->get(at);
+    };
+    Copy result{d, std::vector<Value>(static_cast<size_t>(v->d_per_thread()))};
+    const Copy *pending = wgmma_.find(d);
+    for (int i = 0; i < v->d_per_thread(); ++i) {
+      const mma::Element at = tessera::ir::wgmma::accumulator_at(thread, i, v->n);
+      double sum = 0;
+      for (int k = 0; k < v->k(); ++k) sum += element(a, at.row, k) * element(b, at.col, k);
+      const Value old = pending ? pending->values[i] : get(*d.m, d.i + i, d.buffer->dtype());
+      result.values[i] = v->acc.is_int()
+                             ? Value{wrap(DataType::int32(), old.i + static_cast<int64_t>(sum)), 0}
+                             : Value{0, double(static_cast<float>(old.f + sum))};  // rounded once, to float32
+    }
+    poison(d, v->d_per_thread());
+    wgmma_.open.push_back(std::move(result));
+  }
+
   void cp_async(const Call &c) {
     Address dst = address(c.args[0]);
     const int64_t bytes = eval(c.args[2]).i, valid = eval(c.args[3]).i, e = dst.buffer->dtype().bytes();
@@ -571,11 +603,15 @@ class Thread {
       }
     }
     // The destination reads as poison until the copy lands.
-    for (int64_t q = 0; q < bytes / e; ++q) {
-      if (dst.buffer->dtype().is_float()) dst.m->array->set(dst.i + q, std::numeric_limits<double>::quiet_NaN());
-      else dst.m->array->set_int(dst.i + q, static_cast<int64_t>(0xA5A5A5A5A5A5A5A5ull));
+    poison(dst, bytes / e);
+    cp_.open.push_back(std::move(cp));
+  }
+
+  static void poison(const Address &a, int64_t n) {
+    for (int64_t q = 0; q < n; ++q) {
+      if (a.buffer->dtype().is_float()) a.m->array->set(a.i + q, std::numeric_limits<double>::quiet_NaN());
+      else a.m->array->set_int(a.i + q, static_cast<int64_t>(0xA5A5A5A5A5A5A5A5ull));
     }
-    open_.push_back(std::move(cp));
   }
 
   static Value get(const Memory &m, int64_t i, DataType t) {
@@ -586,12 +622,45 @@ class Thread {
     else m.array->set_int(i, v.i);
   }
 
+  /// An asynchronous write: cp.async's copied elements or wgmma's results.
   struct Copy {
     Address dst;
     std::vector<Value> values;
   };
-  std::vector<Copy> open_;
-  std::deque<std::vector<Copy>> groups_;
+  struct Queue {
+    std::vector<Copy> open;                ///< issued since the last commit
+    std::deque<std::vector<Copy>> groups;  ///< committed, oldest first
+    void commit() {
+      groups.push_back(std::move(open));
+      open.clear();
+    }
+    size_t pending() const {
+      size_t n = open.size();
+      for (const auto &g : groups) n += g.size();
+      return n;
+    }
+    /// The newest pending write starting at `dst`, or null.
+    const Copy *find(const Address &dst) const {
+      for (auto it = open.rbegin(); it != open.rend(); ++it)
+        if (it->dst.m == dst.m && it->dst.i == dst.i) return &*it;
+      for (auto g = groups.rbegin(); g != groups.rend(); ++g)
+        for (auto it = g->rbegin(); it != g->rend(); ++it)
+          if (it->dst.m == dst.m && it->dst.i == dst.i) return &*it;
+      return nullptr;
+    }
+  };
+  /// Lands the oldest groups of `q` until at most `keep` are in flight.
+  void retire(Queue &q, int64_t keep) {
+    while (static_cast<int64_t>(q.groups.size()) > keep) {
+      for (const Copy &cp : q.groups.front())
+        for (size_t i = 0; i < cp.values.size(); ++i) {
+          on_write(*cp.dst.m, *cp.dst.buffer, cp.dst.i + int64_t(i));
+          set(*cp.dst.m, cp.dst.i + int64_t(i), cp.values[i]);
+        }
+      q.groups.pop_front();
+    }
+  }
+  Queue cp_, wgmma_;
 
   Value shuffle(const Call &c) {
     uint32_t mask = static_cast<uint32_t>(eval(c.args[0]).i);

@@ -11,7 +11,9 @@
 // computes its own registers from the others', as the PTX ISA's fragment
 // maps say: ir/MmaFragments.h); cp.async copies land when the thread's wait
 // retires their group (a write then, for the race check) and read as poison
-// before; copies never waited for are an error.
+// before; copies never waited for are an error. wgmma (ir/Wgmma.h) is per
+// thread of the warpgroup: its shared tiles are read (race-checked) when
+// issued, its accumulators land when a wgmma wait retires the group.
 //
 // It also checks what a GPU would leave undefined, and fails with a message:
 //   - a data race on shared or global memory: two threads of a block touch

@@ -5,13 +5,17 @@
 // the interpreter with the instruction's semantics (ir/Wgmma.h) against the
 // float64 reference of the plain product (hopper/originals/); the same kernel with a mistake
 // (the wait dropped, the wrong swizzle, a thread past the warpgroup) fails
-// on the CPU; the CUDA C for sm_90a holds the instruction and the 1024-byte
+// on the CPU; the SIMT emulator (one std::thread per GPU thread) runs the
+// lowered kernel to the same answer (lowering places the barrier between
+// the shared-memory stores and the wgmma reading them itself); the CUDA C
+// for sm_90a holds the instruction and the 1024-byte
 // alignment, and plain sm_90 is refused with the reason.
 //
 //===----------------------------------------------------------------------===//
 #include <gtest/gtest.h>
 
 #include "Kernels.h"
+#include "SimtEmulator.h"
 #include "tessera/codegen/CodegenCUDA.h"
 #include "tessera/lower/Lower.h"
 #include "tessera/runtime/Interpreter.h"
@@ -68,6 +72,41 @@ TEST(Wgmma, MistakesFailOnTheCpu) {
   EXPECT_TRUE(any_wrong) << "a tile 16 bytes off still matched the reference";
   // An unknown swizzle is refused where the interpreter compiles the call.
   EXPECT_THROW(run_against_reference(edited("tx_2, 128, 16, 1024", "tx_2, 96, 16, 1024")), runtime::InterpretError);
+}
+
+/// The lowered kernel `text` in the SIMT emulator on the plain product's
+/// random inputs; its checks against the float64 reference.
+std::vector<runtime::OutputCheck> emulate_against_reference(const std::string &text) {
+  ir::PrimFunc plain =
+      script::parse_func(read_text_file(codegen_test_dir() / "hopper" / "originals" / "wgmma_nt_f16.py"));
+  std::vector<runtime::NDArray> args = runtime::make_random_args(plain, {}, 9);
+  runtime::Reference want = runtime::compute_reference(plain, args);
+  std::vector<runtime::NDArray *> ptrs;
+  for (runtime::NDArray &a : args) ptrs.push_back(&a);
+  simt::emulate(lower::lower(script::parse_func(text)), ptrs);
+  return runtime::check_outputs(plain, args, want);
+}
+
+TEST(Wgmma, EmulatedThreadsMatchThePlainProduct) {
+  for (const runtime::OutputCheck &c : emulate_against_reference(kernel_text())) EXPECT_TRUE(c.ok) << c.str();
+  // A thread that never waits ends with its results in flight.
+  try {
+    emulate_against_reference(edited("T.evaluate(T.wgmma_wait_group(0))", "T.evaluate(T.wgmma_fence())"));
+    ADD_FAILURE() << "a missing wgmma wait went unnoticed";
+  } catch (const simt::EmulationError &e) {
+    EXPECT_NE(std::string(e.what()).find("never waited for"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Wgmma, LoweringPutsABarrierBetweenTheSharedStoresAndTheWgmmaReadingThem) {
+  // Without the program's own barrier, lowering's barrier placement sees
+  // wgmma's shared-memory operands as reads: the emulator finds no race and
+  // the answer is right.
+  const std::string unsynced = edited("            T.evaluate(T.syncthreads())\n", "");
+  for (const runtime::OutputCheck &c : emulate_against_reference(unsynced)) EXPECT_TRUE(c.ok) << c.str();
+  std::string cu = codegen::codegen_cuda(lower::lower(script::parse_func(unsynced)), {.arch = "sm_90a"});
+  const size_t fence = cu.find("fence.proxy.async"), sync = cu.find("__syncthreads()"), mma = cu.find("wgmma.fence");
+  EXPECT_TRUE(fence < sync && sync < mma) << cu;
 }
 
 TEST(Wgmma, CudaForSm90aHoldsTheInstructionAndPlainSm90IsRefused) {
