@@ -107,22 +107,25 @@ INSTANTIATE_TEST_SUITE_P(Kernels, GpuKernelTest, ::testing::ValuesIn(kernel_name
 
 
 
-/// Hopper's wgmma (tests/codegen/hopper/wgmma_nt_f16.py, sm_90a) on the
-/// device against the float64 reference of its plain program
+/// Hopper's wgmma (tests/codegen/hopper/wgmma_nt_{f16,s8}.py, sm_90a) on
+/// the device against the float64 reference of their plain programs
 /// (hopper/originals/): the layouts, the descriptors and the accumulator
 /// map the interpreter models (WgmmaTest) are the hardware's. Needs compute
 /// capability 9.0.
-TEST(GpuKernelWgmma, HopperKernelMatchesThePlainProduct) {
+TEST(GpuKernelWgmma, HopperKernelsMatchThePlainProduct) {
   TESSERA_REQUIRE_GPU();
   if (runtime::query_device(0).arch() != "sm_90") GTEST_SKIP() << "wgmma needs an sm_90 device";
   const std::filesystem::path dir = test::codegen_test_dir() / "hopper";
-  ir::PrimFunc f = script::parse_func(test::read_text_file(dir / "wgmma_nt_f16.py"));
-  ir::PrimFunc plain = script::parse_func(test::read_text_file(dir / "originals" / "wgmma_nt_f16.py"));
-  runtime::CudaFunction fn = runtime::CudaFunction::build(f, {.arch = "sm_90a"});
-  std::vector<runtime::NDArray> args = runtime::make_random_args(plain, {}, /*seed=*/3);
-  runtime::Reference want = runtime::compute_reference(plain, args);
-  fn.run(args);
-  for (const runtime::OutputCheck &c : runtime::check_outputs(plain, args, want)) EXPECT_TRUE(c.ok) << c.str();
+  for (const char *name : {"wgmma_nt_f16", "wgmma_nt_s8"}) {
+    SCOPED_TRACE(name);
+    ir::PrimFunc f = script::parse_func(test::read_text_file(dir / (std::string(name) + ".py")));
+    ir::PrimFunc plain = script::parse_func(test::read_text_file(dir / "originals" / (std::string(name) + ".py")));
+    runtime::CudaFunction fn = runtime::CudaFunction::build(f, {.arch = "sm_90a"});
+    std::vector<runtime::NDArray> args = runtime::make_random_args(plain, {}, /*seed=*/3);
+    runtime::Reference want = runtime::compute_reference(plain, args);
+    fn.run(args);
+    for (const runtime::OutputCheck &c : runtime::check_outputs(plain, args, want)) EXPECT_TRUE(c.ok) << c.str();
+  }
 }
 
 /// A launch the driver refuses (grid y beyond 65535) is a RuntimeError naming

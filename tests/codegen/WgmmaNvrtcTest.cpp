@@ -1,10 +1,10 @@
 //===- tests/codegen/WgmmaNvrtcTest.cpp - wgmma in the machine code (nvrtc) ===//
 //
-// tests/codegen/hopper/wgmma_nt_f16.py compiled by NVRTC for sm_90a: ptxas
+// tests/codegen/hopper/wgmma_nt_{f16,s8}.py compiled by NVRTC for sm_90a: ptxas
 // reports no spill and none of the warnings that say wgmma was serialised
 // or fenced behind the program's back (C7510, C7517, C7519: treated as
-// failures, TENSOR_CORE.md §4), and the SASS holds one HGMMA per wgmma,
-// 64x64x16, with no local memory. Skips itself without NVRTC (and the SASS
+// failures, TENSOR_CORE.md §4), and the SASS holds one HGMMA (IGMMA for
+// int8) per wgmma, with no local memory. Skips itself without NVRTC (and the SASS
 // half without cuobjdump).
 //
 //===----------------------------------------------------------------------===//
@@ -18,9 +18,12 @@
 namespace tessera::test {
 namespace {
 
-TEST(WgmmaNvrtc, Sm90aCubinHasOneHgmmaPerWgmmaAndNoSerialisation) {
+class WgmmaNvrtc : public ::testing::TestWithParam<std::pair<const char *, const char *>> {};
+
+TEST_P(WgmmaNvrtc, Sm90aCubinHasOneGmmaPerWgmmaAndNoSerialisation) {
   if (!runtime::nvrtc_available()) GTEST_SKIP() << "NVRTC is not available";
-  ir::PrimFunc f = script::parse_func(read_text_file(codegen_test_dir() / "hopper" / "wgmma_nt_f16.py"));
+  const auto [name, op] = GetParam();
+  ir::PrimFunc f = script::parse_func(read_text_file(codegen_test_dir() / "hopper" / (std::string(name) + ".py")));
   runtime::CudaFunction fn = runtime::CudaFunction::build(f, {.arch = "sm_90a"});
   const runtime::CompileResult &c = fn.kernels().at(0).compiled;
   for (const char *warning : {"C7510", "C7517", "C7519"}) EXPECT_EQ(c.log.find(warning), std::string::npos) << c.log;
@@ -33,10 +36,14 @@ TEST(WgmmaNvrtc, Sm90aCubinHasOneHgmmaPerWgmmaAndNoSerialisation) {
   ASSERT_EQ(sass[0].error, "");
   runtime::SassSummary s;
   for (const runtime::SassSummary &fs : sass[0].functions) s += fs;
-  EXPECT_EQ(s.tensor_ops["HGMMA"], 4) << s.str();
-  EXPECT_EQ(s.tensor_ops["HMMA"], 0) << s.str();
+  EXPECT_EQ(s.tensor_ops[op], 4) << s.str();
+  EXPECT_EQ(s.tensor_ops["HMMA"] + s.tensor_ops["IMMA"], 0) << s.str();
   EXPECT_EQ(s.local_loads + s.local_stores, 0) << s.str();
 }
+
+INSTANTIATE_TEST_SUITE_P(Hopper, WgmmaNvrtc,
+                         ::testing::Values(std::pair{"wgmma_nt_f16", "HGMMA"}, std::pair{"wgmma_nt_s8", "IGMMA"}),
+                         [](const auto &info) { return std::string(info.param.first); });
 
 }  // namespace
 }  // namespace tessera::test

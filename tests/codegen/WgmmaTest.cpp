@@ -1,7 +1,8 @@
 //===- tests/codegen/WgmmaTest.cpp - Hopper's wgmma, interpreted and printed ===//
 //
 // tests/codegen/hopper/wgmma_nt_f16.py (C = A B^T through four m64n64k16
-// wgmma on 128-byte-swizzled shared tiles, at sizes no tile divides) run by
+// wgmma on 128-byte-swizzled shared tiles, at sizes no tile divides) and
+// its int8 twin wgmma_nt_s8.py (m64n64k32 into int32, exact) run by
 // the interpreter with the instruction's semantics (ir/Wgmma.h) against the
 // float64 reference of the plain product (hopper/originals/); the same kernel with a mistake
 // (the wait dropped, the wrong swizzle, a thread past the warpgroup) fails
@@ -26,9 +27,15 @@ namespace tessera::test {
 namespace {
 
 
-std::string kernel_text() { return read_text_file(codegen_test_dir() / "hopper" / "wgmma_nt_f16.py"); }
+/// The hand-scheduled kernels of hopper/, each with its plain program in
+/// hopper/originals/ under the same name.
+const char *const kKernels[] = {"wgmma_nt_f16", "wgmma_nt_s8"};
 
-/// The kernel with `from` replaced by `to` (once; it must be there).
+std::string kernel_text(const std::string &name = "wgmma_nt_f16") {
+  return read_text_file(codegen_test_dir() / "hopper" / (name + ".py"));
+}
+
+/// The float16 kernel with `from` replaced by `to` (once; it must be there).
 std::string edited(const std::string &from, const std::string &to) {
   std::string s = kernel_text();
   size_t at = s.find(from);
@@ -38,17 +45,24 @@ std::string edited(const std::string &from, const std::string &to) {
 
 /// Runs `kernel` on the plain product's random inputs; its checks against
 /// the float64 reference.
-std::vector<runtime::OutputCheck> run_against_reference(const std::string &kernel) {
-  ir::PrimFunc plain =
-      script::parse_func(read_text_file(codegen_test_dir() / "hopper" / "originals" / "wgmma_nt_f16.py"));
+ir::PrimFunc plain_program(const std::string &name) {
+  return script::parse_func(read_text_file(codegen_test_dir() / "hopper" / "originals" / (name + ".py")));
+}
+
+std::vector<runtime::OutputCheck> run_against_reference(const std::string &kernel,
+                                                        const std::string &name = "wgmma_nt_f16") {
+  ir::PrimFunc plain = plain_program(name);
   std::vector<runtime::NDArray> args = runtime::make_random_args(plain, {}, 5);
   runtime::Reference want = runtime::compute_reference(plain, args);
   runtime::interpret(script::parse_func(kernel), args);
   return runtime::check_outputs(plain, args, want);
 }
 
-TEST(Wgmma, InterpretedKernelMatchesThePlainProduct) {
-  for (const runtime::OutputCheck &c : run_against_reference(kernel_text())) EXPECT_TRUE(c.ok) << c.str();
+TEST(Wgmma, InterpretedKernelsMatchThePlainProduct) {
+  for (const char *name : kKernels) {
+    SCOPED_TRACE(name);
+    for (const runtime::OutputCheck &c : run_against_reference(kernel_text(name), name)) EXPECT_TRUE(c.ok) << c.str();
+  }
 }
 
 TEST(Wgmma, MistakesFailOnTheCpu) {
@@ -76,9 +90,9 @@ TEST(Wgmma, MistakesFailOnTheCpu) {
 
 /// The lowered kernel `text` in the SIMT emulator on the plain product's
 /// random inputs; its checks against the float64 reference.
-std::vector<runtime::OutputCheck> emulate_against_reference(const std::string &text) {
-  ir::PrimFunc plain =
-      script::parse_func(read_text_file(codegen_test_dir() / "hopper" / "originals" / "wgmma_nt_f16.py"));
+std::vector<runtime::OutputCheck> emulate_against_reference(const std::string &text,
+                                                            const std::string &name = "wgmma_nt_f16") {
+  ir::PrimFunc plain = plain_program(name);
   std::vector<runtime::NDArray> args = runtime::make_random_args(plain, {}, 9);
   runtime::Reference want = runtime::compute_reference(plain, args);
   std::vector<runtime::NDArray *> ptrs;
@@ -88,7 +102,11 @@ std::vector<runtime::OutputCheck> emulate_against_reference(const std::string &t
 }
 
 TEST(Wgmma, EmulatedThreadsMatchThePlainProduct) {
-  for (const runtime::OutputCheck &c : emulate_against_reference(kernel_text())) EXPECT_TRUE(c.ok) << c.str();
+  for (const char *name : kKernels) {
+    SCOPED_TRACE(name);
+    for (const runtime::OutputCheck &c : emulate_against_reference(kernel_text(name), name))
+      EXPECT_TRUE(c.ok) << c.str();
+  }
   // A thread that never waits ends with its results in flight.
   try {
     emulate_against_reference(edited("T.evaluate(T.wgmma_wait_group(0))", "T.evaluate(T.wgmma_fence())"));
@@ -120,6 +138,11 @@ TEST(Wgmma, CudaForSm90aHoldsTheInstructionAndPlainSm90IsRefused) {
   EXPECT_NE(cu.find("__shared__ __align__(1024) half A_shared"), std::string::npos) << cu;
   // 128-byte swizzle (1 << 62), SBO 1024 (64 << 32), LBO 16 (1 << 16).
   EXPECT_NE(cu.find("0x4000004000010000ULL"), std::string::npos) << cu;
+  // int8: the s32 form, whose operands have no scale or transpose immediates.
+  std::string s8 = codegen::codegen_cuda(lower::lower(script::parse_func(kernel_text("wgmma_nt_s8"))), {.arch = "sm_90a"});
+  EXPECT_NE(s8.find("wgmma.mma_async.sync.aligned.m64n64k32.s32.s8.s8 {%0,"), std::string::npos) << s8;
+  EXPECT_NE(s8.find("%32, %33, p;"), std::string::npos) << s8;
+  EXPECT_NE(s8.find("\"+r\"(wacc[31])"), std::string::npos) << s8;
   try {
     codegen::codegen_cuda(f, {.arch = "sm_90"});
     ADD_FAILURE() << "wgmma compiled for plain sm_90";
