@@ -38,6 +38,12 @@ int64_t ConfigReader::integer_or(const std::string &key, int64_t fallback) {
   return fallback;
 }
 
+bool ConfigReader::boolean_or(const std::string &key, bool fallback) {
+  if (j_.contains(key)) return boolean(key);
+  read_.push_back(key);
+  return fallback;
+}
+
 bool ConfigReader::boolean(const std::string &key) {
   const Json &v = field(key);
   if (!v.is_boolean()) fail(key, "true or false", v);

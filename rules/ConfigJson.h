@@ -31,6 +31,8 @@ class ConfigReader {
   /// config after records of it were stored).
   int64_t integer_or(const std::string &key, int64_t fallback);
   bool boolean(const std::string &key);
+  /// An optional boolean field: `fallback` when absent.
+  bool boolean_or(const std::string &key, bool fallback);
   std::vector<int64_t> integers(const std::string &key);
   /// Required, a string among `choices`: "conv2d config: field 'form':
   /// expected one of \"direct\", \"implicit_gemm\", got \"im2col\"".

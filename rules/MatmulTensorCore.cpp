@@ -28,10 +28,12 @@ using namespace ir;
 //===----------------------------------------------------------------------===//
 
 Json TensorCoreConfig::to_json() const {
-  return Json{{"rule", rule()},     {"block_m", block_m}, {"block_n", block_n}, {"block_k", block_k},
+  Json j{{"rule", rule()},     {"block_m", block_m}, {"block_n", block_n}, {"block_k", block_k},
               {"warps_m", warps_m}, {"warps_n", warps_n}, {"stages", stages},   {"pad", pad},
               {"swizzle", swizzle},  {"raster", raster},   {"in_bytes", in_bytes}, {"acc_bytes", acc_bytes},
               {"a_elementwise", a_elementwise}, {"b_elementwise", b_elementwise}};
+  if (wgmma) j["wgmma"] = true;  // absent for mma.sync: the configs stored before wgmma read the same
+  return j;
 }
 
 TensorCoreConfig TensorCoreConfig::from_json(const Json &j) {
@@ -50,6 +52,7 @@ TensorCoreConfig TensorCoreConfig::from_json(const Json &j) {
   c.acc_bytes = r.integer_or("acc_bytes", 4);
   c.a_elementwise = r.boolean("a_elementwise");
   c.b_elementwise = r.boolean("b_elementwise");
+  c.wgmma = r.boolean_or("wgmma", false);
   r.finish();
   return c;
 }
@@ -68,7 +71,8 @@ int64_t TensorCoreConfig::registers() const {
   int64_t acc = warp_m() / 16 * (warp_n() / 8) * 4 * acc_bytes / 4;
   // One K slice's fragments: four A and two B registers per tile at any
   // width (tf32's 16 x 8 A tile is four 32-bit elements).
-  int64_t frags = warp_m() / 16 * 4 + warp_n() / 8 * 2;
+  // (wgmma reads both operands from shared memory: no fragments.)
+  int64_t frags = wgmma ? 0 : warp_m() / 16 * 4 + warp_n() / 8 * 2;
   // tf32 fragments are loaded and rounded element by element: their
   // addresses and rounded values stay live across the unrolled slices (sm_80:
   // 64 x 64 warp tiles spill 48 to 80 bytes; this keeps them out).
@@ -103,10 +107,25 @@ void TensorCoreConfig::validate(const Arch &arch) const {
     require(in_bytes != 4, r, "swizzle", 1,
             "is for the ldmatrix reads of 8- and 16-bit tiles; tf32 tiles are padded (pad 4)");
     require(pad == 0, r, "pad", pad, "must be 0 with swizzle (the XOR layout replaces the padding)");
+    // (wgmma's tiles are K-major rows of 128 bytes, checked below.)
     for (auto [name, v] : {std::pair{"block_k", block_k}, {"block_m", block_m}, {"block_n", block_n}})
-      require(v * in_bytes % 64 == 0, r, name, v,
+      require(wgmma || v * in_bytes % 64 == 0, r, name, v,
               "makes shared rows of " + std::to_string(v * in_bytes) +
                   " bytes; swizzle needs multiples of 64 (four 16-byte chunks or more)");
+  }
+  if (wgmma) {
+    require(arch.tensor_cores.wgmma, r, "wgmma", 1, "needs a GPU with Hopper's wgmma (sm_90a); " + arch.name +
+                                                         " has none");
+    require(in_bytes == 1 || in_bytes == 2, r, "in_bytes", in_bytes,
+            "must be 2 (float16, bfloat16) or 1 (int8) with wgmma");
+    require(acc_bytes == 4, r, "acc_bytes", acc_bytes, "must be 4 with wgmma (float32 or int32 accumulators)");
+    require(block_m == 64 || block_m == 128, r, "block_m", block_m, "must be 64 or 128 (one warpgroup per 64 rows)");
+    require(warps_m == block_m / 16 && warps_n == 1, r, "warps_m", warps_m,
+            "must be block_m / 16 with warps_n = 1 (each warp of a warpgroup holds 16 rows of the whole block_n)");
+    require(block_n <= 256, r, "block_n", block_n, "is more than wgmma's N of 256");
+    require(block_k * in_bytes == 128, r, "block_k", block_k,
+            "must make 128-byte rows (" + std::to_string(128 / in_bytes) + " elements): the 128-byte swizzled layout");
+    require(swizzle && pad == 0, r, "swizzle", swizzle, "must be on, pad 0, with wgmma (its 128-byte layout)");
   }
   require_threads(r, "threads", threads(), arch);
   require(registers() <= arch.limits.max_regs_per_thread, r, "registers", registers(),
@@ -379,6 +398,10 @@ schedule::Schedule TensorCoreRule::apply(const PrimFunc &f, const Match &mt, con
     throw ConfigError("matmul_tensor_core config: acc_bytes = 2 (float16 accumulators) but the program accumulates " +
                       m->in_dtype.str() + " products in " + m->acc_dtype.str() +
                       "; only float16 accumulated in float16 may be");
+  if (c->wgmma && !(m->a.k_inner && m->b.k_inner))
+    throw ConfigError(std::string("matmul_tensor_core config: wgmma reads K-major tiles, but ") +
+                      (m->a.k_inner ? "B" : "A") + " runs along " + (m->a.k_inner ? "N" : "M") +
+                      " here; the mma.sync kernel (wgmma false) handles this layout");
   Stmt kernel = detail::build_tensor_core_kernel(*m, *c);
   // The root keeps its allocations that the kernel still uses: none of the
   // accumulator and epilogue intermediates (registers now).

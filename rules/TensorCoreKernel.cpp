@@ -3,7 +3,11 @@
 // build_tensor_core_kernel (TensorCoreMatch.h): the IR of the kernel
 // MatmulTensorCore.h describes, from the match and the config: thread-bound
 // loops, cp.async stages, ldmatrix and mma.sync over `warp` fragments, the
-// epilogue at the accumulators.
+// epilogue at the accumulators. With `wgmma` (Hopper): warpgroups
+// (threadIdx.y) of 128 lanes (threadIdx.x), the tiles stored at their
+// 128-byte-swizzled places (ir/Wgmma.h) by the same cp.async pipeline, and
+// per K tile one wgmma per 16 (int8: 32) of K, committed and waited before
+// the stage is refilled.
 //
 //===----------------------------------------------------------------------===//
 #include <functional>
@@ -13,6 +17,7 @@
 #include "tessera/ir/Functor.h"
 #include "tessera/ir/MmaFragments.h"
 #include "tessera/ir/Op.h"
+#include "tessera/ir/Wgmma.h"
 
 namespace tessera::rules::detail {
 
@@ -31,21 +36,27 @@ class KernelBuilder {
     extent_n_ = blk.iters[m.n].dom.extent;
     extent_k_ = blk.iters[m.k].dom.extent;
     for (int b : m.batch) batch_extents_.push_back(blk.iters[b].dom.extent);
+    lanes_ = c.wgmma ? ir::wgmma::kWarpgroup : 32;
+    groups_ = c.wgmma ? c.block_m / 64 : c.warps();
   }
 
   Stmt build();
-  std::vector<Buffer> allocs() const { return {a_shared_, b_shared_, a_frag_, b_frag_, c_frag_}; }
+  std::vector<Buffer> allocs() const {
+    if (c_.wgmma) return {a_shared_, b_shared_, c_frag_};
+    return {a_shared_, b_shared_, a_frag_, b_frag_, c_frag_};
+  }
 
  private:
   Expr i(int64_t v) const { return make_int(it_, v); }
   Var var(const std::string &name) const { return Var(name, it_); }
 
-  /// A loop over the warps and lanes of the block around `body(warp, lane)`.
+  /// A loop over the warps (warpgroups) and lanes of the block around
+  /// `body(ty, tx)`.
   Stmt threads(const std::function<Stmt(Expr, Expr)> &body) const {
     Var ty = var("ty"), tx = var("tx");
     Stmt s = body(ty, tx);
-    s = For::make(tx, i(0), i(32), ForKind::ThreadBinding, s, "threadIdx.x");
-    return For::make(ty, i(0), i(c_.warps()), ForKind::ThreadBinding, s, "threadIdx.y");
+    s = For::make(tx, i(0), i(lanes_), ForKind::ThreadBinding, s, "threadIdx.x");
+    return For::make(ty, i(0), i(groups_), ForKind::ThreadBinding, s, "threadIdx.y");
   }
   Stmt loop(const std::string &name, int64_t extent, const std::function<Stmt(Expr)> &body,
             ForKind kind = ForKind::Unrolled) const {
@@ -64,6 +75,8 @@ class KernelBuilder {
   Expr inline_producers(const Expr &e) const;
   Stmt load_tile(const OperandInfo &op, Buffer tile, bool is_a, const Expr &stage, const Expr &k_tile) const;
   Stmt compute_slice(const Expr &stage, int64_t kk) const;
+  /// The wgmma of one K tile, committed and waited.
+  Stmt wgmma_tile(const Expr &stage) const;
   Stmt epilogue() const;
   /// The output's innermost index is the N iter (a pair of columns is contiguous).
   bool output_runs_along_n() const;
@@ -82,6 +95,8 @@ class KernelBuilder {
   /// The mma.sync form ("m16n8k16", ...) and its A and B elements per lane.
   std::string mma_shape_;
   int64_t a_per_lane_ = 0, b_per_lane_ = 0;
+  /// Lanes per threadIdx.y step (32, or a warpgroup's 128) and their count.
+  int64_t lanes_ = 32, groups_ = 1;
 };
 
 Expr KernelBuilder::operand_load(const OperandInfo &op, const Expr &rows, const Expr &k) const {
@@ -136,11 +151,15 @@ Stmt KernelBuilder::load_tile(const OperandInfo &op, Buffer tile, bool is_a, con
   const Expr k0 = k_tile * i(c_.block_k);
   return threads([&](Expr ty, Expr tx) {
     return loop("c", per_thread, [&](Expr it) {
-      Expr q = it * i(c_.threads()) + ty * i(32) + tx;
+      Expr q = it * i(c_.threads()) + ty * i(lanes_) + tx;
       Expr r = floordiv(q, i(sc / v)), col = floormod(q, i(sc / v)) * i(v);
       Expr row = op.k_inner ? row0 + r : row0 + col, k = op.k_inner ? k0 + col : k0 + r;
       Expr valid = row < row_extent && k < extent_k_;
-      Expr dst = Load::make(tile, {stage, r, col});
+      // wgmma's tiles: each 128-byte row's 16-byte chunks XORed with the row % 8.
+      const int64_t chunk = 16 / c_.in_bytes;
+      Expr at = c_.wgmma ? bitwise_xor(floordiv(col, i(chunk)), floormod(r, i(8))) * i(chunk) + floormod(col, i(chunk))
+                         : col;
+      Expr dst = Load::make(tile, {stage, r, at});
       Stmt s;
       if (async) {
         Expr bytes = i(v * c_.in_bytes);
@@ -148,7 +167,7 @@ Stmt KernelBuilder::load_tile(const OperandInfo &op, Buffer tile, bool is_a, con
                                       select(valid, cast(DataType::int32(), bytes), make_int(DataType::int32(), 0))});
       } else {
         s = Store::make(tile, if_then_else(valid, operand_load(op, row, k), make_const(tile.dtype(), 0)),
-                        {stage, r, col});
+                        {stage, r, at});
       }
       if (chunks % c_.threads() != 0) s = IfThenElse::make(q < i(chunks), s);
       return s;
@@ -229,6 +248,27 @@ Stmt KernelBuilder::compute_slice(const Expr &stage, int64_t kk) const {
   return Seq::make(s);
 }
 
+Stmt KernelBuilder::wgmma_tile(const Expr &stage) const {
+  const std::string shape = "m64n" + std::to_string(c_.block_n) + "k" + std::to_string(c_.mma_k());
+  // The 128-byte layout: rows of 128 bytes, 8-row groups 1024 bytes apart.
+  const ir::wgmma::SmemLayout layout{128, 16, 1024};
+  auto int32 = [](int64_t v) { return make_int(DataType::int32(), v); };
+  return threads([&](Expr ty, Expr tx) {
+    std::vector<Stmt> s;
+    s.push_back(eval(Intrinsic::WgmmaFence, {}));
+    s.push_back(loop("ks", c_.block_k / c_.mma_k(), [&](Expr ks) {
+      Expr k = ks * i(c_.mma_k());
+      return eval(Intrinsic::Wgmma, {StringImm::make(shape), Load::make(c_frag_, {ty, tx, i(0)}),
+                                     Load::make(a_shared_, {stage, ty * i(64), k}),
+                                     Load::make(b_shared_, {stage, i(0), k}), tx, int32(layout.swizzle_bytes),
+                                     int32(layout.lbo), int32(layout.sbo)});
+    }));
+    s.push_back(eval(Intrinsic::WgmmaCommit, {}));
+    s.push_back(eval(Intrinsic::WgmmaWait, {int32(0)}));
+    return Seq::make(s);
+  });
+}
+
 /// The accumulators through the epilogue into the output, masked at the edges.
 Stmt KernelBuilder::epilogue() const {
   const BlockInfo &blk = m_.info.blocks[m_.block];
@@ -238,14 +278,18 @@ Stmt KernelBuilder::epilogue() const {
   auto n_extent = as_const_int(extent_n_);
   const bool pairs = n_extent && *n_extent % 2 == 0 && output_runs_along_n();
   return threads([&](Expr ty, Expr tx) {
+    // The warp within the block and the lane within the warp: a warpgroup's
+    // warps hold 16 rows each, in order (ir/Wgmma.h's accumulator map is the
+    // mma.sync C map per warp and 8 columns).
+    Expr w = c_.wgmma ? ty * i(4) + floordiv(tx, i(32)) : ty, l = c_.wgmma ? floormod(tx, i(32)) : tx;
     return loop("mi", tiles_m, [&](Expr mi) {
       return loop("ni", tiles_n, [&](Expr ni) {
         return loop("e", pairs ? 2 : 4, [&](Expr e_outer) {
           Var h = var("h");
           Expr e = pairs ? e_outer * i(2) + h : e_outer;
-          Expr row = m0_ + floordiv(ty, i(c_.warps_n)) * i(c_.warp_m()) + mi * i(16) + floordiv(tx, i(4)) +
+          Expr row = m0_ + floordiv(w, i(c_.warps_n)) * i(c_.warp_m()) + mi * i(16) + floordiv(l, i(4)) +
                      floordiv(e, i(2)) * i(8);
-          Expr col = n0_ + floormod(ty, i(c_.warps_n)) * i(c_.warp_n()) + ni * i(8) + floormod(tx, i(4)) * i(2) +
+          Expr col = n0_ + floormod(w, i(c_.warps_n)) * i(c_.warp_n()) + ni * i(8) + floormod(l, i(4)) * i(2) +
                      floormod(e, i(2));
           Stmt store = store_element(ty, tx, mi * i(tiles_n) + ni, e, row, col, blk);
           if (!pairs) return IfThenElse::make(row < extent_m_ && col < extent_n_, store);
@@ -325,7 +369,9 @@ Stmt KernelBuilder::build() {
   a_per_lane_ = variant->a_per_lane(), b_per_lane_ = variant->b_per_lane();
   a_frag_ = Buffer::make("A_frag", in, {i(c_.warps()), i(32), i(tiles_m * a_per_lane_)}, "warp");
   b_frag_ = Buffer::make("B_frag", in, {i(c_.warps()), i(32), i(tiles_n * b_per_lane_)}, "warp");
-  c_frag_ = Buffer::make("C_frag", acc, {i(c_.warps()), i(32), i(tiles_m * tiles_n * 4)}, "warp");
+  // wgmma: a warpgroup's 128 lanes hold block_n / 2 accumulators each (the
+  // same tiles_m * tiles_n * 4 for its 16-row warps).
+  c_frag_ = Buffer::make("C_frag", acc, {i(groups_), i(lanes_), i(tiles_m * tiles_n * 4)}, "warp");
 
   Var bz = var("bz"), by = var("by"), bx = var("bx");
   // Batch iters from blockIdx.z, the last fastest.
@@ -366,13 +412,17 @@ Stmt KernelBuilder::build() {
     Var ko = var("ko");
     std::vector<Stmt> step;
     step.push_back(eval(Intrinsic::CpAsyncWait, {make_int(DataType::int32(), S - 2)}));
+    // What cp.async wrote reaches wgmma (the async proxy) through a fence.
+    if (c_.wgmma) step.push_back(threads([&](Expr, Expr) { return eval(Intrinsic::FenceProxyAsync, {}); }));
     step.push_back(eval(Intrinsic::SyncThreads, {}));
     Expr next = ko + i(S - 1), next_stage = floormod(next, i(S));
     step.push_back(load_tile(m_.a, a_shared_, true, next_stage, next));
     step.push_back(load_tile(m_.b, b_shared_, false, next_stage, next));
     step.push_back(eval(Intrinsic::CpAsyncCommit, {}));
     Expr stage = floormod(ko, i(S));
-    for (int64_t kk = 0; kk < c_.block_k / c_.mma_k(); ++kk) step.push_back(compute_slice(stage, kk));
+    if (c_.wgmma) step.push_back(wgmma_tile(stage));
+    else
+      for (int64_t kk = 0; kk < c_.block_k / c_.mma_k(); ++kk) step.push_back(compute_slice(stage, kk));
     body.push_back(For::make(ko, i(0), k_tiles, ForKind::Serial, Seq::make(step)));
   }
   body.push_back(eval(Intrinsic::CpAsyncWait, {make_int(DataType::int32(), 0)}));
@@ -404,7 +454,7 @@ Stmt KernelBuilder::build() {
   }
   // Swizzled tiles: their chunks XOR-permuted at lowering (lower::swizzle_shared_buffers).
   Annotations ann;
-  if (c_.swizzle) ann[kSwizzleAnnotation] = AnnValue::List{a_shared_.name(), b_shared_.name()};
+  if (c_.swizzle && !c_.wgmma) ann[kSwizzleAnnotation] = AnnValue::List{a_shared_.name(), b_shared_.name()};
   Stmt kernel = Block::make("matmul_tensor_core", {}, {}, Expr(), reads, {BufferRegion::full(out)}, allocs(),
                             std::nullopt, Seq::make(body), ann);
   if (c_.raster > 0) {

@@ -278,12 +278,16 @@ class CodegenCUDA : public CodegenC {
       int64_t n = elements_of(b), bytes = n * b.dtype().bytes();
       std::string type = type_name(b.dtype());
       if (b.scope() == "shared.dyn") {
-        if (wgmma_operands_.count(b.get()))
-          throw CodegenError("buffer '" + b.name() + "' is a wgmma operand in dynamic shared memory, whose pool is " +
-                             "16-byte aligned; wgmma's swizzled tiles need 1024 (keep it in static shared memory)");
+        // wgmma's swizzled tiles start on 1024-byte boundaries: the pool is
+        // aligned so when it holds one, and the tile's offset must be too.
+        const bool wgmma_operand = wgmma_operands_.count(b.get()) > 0;
+        if (wgmma_operand && pool_offset % 1024 != 0)
+          throw CodegenError("buffer '" + b.name() + "' is a wgmma operand at byte " + std::to_string(pool_offset) +
+                             " of the dynamic shared memory; its swizzled tiles need a multiple of 1024");
         if (pool.empty()) {
           pool = fresh("dynamic_shared");
-          decls.push_back("extern __shared__ __align__(16) unsigned char " + pool + "[];");
+          decls.push_back(std::string("extern __shared__ __align__(") + (wgmma_operands_.empty() ? "16" : "1024") +
+                          ") unsigned char " + pool + "[];");
         }
         std::string at = pool_offset == 0 ? pool : "(" + pool + " + " + std::to_string(pool_offset) + ")";
         decls.push_back(type + "* " + name_of(b) + " = (" + type + "*)" + at + ";");

@@ -131,6 +131,18 @@ inline std::vector<runtime::OutputCheck> run_checked(const ir::PrimFunc &f, cons
   return runtime::check_outputs(f, got, want);
 }
 
+/// A Hopper config: `groups` warpgroups (64 rows each) by `n` columns, K
+/// tiles of 128 bytes.
+inline rules::TensorCoreConfig wgmma_config(int64_t in_bytes, int64_t groups, int64_t n, int64_t stages = 3) {
+  rules::TensorCoreConfig c;
+  c.wgmma = true;
+  c.in_bytes = in_bytes;
+  c.block_m = 64 * groups, c.block_n = n, c.block_k = 128 / in_bytes;
+  c.warps_m = 4 * groups, c.warps_n = 1, c.stages = stages;
+  c.swizzle = true, c.pad = 0;
+  return c;
+}
+
 inline void expect_ok(const std::vector<runtime::OutputCheck> &checks) {
   ASSERT_FALSE(checks.empty());
   for (const runtime::OutputCheck &c : checks) EXPECT_TRUE(c.ok) << c.str();

@@ -76,6 +76,13 @@ struct TensorCoreConfig final : Config {
   int64_t acc_bytes = 4;
   bool a_elementwise = false;  ///< workload fact: A's tile is copied element by element (computed or unaligned)
   bool b_elementwise = false;  ///< workload fact: the same for B
+  /// Hopper's wgmma (sm_90a) instead of ldmatrix + mma.sync: one warpgroup
+  /// (4 warps, 128 threads) per 64 rows (block_m 64 or 128, warps_m =
+  /// block_m / 16, warps_n = 1), one m64nNk instruction across block_n (16
+  /// to 256), K-major tiles of 128-byte rows (block_k = 128 / in_bytes)
+  /// swizzled as wgmma's 128-byte layout, fed by the same cp.async
+  /// pipeline; A and B must both be K-major (the "nt" layout).
+  bool wgmma = false;
 
   const char *rule() const override { return "matmul_tensor_core"; }
   Json to_json() const override;

@@ -1,0 +1,63 @@
+//===- tests/rules/TensorCoreWgmmaSassTest.cpp - The Hopper kernel's cubins ===//
+//
+// matmul_tensor_core with `wgmma` for "nt" float16, bfloat16 and int8 GEMMs
+// at 4096: NVRTC's sm_90a cubin holds one HGMMA (IGMMA) per 16 (32) of the
+// K tile and 16-byte cp.async, no spill, no local memory, no FFMA, and none
+// of ptxas's warnings that wgmma was serialised or fenced (C7510, C7517,
+// C7519). Label nvrtc; skips itself without NVRTC (the SASS half without
+// cuobjdump).
+//
+//===----------------------------------------------------------------------===//
+#include <cstdio>
+
+#include "RuleTestUtil.h"
+#include "TensorCoreTestUtil.h"
+#include "tessera/analysis/Specialize.h"
+#include "tessera/rules/MatmulTensorCore.h"
+#include "tessera/runtime/CudaFunction.h"
+#include "tessera/runtime/NVRTC.h"
+#include "tessera/runtime/Sass.h"
+#include "tessera/script/Parser.h"
+
+namespace tessera::test {
+namespace {
+
+TEST(TensorCoreWgmma, Sm90aCubinsHoldTheGmmaAndNoSerialisation) {
+  if (!runtime::nvrtc_available()) GTEST_SKIP() << "NVRTC is not available";
+  const rules::Rule &rule = rules::matmul_tensor_core_rule();
+  for (const char *what : {"float16", "bfloat16", "int8"}) {
+    SCOPED_TRACE(what);
+    const bool int8 = std::string(what) == "int8";
+    ir::PrimFunc f = int8 ? script::parse_func(int8_text(4096, 4096, 4096))
+                          : analysis::specialize(script::parse_func(matmul_text(what, true, true, "m", 4096, 4096)),
+                                                 {{"m", 4096}});
+    auto m = rule.match(f, test_arch());
+    ASSERT_TRUE(m) << m.reason();
+    rules::TensorCoreConfig config = wgmma_config(int8 ? 1 : 2, 2, 128);
+    config.validate(test_arch());
+    runtime::CudaFunction fn = runtime::CudaFunction::build(rule.apply(f, **m, config).func(), {.arch = "sm_90a"});
+    const runtime::CompileResult &r = fn.kernels().at(0).compiled;
+    for (const char *warning : {"C7510", "C7517", "C7519"}) EXPECT_EQ(r.log.find(warning), std::string::npos) << r.log;
+    ASSERT_EQ(r.kernels.size(), 1u);
+    EXPECT_EQ(r.kernels[0].spill_loads + r.kernels[0].spill_stores, 0) << r.log;
+    std::printf("# %s: %d registers, %lld bytes of dynamic shared memory\n", what, r.kernels[0].registers,
+                static_cast<long long>(config.shared_bytes()));
+    std::optional<std::filesystem::path> tool = runtime::find_disassembler();
+    if (!tool) continue;
+    std::vector<runtime::CubinSass> sass = runtime::summarise_cubins({&r.cubin}, "sm_90a", *tool);
+    ASSERT_EQ(sass.size(), 1u);
+    ASSERT_EQ(sass[0].error, "");
+    runtime::SassSummary s;
+    for (const runtime::SassSummary &fs : sass[0].functions) s += fs;
+    SCOPED_TRACE(s.str());
+    const char *op = int8 ? "IGMMA" : "HGMMA";
+    // Two warpgroups run the same code: one instruction per K step of the tile.
+    EXPECT_EQ(s.tensor_ops[op], 4);
+    EXPECT_EQ(s.local_loads + s.local_stores, 0);
+    EXPECT_GT(s.async_copies[16], 0) << "16-byte cp.async (LDGSTS)";
+    EXPECT_EQ(s.fma_ops["FFMA"], 0);
+  }
+}
+
+}  // namespace
+}  // namespace tessera::test
