@@ -28,6 +28,14 @@
 //            time and a panel cuts it by a tenth or more;
 //   score    max(compute, memory).
 //
+// Hopper (Arch tensor_cores.wgmma, both operands K-major, 8- or 16-bit
+// inputs into 32-bit accumulators): the wgmma kernel too, block 64 or 128
+// (one warpgroup per 64 rows) x 64/128/256, 128-byte K rows, 2 to 6 stages,
+// scored at the wgmma peak (the Arch's, not derated) times kWgmmaEfficiency
+// (and occupancy: a second warpgroup or block fills the tensor pipe while
+// one waits at its barrier), or by the shared-memory bandwidth its tiles
+// take at every K step when that is longer.
+//
 // Deterministic: the same problem and Arch give the same list.
 //
 //===----------------------------------------------------------------------===//
@@ -49,6 +57,19 @@ double mma_peak_tops(const Arch &arch, ir::DataType in, int64_t acc_bytes) {
   return s ? arch.mma_sync_peak_tops(*s) : 0;
 }
 
+/// The Arch's tensor-core peak, which wgmma reaches (float32 or int32 accumulators).
+double wgmma_peak_tops(const Arch &arch, ir::DataType in) {
+  const MmaSupport *s = rules::tensor_core_mma(arch, in, 4);
+  return s ? s->peak_tops : 0;
+}
+
+/// What the wgmma kernel (stage 2a: cp.async-fed, waited each K tile, no
+/// warp specialisation) reaches of the wgmma peak with its pipes full: an
+/// estimate between published cp.async-fed Hopper kernels (CUTLASS's
+/// KernelCpAsyncWarpSpecialized) and the mma.sync fraction, until the
+/// bench's candidate_results on an H100 calibrate it.
+constexpr double kWgmmaEfficiency = 0.7;
+
 class TensorCorePolicy final : public Policy {
  public:
   const char *name() const override { return "tensor_core"; }
@@ -67,7 +88,7 @@ class TensorCorePolicy final : public Policy {
     // and explanation), else the config's own (an estimate: the score alone).
     auto evaluate = [&](rules::TensorCoreConfig c, bool choose_raster) -> std::optional<Candidate> {
       const int64_t bm = c.block_m, bn = c.block_n, bk = c.block_k, in_bytes = c.in_bytes;
-      const double peak = mma_peak_tops(arch, p.in, c.acc_bytes) * 1e12;
+      const double peak = (c.wgmma ? wgmma_peak_tops(arch, p.in) : mma_peak_tops(arch, p.in, c.acc_bytes)) * 1e12;
       Occupancy occ = occupancy(arch, {c.threads(), c.registers(), c.shared_bytes()});
       if (occ.blocks_per_sm == 0) return std::nullopt;
       const double tiles_y = std::ceil(M / bm), tiles_x = std::ceil(N / bn);
@@ -90,9 +111,25 @@ class TensorCorePolicy final : public Policy {
       // Fewer than 8 resident warps leave tensor pipes idle; 2 stages
       // expose part of each copy's latency.
       eff *= std::sqrt(std::min(1.0, double(occ.blocks_per_sm * c.warps()) / 8.0));
+      if (c.wgmma) {
+        // One warpgroup instruction per K step, no fragments; each K tile
+        // waits for its wgmma before the barrier that lets the stage be
+        // refilled, so the tensor pipe idles for a barrier per tile unless
+        // a second warpgroup (or block) fills it.
+        eff = kWgmmaEfficiency * std::sqrt(std::min(1.0, double(occ.blocks_per_sm * bm / 64) / 2.0));
+      }
       if (c.stages == 2) eff *= 0.85;
       const double flops = double(w) * per_wave * 2.0 * bm * bn * k_tiles * bk;
-      const double compute_us = peak > 0 ? flops / (peak * eff) * 1e6 : 1e30;
+      double compute_us = peak > 0 ? flops / (peak * eff) * 1e6 : 1e30;
+      if (c.wgmma) {
+        // wgmma reads its tiles from shared memory at every K step (each
+        // warpgroup its 64 A rows and all block_n B rows), on top of the
+        // cp.async writes: small tiles are bound by shared-memory bandwidth
+        // (64 x 64: about as many bytes per step as the tensor core's time).
+        const double per_tile = (double(bm / 64) * (64 + bn) + double(bm + bn)) * double(bk * in_bytes);
+        const double smem_us = double(w) * per_wave * k_tiles * per_tile / (arch.memory.smem_bandwidth_gbps * 1e3);
+        compute_us = std::max(compute_us, smem_us);
+      }
       // DRAM: the blocks of a wave walk K together, so each wave reads the
       // A rows and B columns of its tiles once (the live K slices of them
       // sit in L2). Row-major order makes a wave a few full tile rows;
@@ -155,6 +192,27 @@ class TensorCorePolicy final : public Policy {
                 }
                 if (std::optional<Candidate> e = evaluate(c, true)) out.push_back(std::move(*e));
               }
+    // Hopper: the wgmma kernel where the Arch has it and both operands are
+    // K-major, float32/int32 accumulators.
+    const int64_t in_bytes = p.in.bytes();
+    if (arch.tensor_cores.wgmma && p.k_major && acc_bytes == 4 && (in_bytes == 1 || in_bytes == 2))
+      for (int64_t groups : {2, 1})  // the larger tiles first where the estimates tie (more reuse)
+        for (int64_t bn : {256, 128, 64})
+          for (int64_t stages : {2, 3, 4, 5, 6}) {
+            rules::TensorCoreConfig c;
+            c.wgmma = true;
+            c.in_bytes = in_bytes;
+            c.acc_bytes = 4;
+            c.a_elementwise = p.a_elementwise, c.b_elementwise = p.b_elementwise;
+            c.block_m = 64 * groups, c.block_n = bn, c.block_k = 128 / in_bytes;
+            c.warps_m = 4 * groups, c.warps_n = 1, c.stages = stages, c.pad = 0, c.swizzle = true;
+            try {
+              c.validate(arch);
+            } catch (const rules::ConfigError &) {
+              continue;
+            }
+            if (std::optional<Candidate> e = evaluate(c, true)) out.push_back(std::move(*e));
+          }
     std::stable_sort(out.begin(), out.end(), [](const Candidate &a, const Candidate &b) { return a.score < b.score; });
     if (static_cast<int64_t>(out.size()) > options.topk) out.resize(static_cast<size_t>(options.topk));
     return out;

@@ -445,6 +445,7 @@ TensorCoreProblem tensor_core_problem(const Match &mt) {
   p.in = m->in_dtype;
   p.f16_accumulation = m->in_dtype.is_float16() && m->acc_dtype.is_float16();
   p.a_elementwise = m->a.elementwise, p.b_elementwise = m->b.elementwise;
+  p.k_major = m->a.k_inner && m->b.k_inner;
   return p;
 }
 

@@ -12,6 +12,8 @@
 
 #include "tessera/codegen/CodegenCUDA.h"
 
+#include "tessera/ir/Functor.h"
+
 namespace tessera::codegen {
 
 namespace {
@@ -52,6 +54,20 @@ const CudaArch &cuda_arch(std::string_view arch) {
   for (const CudaArch &a : kArchs)
     if (a.name == digits) return a;
   throw CodegenError("unknown CUDA architecture '" + std::string(arch) + "': tessera knows " + known_archs());
+}
+
+std::string cuda_target_for(const std::string &arch, const ir::Stmt &body) {
+  if (arch != "sm_90") return arch;
+  bool hopper = false;
+  ir::pre_order_visit(
+      body,
+      [&](const ir::Expr &e) {
+        const auto *c = e.as<ir::Call>();
+        hopper |= c && (c->op == ir::Intrinsic::Wgmma || c->op == ir::Intrinsic::WgmmaFence ||
+                        c->op == ir::Intrinsic::WgmmaCommit || c->op == ir::Intrinsic::WgmmaWait);
+      },
+      nullptr);
+  return hopper ? "sm_90a" : arch;
 }
 
 }  // namespace tessera::codegen

@@ -35,7 +35,10 @@ rules::Json spec_json(const DynamicSpec &spec) {
 }
 
 rules::Json kernel_json(const PlannedKernel &k) {
-  rules::Json j = {{"entry", k.entry}, {"cubin_key", k.cache_key}, {"dynamic_shared_bytes", k.dynamic_shared_bytes}};
+  rules::Json j = {{"entry", k.entry},
+                   {"cubin_key", k.cache_key},
+                   {"target", k.target},
+                   {"dynamic_shared_bytes", k.dynamic_shared_bytes}};
   for (const PlannedKernel::Param &p : k.params)
     j["params"].push_back({{"name", p.name}, {"symbol", p.symbol}, {"bytes", p.bytes}});
   for (int d = 0; d < 3; ++d) {
@@ -95,6 +98,7 @@ DynamicKernel DynamicKernel::begin(const DynamicRequest &request, const Arch &ar
           PlannedKernel pk;
           pk.entry = j.at("entry").get<std::string>();
           pk.cache_key = j.at("cubin_key").get<std::string>();
+          pk.target = j.value("target", sm);
           pk.dynamic_shared_bytes = j.at("dynamic_shared_bytes").get<int64_t>();
           for (const rules::Json &p : j.at("params"))
             pk.params.push_back({p.at("name").get<std::string>(), p.at("symbol").get<int>(), p.at("bytes").get<int>()});
@@ -102,7 +106,7 @@ DynamicKernel DynamicKernel::begin(const DynamicRequest &request, const Arch &ar
             pk.grid[d] = SizeProgram::from_json(j.at("grid").at(d), k.symbols_.size());
             pk.block[d] = SizeProgram::from_json(j.at("block").at(d), k.symbols_.size());
           }
-          std::optional<runtime::CompileResult> r = options.cache->load(pk.cache_key, sm);
+          std::optional<runtime::CompileResult> r = options.cache->load(pk.cache_key, pk.target);
           if (!r) throw UserError("the cubin of kernel " + pk.entry + " is not in the cache");
           pk.cubin = std::move(r->cubin);
           k.kernels_.push_back(std::move(pk));
@@ -166,8 +170,9 @@ DynamicKernel DynamicKernel::begin(const DynamicRequest &request, const Arch &ar
     };
     for (int d = 0; d < 3; ++d) pk.grid[d] = program(l.launch.grid[d]), pk.block[d] = program(l.launch.block[d]);
     pk.dynamic_shared_bytes = l.dynamic_shared_bytes;
-    runtime::CompileOptions o{.arch = sm, .name = l.name, .cache = options.cache};
-    std::string source = codegen::codegen_cuda(l, codegen::CudaOptions{.arch = sm});
+    pk.target = codegen::cuda_target_for(sm, l.body);
+    runtime::CompileOptions o{.arch = pk.target, .name = l.name, .cache = options.cache};
+    std::string source = codegen::codegen_cuda(l, codegen::CudaOptions{.arch = pk.target});
     if (options.cache) pk.cache_key = runtime::kernel_cache_key(source, o);
     jobs.push_back({std::move(source), o});
     k.kernels_.push_back(std::move(pk));

@@ -15,6 +15,7 @@
 #include "Measure.h"
 #include "tessera/analysis/BlockInfo.h"
 #include "tessera/analysis/Specialize.h"
+#include "tessera/codegen/CodegenCUDA.h"
 #include "tessera/ir/Functor.h"
 #include "tessera/policies/Policy.h"
 #include "tessera/rules/Rule.h"
@@ -99,7 +100,8 @@ void schedule_and_build(Job &j, const ir::PrimFunc &func, const rules::Rule *rul
   j.schedule_ms = ms_since(t0);
   auto t1 = Clock::now();
   try {
-    j.fn = runtime::CudaFunction::build(j.report.func, {.arch = arch.arch_flag(), .cache = cache});
+    j.fn = runtime::CudaFunction::build(
+        j.report.func, {.arch = codegen::cuda_target_for(arch.arch_flag(), j.report.func.body()), .cache = cache});
   } catch (const std::exception &e) {
     j.codegen_ms = ms_since(t1);
     j.report.status = CandidateStatus::BuildError;

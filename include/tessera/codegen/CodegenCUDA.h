@@ -75,6 +75,13 @@ struct CudaArch {
 /// sm_75, sm_80, sm_86, sm_87, sm_89, sm_90, sm_100, sm_120.
 const CudaArch &cuda_arch(std::string_view arch);
 
+/// The NVRTC target that compiles `body` for a GPU whose target is `arch`:
+/// "sm_90a" for "sm_90" when the code uses an instruction only the
+/// architecture-specific target has (wgmma and its fences), else `arch`.
+/// An sm_90a cubin runs on exactly the compute capability 9.0 devices that
+/// "sm_90" names.
+std::string cuda_target_for(const std::string &arch, const ir::Stmt &body);
+
 /// The kernel's name in the generated source: the function name + "_kernel"
 /// (`main` cannot name a CUDA kernel).
 std::string cuda_kernel_name(const lower::LoweredFunc &f);

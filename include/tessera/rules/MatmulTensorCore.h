@@ -114,6 +114,7 @@ struct TensorCoreProblem {
   ir::DataType in;  ///< float32: tf32 operands
   bool f16_accumulation = false;  ///< the program accumulates float16 in float16 (acc_bytes 2 allowed)
   bool a_elementwise = false, b_elementwise = false;  ///< tiles copied element by element
+  bool k_major = false;  ///< A and B both K-major: the layout wgmma reads (TensorCoreConfig::wgmma)
 };
 /// The problem of a matmul_tensor_core match; ConfigError for another rule's match.
 TensorCoreProblem tensor_core_problem(const Match &m);

@@ -97,6 +97,7 @@ struct PlannedKernel {
   std::string entry;
   std::vector<uint8_t> cubin;
   std::string cache_key;
+  std::string target;  ///< the NVRTC target it was compiled for ("sm_90", "sm_90a")
   /// Parameters in order: a buffer (its name) or a scalar symbol (its slot).
   struct Param {
     std::string name;
