@@ -195,7 +195,8 @@ class TensorCorePolicy final : public Policy {
     // Hopper: the wgmma kernel where the Arch has it and both operands are
     // K-major, float32/int32 accumulators.
     const int64_t in_bytes = p.in.bytes();
-    if (arch.tensor_cores.wgmma && p.k_major && acc_bytes == 4 && (in_bytes == 1 || in_bytes == 2))
+    if (options.hopper_kernels && arch.tensor_cores.wgmma && p.k_major && acc_bytes == 4 &&
+        (in_bytes == 1 || in_bytes == 2))
       for (int64_t groups : {2, 1})  // the larger tiles first where the estimates tie (more reuse)
         for (int64_t bn : {256, 128, 64})
           for (int64_t stages : {2, 3, 4, 5, 6}) {
