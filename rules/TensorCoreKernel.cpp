@@ -6,8 +6,9 @@
 // epilogue at the accumulators. With `wgmma` (Hopper): warpgroups
 // (threadIdx.y) of 128 lanes (threadIdx.x), the tiles stored at their
 // 128-byte-swizzled places (ir/Wgmma.h) by the same cp.async pipeline, and
-// per K tile one wgmma per 16 (int8: 32) of K, committed and waited before
-// the stage is refilled.
+// per K tile one wgmma per 16 (int8: 32) of K, committed; the previous
+// tile's group is waited for, then (after a barrier) its stage refilled
+// while this tile's wgmma run.
 //
 //===----------------------------------------------------------------------===//
 #include <functional>
@@ -75,8 +76,9 @@ class KernelBuilder {
   Expr inline_producers(const Expr &e) const;
   Stmt load_tile(const OperandInfo &op, Buffer tile, bool is_a, const Expr &stage, const Expr &k_tile) const;
   Stmt compute_slice(const Expr &stage, int64_t kk) const;
-  /// The wgmma of one K tile, committed and waited.
-  Stmt wgmma_tile(const Expr &stage) const;
+  /// The wgmma of one K tile, committed; then a wait until at most `keep`
+  /// groups are in flight.
+  Stmt wgmma_tile(const Expr &stage, int64_t keep) const;
   Stmt epilogue() const;
   /// The output's innermost index is the N iter (a pair of columns is contiguous).
   bool output_runs_along_n() const;
@@ -248,7 +250,7 @@ Stmt KernelBuilder::compute_slice(const Expr &stage, int64_t kk) const {
   return Seq::make(s);
 }
 
-Stmt KernelBuilder::wgmma_tile(const Expr &stage) const {
+Stmt KernelBuilder::wgmma_tile(const Expr &stage, int64_t keep) const {
   const std::string shape = "m64n" + std::to_string(c_.block_n) + "k" + std::to_string(c_.mma_k());
   // The 128-byte layout: rows of 128 bytes, 8-row groups 1024 bytes apart.
   const ir::wgmma::SmemLayout layout{128, 16, 1024};
@@ -264,7 +266,7 @@ Stmt KernelBuilder::wgmma_tile(const Expr &stage) const {
                                      int32(layout.lbo), int32(layout.sbo)});
     }));
     s.push_back(eval(Intrinsic::WgmmaCommit, {}));
-    s.push_back(eval(Intrinsic::WgmmaWait, {int32(0)}));
+    s.push_back(eval(Intrinsic::WgmmaWait, {int32(keep)}));
     return Seq::make(s);
   });
 }
@@ -416,15 +418,26 @@ Stmt KernelBuilder::build() {
     if (c_.wgmma) step.push_back(threads([&](Expr, Expr) { return eval(Intrinsic::FenceProxyAsync, {}); }));
     step.push_back(eval(Intrinsic::SyncThreads, {}));
     Expr next = ko + i(S - 1), next_stage = floormod(next, i(S));
-    step.push_back(load_tile(m_.a, a_shared_, true, next_stage, next));
-    step.push_back(load_tile(m_.b, b_shared_, false, next_stage, next));
-    step.push_back(eval(Intrinsic::CpAsyncCommit, {}));
     Expr stage = floormod(ko, i(S));
-    if (c_.wgmma) step.push_back(wgmma_tile(stage));
-    else
+    auto refill = [&] {
+      step.push_back(load_tile(m_.a, a_shared_, true, next_stage, next));
+      step.push_back(load_tile(m_.b, b_shared_, false, next_stage, next));
+      step.push_back(eval(Intrinsic::CpAsyncCommit, {}));
+    };
+    if (c_.wgmma) {
+      // This tile's wgmma run while the stage read one tile ago (retired by
+      // the wait, in every warpgroup by the barrier) is refilled.
+      step.push_back(wgmma_tile(stage, 1));
+      step.push_back(eval(Intrinsic::SyncThreads, {}));
+      refill();
+    } else {
+      refill();
       for (int64_t kk = 0; kk < c_.block_k / c_.mma_k(); ++kk) step.push_back(compute_slice(stage, kk));
+    }
     body.push_back(For::make(ko, i(0), k_tiles, ForKind::Serial, Seq::make(step)));
   }
+  if (c_.wgmma)
+    body.push_back(threads([&](Expr, Expr) { return eval(Intrinsic::WgmmaWait, {make_int(DataType::int32(), 0)}); }));
   body.push_back(eval(Intrinsic::CpAsyncWait, {make_int(DataType::int32(), 0)}));
   body.push_back(epilogue());
 

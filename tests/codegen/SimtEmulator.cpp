@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 #include "SimtEmulator.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -565,14 +566,15 @@ class Thread {
     if (std::string bad = layout.check(); !bad.empty()) throw EmulationError("T.wgmma: " + bad);
     check_span(d, v->d_per_thread(), "T.wgmma's accumulators");
     const int e = a.buffer->dtype().bytes();
+    Copy result{d, std::vector<Value>(static_cast<size_t>(v->d_per_thread()))};
     auto element = [&](const Address &x, int row, int k) {
       const int64_t at = layout.address(x.i * e, row, int64_t(k) * e) / e;
       if (at < 0 || at >= x.m->array->numel())
         throw EmulationError("T.wgmma reads " + x.buffer->name() + "[" + std::to_string(at) + "], past its end");
       on_read(*x.m, *x.buffer, at);
+      result.reads.push_back({x.m, x.buffer, at});
       return v->in.is_int() ? double(x.m->array->get_int(at)) : x.m->array->get(at);
     };
-    Copy result{d, std::vector<Value>(static_cast<size_t>(v->d_per_thread()))};
     const Copy *pending = wgmma_.find(d);
     for (int i = 0; i < v->d_per_thread(); ++i) {
       const mma::Element at = tessera::ir::wgmma::accumulator_at(thread, i, v->n);
@@ -584,6 +586,10 @@ class Thread {
                              : Value{0, double(static_cast<float>(old.f + sum))};  // rounded once, to float32
     }
     poison(d, v->d_per_thread());
+    // The tiles are read until the group retires: the reads are checked
+    // again then, so a store between the issue and the wait races.
+    std::sort(result.reads.begin(), result.reads.end());
+    result.reads.erase(std::unique(result.reads.begin(), result.reads.end()), result.reads.end());
     wgmma_.open.push_back(std::move(result));
   }
 
@@ -626,6 +632,14 @@ class Thread {
   struct Copy {
     Address dst;
     std::vector<Value> values;
+    /// What an asynchronous reader (wgmma) reads until it lands.
+    struct Read {
+      Memory *m;
+      const Buffer *buffer;
+      int64_t i;
+      auto operator<=>(const Read &) const = default;
+    };
+    std::vector<Read> reads;
   };
   struct Queue {
     std::vector<Copy> open;                ///< issued since the last commit
@@ -652,11 +666,13 @@ class Thread {
   /// Lands the oldest groups of `q` until at most `keep` are in flight.
   void retire(Queue &q, int64_t keep) {
     while (static_cast<int64_t>(q.groups.size()) > keep) {
-      for (const Copy &cp : q.groups.front())
+      for (const Copy &cp : q.groups.front()) {
+        for (const Copy::Read &r : cp.reads) on_read(*r.m, *r.buffer, r.i);
         for (size_t i = 0; i < cp.values.size(); ++i) {
           on_write(*cp.dst.m, *cp.dst.buffer, cp.dst.i + int64_t(i));
           set(*cp.dst.m, cp.dst.i + int64_t(i), cp.values[i]);
         }
+      }
       q.groups.pop_front();
     }
   }

@@ -116,6 +116,24 @@ TEST(Wgmma, EmulatedThreadsMatchThePlainProduct) {
   }
 }
 
+TEST(Wgmma, AStoreWhileTheWgmmaIsInFlightIsARace) {
+  // After the commit, a barrier and a store to the A tile before the wait:
+  // the wgmma may still be reading it (the emulator checks its reads again
+  // when the group retires).
+  const std::string racy = edited("                T.evaluate(T.wgmma_commit_group())\n",
+                                  "                T.evaluate(T.wgmma_commit_group())\n"
+                                  "            T.evaluate(T.syncthreads())\n"
+                                  "            for tx_9 in T.thread_binding(128, thread=\"threadIdx.x\"):\n"
+                                  "                A_shared[tx_9] = T.float16(0.0)\n"
+                                  "            for tx_8 in T.thread_binding(128, thread=\"threadIdx.x\"):\n");
+  try {
+    emulate_against_reference(racy);
+    ADD_FAILURE() << "a store to a tile an in-flight wgmma reads went unnoticed";
+  } catch (const simt::EmulationError &e) {
+    EXPECT_NE(std::string(e.what()).find("race"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Wgmma, LoweringPutsABarrierBetweenTheSharedStoresAndTheWgmmaReadingThem) {
   // Without the program's own barrier, lowering's barrier placement sees
   // wgmma's shared-memory operands as reads: the emulator finds no race and
