@@ -162,21 +162,27 @@ struct LdmatrixNode final : StmtExec {
 
 // ---- mma.sync -----------------------------------------------------------------
 
-/// Every form of ir/MmaFragments.h's MmaVariant: the products exact in
-/// double, the sum rounded once into the accumulator's type (int32: exact,
-/// wrapping).
-struct MmaNode final : StmtExec {
-  ir::mma::MmaVariant v;
+/// The operands T.mma_sync and T.wgmma share: (shape, d, a, b, lane, ...).
+struct MmaOperands {
   Address d, a, b;
   int lane = 0;
   const ErrCtx *ctx;
 
-  MmaNode(Compiler &cc, const ir::Call &c)
+  MmaOperands(Compiler &cc, const ir::Call &c, const char *name)
       : d(address_operand(cc, c, 1, true)),
         a(address_operand(cc, c, 2, false)),
         b(address_operand(cc, c, 3, false)),
         lane(lane_slot(cc, c, 4)),
-        ctx(cc.ctx("mma_sync")) {
+        ctx(cc.ctx(name)) {}
+};
+
+/// Every form of ir/MmaFragments.h's MmaVariant: the products exact in
+/// double, the sum rounded once into the accumulator's type (int32: exact,
+/// wrapping).
+struct MmaNode final : StmtExec, MmaOperands {
+  ir::mma::MmaVariant v;
+
+  MmaNode(Compiler &cc, const ir::Call &c) : MmaOperands(cc, c, "mma_sync") {
     std::string why;
     auto found = ir::mma::find_mma_variant(c.args[0], a.dtype, b.dtype, d.dtype, &why);
     if (!found) throw InterpretError("T.mma_sync in block '" + cc.block() + "': " + why);
@@ -289,19 +295,11 @@ struct CpAsyncNode final : StmtExec {
 /// The result is held back until a wait retires its group; a wgmma on
 /// accumulators still in flight starts from their pending values, as the
 /// instruction's in-order pipeline does.
-struct WgmmaNode final : StmtExec {
+struct WgmmaNode final : StmtExec, MmaOperands {
   ir::wgmma::WgmmaVariant v;
   ir::wgmma::SmemLayout layout;
-  Address d, a, b;
-  int lane = 0;
-  const ErrCtx *ctx;
 
-  WgmmaNode(Compiler &cc, const ir::Call &c)
-      : d(address_operand(cc, c, 1, true)),
-        a(address_operand(cc, c, 2, false)),
-        b(address_operand(cc, c, 3, false)),
-        lane(lane_slot(cc, c, 4)),
-        ctx(cc.ctx("wgmma")) {
+  WgmmaNode(Compiler &cc, const ir::Call &c) : MmaOperands(cc, c, "wgmma") {
     std::string why;
     auto found = ir::wgmma::find_wgmma_variant(c.args[0], a.dtype, b.dtype, d.dtype, &why);
     if (!found) throw InterpretError("T.wgmma in block '" + cc.block() + "': " + why);
