@@ -287,6 +287,21 @@ CompileResult compile_cuda(const std::string &source, const CompileOptions &opti
                        std::move(log), std::move(path));
   }
 
+  // ptxas serialising wgmma or injecting warpgroup fences around them
+  // (C7510, C7511: serialised; C7517, C7519: a wait or arrive injected) makes
+  // a Hopper kernel much slower than its code says: a failed build, with the
+  // first such line as the reason.
+  for (const char *code : {"(C7510)", "(C7511)", "(C7517)", "(C7519)"}) {
+    size_t at = log.find(code);
+    if (at == std::string::npos) continue;
+    size_t begin = log.rfind('\n', at), end = log.find('\n', at);
+    begin = begin == std::string::npos ? 0 : begin + 1;
+    std::string line = log.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+    std::string path = dump_failure(source, log, options);
+    throw CompileError("ptxas serialised the wgmma of '" + options.name + "' for " + options.arch + ": " + line,
+                       std::move(log), std::move(path));
+  }
+
   // Step 3. Collect the cubin, the PTX if asked, and the ptxas resource lines.
   CompileResult result;
   result.name = options.name;

@@ -29,6 +29,14 @@ int expected_access_bytes(const ir::PrimFunc &func, const nlohmann::ordered_json
 
 std::string sass_warning(const ir::PrimFunc &func, const nlohmann::ordered_json &config,
                          const runtime::SassSummary &sass) {
+  // A Hopper config asks for warpgroup mma (HGMMA, IGMMA for int8).
+  if (config.value("wgmma", false)) {
+    auto count = [&](const char *op) {
+      auto it = sass.tensor_ops.find(op);
+      return it == sass.tensor_ops.end() ? int64_t(0) : int64_t(it->second);
+    };
+    if (count("HGMMA") + count("IGMMA") == 0) return "sass: asks for wgmma but holds no HGMMA or IGMMA";
+  }
   int expected = expected_access_bytes(func, config);
   if (!runtime::width_contradiction(sass, expected)) return "";
   int widest = std::max(sass.widest_global_load(), sass.widest_global_store());

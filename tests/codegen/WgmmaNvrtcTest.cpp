@@ -2,9 +2,10 @@
 //
 // tests/codegen/hopper/wgmma_nt_{f16,s8}.py compiled by NVRTC for sm_90a: ptxas
 // reports no spill and none of the warnings that say wgmma was serialised
-// or fenced behind the program's back (C7510, C7517, C7519: treated as
-// failures, TENSOR_CORE.md §4), and the SASS holds one HGMMA (IGMMA for
-// int8) per wgmma, with no local memory. Skips itself without NVRTC (and the SASS
+// or fenced behind the program's back (C7510, C7511, C7517, C7519), and the
+// SASS holds one HGMMA (IGMMA for int8) per wgmma, with no local memory; a
+// kernel that makes ptxas print one of those warnings is a CompileError
+// naming it (TENSOR_CORE.md §4). Skips itself without NVRTC (and the SASS
 // half without cuobjdump).
 //
 //===----------------------------------------------------------------------===//
@@ -44,6 +45,26 @@ TEST_P(WgmmaNvrtc, Sm90aCubinHasOneGmmaPerWgmmaAndNoSerialisation) {
 INSTANTIATE_TEST_SUITE_P(Hopper, WgmmaNvrtc,
                          ::testing::Values(std::pair{"wgmma_nt_f16", "HGMMA"}, std::pair{"wgmma_nt_s8", "IGMMA"}),
                          [](const auto &info) { return std::string(info.param.first); });
+
+TEST(WgmmaNvrtc, SerialisedWgmmaIsAFailedBuild) {
+  if (!runtime::nvrtc_available()) GTEST_SKIP() << "NVRTC is not available";
+  // Touching an accumulator between two wgmma of a group: ptxas injects
+  // warpgroup waits and arrives (C7517, C7519) and serialises the chain.
+  std::string text = read_text_file(codegen_test_dir() / "hopper" / "wgmma_nt_f16.py");
+  const std::string wgmma_line =
+      "                    T.evaluate(T.wgmma(\"m64n64k16\", C_frag[tx_2, 0], A_shared[ks * 16], B_shared[ks * 16], "
+      "tx_2, 128, 16, 1024))\n";
+  size_t at = text.find(wgmma_line);
+  ASSERT_NE(at, std::string::npos);
+  text.insert(at + wgmma_line.size(), "                    C_frag[tx_2, 1] = C_frag[tx_2, 1] * T.float32(0.5)\n");
+  try {
+    runtime::CudaFunction::build(script::parse_func(text), {.arch = "sm_90a"});
+    ADD_FAILURE() << "a serialised wgmma chain built";
+  } catch (const runtime::CompileError &e) {
+    EXPECT_NE(std::string(e.what()).find("ptxas serialised the wgmma"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("(C75"), std::string::npos) << e.what();
+  }
+}
 
 }  // namespace
 }  // namespace tessera::test

@@ -67,5 +67,15 @@ TEST(SassCheck, WarningWhenNeitherLoadsNorStoresAreAsWide) {
             "sass: asks for vector 2 (4 bytes) but its widest global access is 2 bytes");
 }
 
+TEST(SassCheck, AWgmmaConfigAsksForWarpgroupMma) {
+  ir::PrimFunc f = copy("float16", "float16");
+  Json hopper = {{"rule", "matmul_tensor_core"}, {"wgmma", true}};
+  runtime::SassSummary mma_sync = summary({"HMMA.16816.F32 R24, R12, R8, R24"});
+  EXPECT_EQ(sass_warning(f, hopper, mma_sync), "sass: asks for wgmma but holds no HGMMA or IGMMA");
+  runtime::SassSummary gmma = summary({"HGMMA.64x64x16.F32 R24, gdesc[UR4], R24"});
+  EXPECT_EQ(sass_warning(f, hopper, gmma), "");
+  EXPECT_EQ(sass_warning(f, {{"rule", "matmul_tensor_core"}}, mma_sync), "");
+}
+
 }  // namespace
 }  // namespace tessera::tune

@@ -12,8 +12,12 @@
 //   std::string w = sass_warning(func, config, summary);
 //   // "sass: asks for vector 8 (16 bytes) but its widest global access is 2 bytes"
 //
-// The expectation is rule-agnostic today and lives in one function, so that a
-// rule-specific version (which operand a vector applies to) can replace it.
+// A config with "wgmma": true (the tensor-core rule's Hopper kernel) asks for
+// HGMMA or IGMMA in the machine code.
+//
+// The width expectation is rule-agnostic today and lives in one function, so
+// that a rule-specific version (which operand a vector applies to) can
+// replace it.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
