@@ -36,6 +36,9 @@
 // one waits at its barrier), or by the shared-memory bandwidth its tiles
 // take at every K step when that is longer.
 //
+// Where both kernels are proposed, each keeps at least half of the top-k
+// (the model is not calibrated between them; the measurement decides).
+//
 // Deterministic: the same problem and Arch give the same list.
 //
 //===----------------------------------------------------------------------===//
@@ -193,7 +196,10 @@ class TensorCorePolicy final : public Policy {
                 if (std::optional<Candidate> e = evaluate(c, true)) out.push_back(std::move(*e));
               }
     // Hopper: the wgmma kernel where the Arch has it and both operands are
-    // K-major, float32/int32 accumulators.
+    // K-major (its native layout), float32/int32 accumulators. (Another
+    // layout is transposed on its way in: a config may ask for it, but the
+    // policy does not propose what it cannot yet estimate against the
+    // measured mma.sync configs.)
     const int64_t in_bytes = p.in.bytes();
     if (options.hopper_kernels && arch.tensor_cores.wgmma && p.k_major && acc_bytes == 4 &&
         (in_bytes == 1 || in_bytes == 2))
@@ -214,7 +220,26 @@ class TensorCorePolicy final : public Policy {
             }
             if (std::optional<Candidate> e = evaluate(c, true)) out.push_back(std::move(*e));
           }
-    std::stable_sort(out.begin(), out.end(), [](const Candidate &a, const Candidate &b) { return a.score < b.score; });
+    auto by_score = [](const Candidate &a, const Candidate &b) { return a.score < b.score; };
+    std::stable_sort(out.begin(), out.end(), by_score);
+    // Two kernel families whose relative speed the model has not been
+    // calibrated on (wgmma against mma.sync): each keeps at least half of
+    // the top-k, so the measurement compares the best of both.
+    auto is_wgmma = [](const Candidate &c) { return static_cast<const rules::TensorCoreConfig &>(*c.config).wgmma; };
+    const int64_t half = options.topk / 2;
+    int64_t wgmma_count = 0, mma_count = 0;
+    for (const Candidate &c : out) (is_wgmma(c) ? wgmma_count : mma_count) += 1;
+    if (wgmma_count > 0 && mma_count > 0) {
+      const int64_t keep_mma = std::min(mma_count, std::max(half, options.topk - wgmma_count));
+      const int64_t keep_wgmma = std::min(wgmma_count, options.topk - keep_mma);
+      std::vector<Candidate> kept;
+      int64_t taken_wgmma = 0, taken_mma = 0;
+      for (Candidate &c : out) {
+        int64_t &taken = is_wgmma(c) ? taken_wgmma : taken_mma;
+        if (taken < (is_wgmma(c) ? keep_wgmma : keep_mma)) ++taken, kept.push_back(std::move(c));
+      }
+      out = std::move(kept);
+    }
     if (static_cast<int64_t>(out.size()) > options.topk) out.resize(static_cast<size_t>(options.topk));
     return out;
   }

@@ -398,10 +398,6 @@ schedule::Schedule TensorCoreRule::apply(const PrimFunc &f, const Match &mt, con
     throw ConfigError("matmul_tensor_core config: acc_bytes = 2 (float16 accumulators) but the program accumulates " +
                       m->in_dtype.str() + " products in " + m->acc_dtype.str() +
                       "; only float16 accumulated in float16 may be");
-  if (c->wgmma && !(m->a.k_inner && m->b.k_inner))
-    throw ConfigError(std::string("matmul_tensor_core config: wgmma reads K-major tiles, but ") +
-                      (m->a.k_inner ? "B" : "A") + " runs along " + (m->a.k_inner ? "N" : "M") +
-                      " here; the mma.sync kernel (wgmma false) handles this layout");
   Stmt kernel = detail::build_tensor_core_kernel(*m, *c);
   // The root keeps its allocations that the kernel still uses: none of the
   // accumulator and epilogue intermediates (registers now).

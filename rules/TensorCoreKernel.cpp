@@ -139,10 +139,15 @@ Stmt KernelBuilder::load_tile(const OperandInfo &op, Buffer tile, bool is_a, con
   const Expr row0 = is_a ? m0_ : n0_;
   const Expr row_extent = is_a ? extent_m_ : extent_n_;
   const int64_t sr = op.k_inner ? rows : c_.block_k, sc = op.k_inner ? c_.block_k : rows;
+  // wgmma reads K-major tiles: an M- or N-major operand is transposed on its
+  // way in, element by element (read along its contiguous rows, stored
+  // across the tile's).
+  const bool transpose = c_.wgmma && !op.k_inner;
   // The widest piece every row start keeps aligned (4 bytes at least for cp.async).
   int64_t v = 1;
   bool async = false;  // cp.async pieces of v elements, else one element at a time
   for (int64_t bytes : {16, 8, 4}) {
+    if (transpose) break;
     int64_t w = bytes / c_.in_bytes;
     if (!op.elementwise && op.contig % w == 0 && sc % w == 0) {
       v = w, async = true;
@@ -159,17 +164,20 @@ Stmt KernelBuilder::load_tile(const OperandInfo &op, Buffer tile, bool is_a, con
       Expr valid = row < row_extent && k < extent_k_;
       // wgmma's tiles: each 128-byte row's 16-byte chunks XORed with the row % 8.
       const int64_t chunk = 16 / c_.in_bytes;
-      Expr at = c_.wgmma ? bitwise_xor(floordiv(col, i(chunk)), floormod(r, i(8))) * i(chunk) + floormod(col, i(chunk))
-                         : col;
-      Expr dst = Load::make(tile, {stage, r, at});
+      auto swizzled = [&](const Expr &row_in_tile, const Expr &k_in_tile) {
+        return bitwise_xor(floordiv(k_in_tile, i(chunk)), floormod(row_in_tile, i(8))) * i(chunk) +
+               floormod(k_in_tile, i(chunk));
+      };
+      std::vector<Expr> at = {stage, r, c_.wgmma ? swizzled(r, col) : col};
+      if (transpose) at = {stage, col, swizzled(col, r)};
+      Expr dst = Load::make(tile, at);
       Stmt s;
       if (async) {
         Expr bytes = i(v * c_.in_bytes);
         s = eval(Intrinsic::CpAsync, {dst, operand_load(op, row, k), cast(DataType::int32(), bytes),
                                       select(valid, cast(DataType::int32(), bytes), make_int(DataType::int32(), 0))});
       } else {
-        s = Store::make(tile, if_then_else(valid, operand_load(op, row, k), make_const(tile.dtype(), 0)),
-                        {stage, r, at});
+        s = Store::make(tile, if_then_else(valid, operand_load(op, row, k), make_const(tile.dtype(), 0)), at);
       }
       if (chunks % c_.threads() != 0) s = IfThenElse::make(q < i(chunks), s);
       return s;
@@ -357,7 +365,7 @@ Stmt KernelBuilder::build() {
   // tf32 rows stored K-outer: twice the padding (see MatmulTensorCore.h).
   const int64_t outer_pad = c_.in_bytes == 4 ? 2 * pad : pad;
   auto tile_shape = [&](const OperandInfo &op, int64_t rows) -> std::vector<Expr> {
-    return op.k_inner ? std::vector<Expr>{i(c_.stages), i(rows), i(c_.block_k + pad)}
+    return op.k_inner || c_.wgmma ? std::vector<Expr>{i(c_.stages), i(rows), i(c_.block_k + pad)}
                       : std::vector<Expr>{i(c_.stages), i(c_.block_k), i(rows + outer_pad)};
   };
   a_shared_ = Buffer::make("A_shared", in, tile_shape(m_.a, c_.block_m), "shared");

@@ -1,11 +1,11 @@
 //===- tests/rules/TensorCoreWgmmaSassTest.cpp - The Hopper kernel's cubins ===//
 //
 // matmul_tensor_core with `wgmma` for "nt" float16, bfloat16 and int8 GEMMs
-// at 4096: NVRTC's sm_90a cubin holds one HGMMA (IGMMA) per 16 (32) of the
-// K tile and 16-byte cp.async, no spill, no local memory, no FFMA, and none
-// of ptxas's warnings that wgmma was serialised or fenced (C7510, C7517,
-// C7519). Label nvrtc; skips itself without NVRTC (the SASS half without
-// cuobjdump).
+// and the "nn" float16 one (B transposed on its way in) at 4096: NVRTC's
+// sm_90a cubin holds one HGMMA (IGMMA) per 16 (32) of the K tile and 16-byte
+// cp.async, no spill, no local memory, no FFMA (ptxas serialising the wgmma
+// would have failed the build: runtime/NVRTC.h). Label nvrtc; skips itself
+// without NVRTC (the SASS half without cuobjdump).
 //
 //===----------------------------------------------------------------------===//
 #include <cstdio>
@@ -25,11 +25,12 @@ namespace {
 TEST(TensorCoreWgmma, Sm90aCubinsHoldTheGmmaAndNoSerialisation) {
   if (!runtime::nvrtc_available()) GTEST_SKIP() << "NVRTC is not available";
   const rules::Rule &rule = rules::matmul_tensor_core_rule();
-  for (const char *what : {"float16", "bfloat16", "int8"}) {
+  for (const char *what : {"float16", "bfloat16", "int8", "float16 nn"}) {
     SCOPED_TRACE(what);
-    const bool int8 = std::string(what) == "int8";
+    const bool int8 = std::string(what) == "int8", nn = std::string(what) == "float16 nn";
     ir::PrimFunc f = int8 ? script::parse_func(int8_text(4096, 4096, 4096))
-                          : analysis::specialize(script::parse_func(matmul_text(what, true, true, "m", 4096, 4096)),
+                          : analysis::specialize(script::parse_func(matmul_text(nn ? "float16" : what, true, !nn, "m",
+                                                                                4096, 4096)),
                                                  {{"m", 4096}});
     auto m = rule.match(f, test_arch());
     ASSERT_TRUE(m) << m.reason();

@@ -81,7 +81,8 @@ struct TensorCoreConfig final : Config {
   /// block_m / 16, warps_n = 1), one m64nNk instruction across block_n (16
   /// to 256), K-major tiles of 128-byte rows (block_k = 128 / in_bytes)
   /// swizzled as wgmma's 128-byte layout, fed by the same cp.async
-  /// pipeline; A and B must both be K-major (the "nt" layout).
+  /// pipeline (an M- or N-major operand, e.g. B of the "nn" layout, is
+  /// transposed on its way in, element by element).
   bool wgmma = false;
 
   const char *rule() const override { return "matmul_tensor_core"; }
@@ -114,7 +115,7 @@ struct TensorCoreProblem {
   ir::DataType in;  ///< float32: tf32 operands
   bool f16_accumulation = false;  ///< the program accumulates float16 in float16 (acc_bytes 2 allowed)
   bool a_elementwise = false, b_elementwise = false;  ///< tiles copied element by element
-  bool k_major = false;  ///< A and B both K-major: the layout wgmma reads (TensorCoreConfig::wgmma)
+  bool k_major = false;  ///< A and B both K-major: the layout wgmma reads without a transposing copy
 };
 /// The problem of a matmul_tensor_core match; ConfigError for another rule's match.
 TensorCoreProblem tensor_core_problem(const Match &m);
