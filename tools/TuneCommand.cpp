@@ -9,6 +9,7 @@
 
 #include "CommandSupport.h"
 #include "Commands.h"
+#include "tessera/codegen/CodegenCUDA.h"
 #include "tessera/analysis/Specialize.h"
 #include "tessera/script/Printer.h"
 #include "tessera/tune/Database.h"
@@ -115,7 +116,8 @@ std::vector<std::string> write_best(const tune::TuneResult &r, const std::string
   std::string cu;
   for (const std::string &s : w.sources) cu += (cu.empty() ? "" : "\n") + s;
   if (!cu.empty()) write(base + ".cu", cu.data(), cu.size());
-  std::string sm = arch.arch_flag();
+  // The target the winner was compiled for: sm_90a for a Hopper kernel.
+  std::string sm = codegen::cuda_target_for(arch.arch_flag(), r.best_func.body());
   for (size_t k = 0; k < w.cubins.size(); ++k) {
     std::string suffix = w.cubins.size() == 1 ? "" : "_k" + std::to_string(k);
     write(base + suffix + "." + sm + ".cubin", w.cubins[k].data(), w.cubins[k].size());
