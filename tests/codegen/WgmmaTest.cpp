@@ -169,5 +169,19 @@ TEST(Wgmma, CudaForSm90aHoldsTheInstructionAndPlainSm90IsRefused) {
   }
 }
 
+TEST(Wgmma, CodeWithWgmmaCompilesForTheArchitectureSpecificTarget) {
+  ir::PrimFunc hopper = script::parse_func(kernel_text());
+  ir::PrimFunc plain = plain_program("wgmma_nt_f16");
+  EXPECT_EQ(codegen::cuda_target_for("sm_90", hopper.body()), "sm_90a");
+  EXPECT_EQ(codegen::cuda_target_for("sm_90", plain.body()), "sm_90");
+  // Only sm_90 has an "a" target with wgmma; elsewhere the code is refused
+  // where it is generated, with the reason.
+  EXPECT_EQ(codegen::cuda_target_for("sm_80", hopper.body()), "sm_80");
+  EXPECT_EQ(codegen::cuda_target_for("sm_100", hopper.body()), "sm_100");
+  EXPECT_TRUE(codegen::cuda_arch("sm_90a").has_wgmma());
+  EXPECT_FALSE(codegen::cuda_arch("sm_90").has_wgmma());
+  EXPECT_FALSE(codegen::cuda_arch("sm_100a").has_wgmma());
+}
+
 }  // namespace
 }  // namespace tessera::test
