@@ -4,11 +4,14 @@
 // in every layout (nt read as is; nn, tn and tt transposed on the way in) at
 // shapes no tile divides (a symbolic M of 7, N = 56, K = 200: the pipeline
 // wraps its stages) scheduled, interpreted and emulated (a CPU thread per
-// GPU thread) against the float64 reference; the configs wgmma cannot run
+// GPU thread) against the float64 reference, as is every wgmma config the
+// policy proposes (rasterised panels, 2 to 6 stages); the configs wgmma cannot run
 // (K steps that are not 128 bytes, a GPU without wgmma) refused with the
 // reason. (The cubins: TensorCoreWgmmaSassTest.cpp.)
 //
 //===----------------------------------------------------------------------===//
+#include <cstdio>
+
 #include "../codegen/SimtEmulator.h"
 #include "RuleTestUtil.h"
 #include "TensorCoreTestUtil.h"
@@ -81,6 +84,28 @@ TEST(TensorCoreWgmma, ConfigsWgmmaCannotRunAreRefused) {
   rules::TensorCoreConfig back = rules::TensorCoreConfig::from_json(c.to_json());
   EXPECT_TRUE(back.wgmma);
   EXPECT_FALSE(rules::TensorCoreConfig().to_json().contains("wgmma"));
+}
+
+TEST(TensorCoreWgmma, EveryConfigThePolicyProposesIsRight) {
+  // The policy's wgmma configs for a large problem (rasterised panels, 2 to
+  // 6 stages, 256-wide N) run at a small one that divides none of them.
+  const rules::Rule &rule = rules::matmul_tensor_core_rule();
+  ir::PrimFunc big = analysis::specialize(script::parse_func(matmul_text("float16", true, true, "m", 8192, 8192)),
+                                          {{"m", 8192}});
+  auto m = rule.match(big, test_arch());
+  ASSERT_TRUE(m) << m.reason();
+  ir::PrimFunc small = script::parse_func(matmul_text("float16", true, true, "m", 72, 136));
+  int tried = 0, rasterised = 0;
+  for (const policies::Candidate &c : policies::propose(big, rule, **m, test_arch(), {.topk = 20}).candidates) {
+    const auto &config = dynamic_cast<const rules::TensorCoreConfig &>(*c.config);
+    if (!config.wgmma) continue;
+    SCOPED_TRACE(config.str());
+    expect_ok(run_checked(small, {{"m", 77}}, &config));
+    ++tried;
+    rasterised += config.raster > 0;
+  }
+  EXPECT_EQ(tried, 10);
+  std::printf("# %d wgmma configs, %d rasterised\n", tried, rasterised);
 }
 
 TEST(TensorCoreWgmma, ThePolicyProposesBothKernelsOnHopperForKMajorOperands) {
