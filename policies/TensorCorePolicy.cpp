@@ -172,35 +172,39 @@ class TensorCorePolicy final : public Policy {
         return e ? e->score : std::numeric_limits<double>::quiet_NaN();
       });
     std::vector<Candidate> out;
+    const int64_t in_bytes = p.in.bytes();
+    // A config's tiles given: the workload's facts filled in, kept if valid.
+    auto consider = [&](rules::TensorCoreConfig c) {
+      c.in_bytes = in_bytes;
+      c.a_elementwise = p.a_elementwise, c.b_elementwise = p.b_elementwise;
+      try {
+        c.validate(arch);
+      } catch (const rules::ConfigError &) {
+        return;
+      }
+      if (std::optional<Candidate> e = evaluate(c, true)) out.push_back(std::move(*e));
+    };
     for (int64_t bm : {64, 128, 256})
       for (int64_t bn : {64, 128, 256})
         for (auto [wm, wn] : {std::pair<int64_t, int64_t>{1, 2}, {2, 1}, {2, 2}, {2, 4}, {4, 2}, {1, 4}, {4, 1}})
           for (int64_t bk_bytes : {64, 128})
             for (int64_t stages : {2, 3, 4})
               for (bool swizzle : {true, false}) {
-                const int64_t in_bytes = p.in.bytes(), bk = bk_bytes / in_bytes;
                 if (swizzle && in_bytes == 4) continue;  // tf32 tiles are padded
                 rules::TensorCoreConfig c;
-                c.in_bytes = in_bytes;
                 c.acc_bytes = acc_bytes;
-                c.a_elementwise = p.a_elementwise, c.b_elementwise = p.b_elementwise;
-                c.block_m = bm, c.block_n = bn, c.block_k = bk, c.warps_m = wm, c.warps_n = wn, c.stages = stages;
+                c.block_m = bm, c.block_n = bn, c.block_k = bk_bytes / in_bytes, c.warps_m = wm, c.warps_n = wn;
+                c.stages = stages;
                 c.pad = swizzle ? 0 : 16 / in_bytes;
                 c.swizzle = swizzle;
                 if (c.warp_m() < 32 || c.warp_n() < 32 || c.warp_m() > 128 || c.warp_n() > 128) continue;
-                try {
-                  c.validate(arch);
-                } catch (const rules::ConfigError &) {
-                  continue;
-                }
-                if (std::optional<Candidate> e = evaluate(c, true)) out.push_back(std::move(*e));
+                consider(c);
               }
     // Hopper: the wgmma kernel where the Arch has it and both operands are
     // K-major (its native layout), float32/int32 accumulators. (Another
     // layout is transposed on its way in: a config may ask for it, but the
     // policy does not propose what it cannot yet estimate against the
     // measured mma.sync configs.)
-    const int64_t in_bytes = p.in.bytes();
     if (options.hopper_kernels && arch.tensor_cores.wgmma && p.k_major && acc_bytes == 4 &&
         (in_bytes == 1 || in_bytes == 2))
       for (int64_t groups : {2, 1})  // the larger tiles first where the estimates tie (more reuse)
@@ -208,17 +212,10 @@ class TensorCorePolicy final : public Policy {
           for (int64_t stages : {2, 3, 4, 5, 6}) {
             rules::TensorCoreConfig c;
             c.wgmma = true;
-            c.in_bytes = in_bytes;
             c.acc_bytes = 4;
-            c.a_elementwise = p.a_elementwise, c.b_elementwise = p.b_elementwise;
             c.block_m = 64 * groups, c.block_n = bn, c.block_k = 128 / in_bytes;
             c.warps_m = 4 * groups, c.warps_n = 1, c.stages = stages, c.pad = 0, c.swizzle = true;
-            try {
-              c.validate(arch);
-            } catch (const rules::ConfigError &) {
-              continue;
-            }
-            if (std::optional<Candidate> e = evaluate(c, true)) out.push_back(std::move(*e));
+            consider(c);
           }
     auto by_score = [](const Candidate &a, const Candidate &b) { return a.score < b.score; };
     std::stable_sort(out.begin(), out.end(), by_score);

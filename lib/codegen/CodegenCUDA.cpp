@@ -277,10 +277,10 @@ class CodegenCUDA : public CodegenC {
     for (const Buffer &b : f.allocs) {
       int64_t n = elements_of(b), bytes = n * b.dtype().bytes();
       std::string type = type_name(b.dtype());
+      // wgmma's swizzled tiles start on 1024-byte boundaries.
+      const bool wgmma_operand = wgmma_operands_.count(b.get()) > 0;
       if (b.scope() == "shared.dyn") {
-        // wgmma's swizzled tiles start on 1024-byte boundaries: the pool is
-        // aligned so when it holds one, and the tile's offset must be too.
-        const bool wgmma_operand = wgmma_operands_.count(b.get()) > 0;
+        // The pool is aligned so when it holds one, and the tile's offset must be too.
         if (wgmma_operand && pool_offset % 1024 != 0)
           throw CodegenError("buffer '" + b.name() + "' is a wgmma operand at byte " + std::to_string(pool_offset) +
                              " of the dynamic shared memory; its swizzled tiles need a multiple of 1024");
@@ -294,7 +294,6 @@ class CodegenCUDA : public CodegenC {
         pool_offset += align_up(bytes);
         continue;
       }
-      const bool wgmma_operand = wgmma_operands_.count(b.get()) > 0;
       std::string decl = std::string(wgmma_operand ? "__align__(1024) " : "__align__(16) ") + type + " " +
                          name_of(b) + "[" + std::to_string(n) + "];";
       if (b.scope() == "local") {
@@ -403,14 +402,7 @@ class CodegenCUDA : public CodegenC {
   /// instructions ir/Intrinsics.def describes). The fragments are this
   /// thread's registers: a warp is threadIdx.x, exactly 32 lanes.
   void warp_statement(const Call &c) {
-    switch (c.op) {
-      case Intrinsic::Wgmma:
-      case Intrinsic::WgmmaFence:
-      case Intrinsic::WgmmaCommit:
-      case Intrinsic::WgmmaWait:
-      case Intrinsic::FenceProxyAsync: return hopper_statement(c);
-      default: break;
-    }
+    if (needs_arch_specific_target(c.op)) return hopper_statement(c);
     if (!arch_.has_ampere_tensor_cores())
       throw CodegenError(std::string("T.") + intrinsic_name(c.op) + " needs sm_80 or newer (mma.sync m16n8k16, " +
                          "ldmatrix and cp.async are Ampere instructions); the target is " + std::string(arch_.name));

@@ -63,8 +63,7 @@ std::string cuda_target_for(const std::string &arch, const ir::Stmt &body) {
       body,
       [&](const ir::Expr &e) {
         const auto *c = e.as<ir::Call>();
-        hopper |= c && (c->op == ir::Intrinsic::Wgmma || c->op == ir::Intrinsic::WgmmaFence ||
-                        c->op == ir::Intrinsic::WgmmaCommit || c->op == ir::Intrinsic::WgmmaWait);
+        hopper |= c && ir::needs_arch_specific_target(c->op);
       },
       nullptr);
   return hopper ? "sm_90a" : arch;

@@ -197,19 +197,25 @@ Expr OpaqueCall::make(DataType t, std::string callee, std::vector<Expr> args) {
   return Expr(std::make_shared<OpaqueCall>(t, std::move(callee), std::move(args)));
 }
 
-bool is_async_or_warp_statement(Intrinsic op) {
+bool needs_arch_specific_target(Intrinsic op) {
   switch (op) {
-    case Intrinsic::Ldmatrix:
-    case Intrinsic::MmaSync:
-    case Intrinsic::CpAsync:
-    case Intrinsic::CpAsyncCommit:
-    case Intrinsic::CpAsyncWait:
     case Intrinsic::Wgmma:
     case Intrinsic::WgmmaFence:
     case Intrinsic::WgmmaCommit:
     case Intrinsic::WgmmaWait:
     case Intrinsic::FenceProxyAsync: return true;
     default: return false;
+  }
+}
+
+bool is_async_or_warp_statement(Intrinsic op) {
+  switch (op) {
+    case Intrinsic::Ldmatrix:
+    case Intrinsic::MmaSync:
+    case Intrinsic::CpAsync:
+    case Intrinsic::CpAsyncCommit:
+    case Intrinsic::CpAsyncWait: return true;
+    default: return needs_arch_specific_target(op);
   }
 }
 
@@ -228,6 +234,13 @@ Expr Call::make(DataType t, Intrinsic op, std::vector<Expr> args) {
   TESSERA_ICHECK(arity < 0 || static_cast<int>(args.size()) == arity)
       << intrinsic_name(op) << " takes " << arity << " arguments, got " << args.size();
   for (const Expr &a : args) TESSERA_ICHECK(a.defined()) << intrinsic_name(op) << " of an undefined argument";
+  if (is_async_or_warp_statement(op)) {
+    TESSERA_ICHECK(t == DataType::int32()) << intrinsic_name(op) << " has type int32";
+    for (int i : address_operands(op))
+      TESSERA_ICHECK(args[i].as<Load>()) << intrinsic_name(op) << " argument " << i
+                                         << " must be a buffer element (an address)";
+    return Expr(std::make_shared<Call>(t, op, std::move(args)));
+  }
   switch (op) {
     case Intrinsic::IfThenElse:
       TESSERA_ICHECK(args[0].dtype().is_bool()) << "if_then_else condition must be bool";
@@ -254,21 +267,6 @@ Expr Call::make(DataType t, Intrinsic op, std::vector<Expr> args) {
       break;
     case Intrinsic::SyncThreads:
       TESSERA_ICHECK(t == DataType::int32()) << "syncthreads has type int32";
-      break;
-    case Intrinsic::Ldmatrix:
-    case Intrinsic::MmaSync:
-    case Intrinsic::CpAsync:
-    case Intrinsic::CpAsyncCommit:
-    case Intrinsic::CpAsyncWait:
-    case Intrinsic::Wgmma:
-    case Intrinsic::WgmmaFence:
-    case Intrinsic::WgmmaCommit:
-    case Intrinsic::WgmmaWait:
-    case Intrinsic::FenceProxyAsync:
-      TESSERA_ICHECK(t == DataType::int32()) << intrinsic_name(op) << " has type int32";
-      for (int i : address_operands(op))
-        TESSERA_ICHECK(args[i].as<Load>()) << intrinsic_name(op) << " argument " << i
-                                           << " must be a buffer element (an address)";
       break;
     case Intrinsic::ShflXor:
       TESSERA_ICHECK(args[0].dtype() == DataType::uint(32)) << "shfl_xor mask must be uint32";

@@ -145,6 +145,9 @@ int64_t int_extreme(DataType t, bool max) {
 
 IntPtr compile_int_call(Compiler &cc, const ir::Call &c) {
   DataType t = c.dtype;
+  if (ir::is_async_or_warp_statement(c.op))
+    throw InterpretError(std::string("T.") + ir::intrinsic_name(c.op) + " in block '" + cc.block() +
+                         "' is a statement (T.evaluate), not a value");
   switch (c.op) {
     case Intrinsic::IfThenElse:
       return std::make_unique<ISelect>(cc.compile_int(c.args[0]), cc.compile_int(c.args[1]), cc.compile_int(c.args[2]));
@@ -153,18 +156,6 @@ IntPtr compile_int_call(Compiler &cc, const ir::Call &c) {
     // A thread-block barrier: the interpreter runs one thread at a time.
     case Intrinsic::SyncThreads: return std::make_unique<IConst>(0);
     case Intrinsic::ShflXor: throw_cross_lane(c, cc);
-    case Intrinsic::Ldmatrix:
-    case Intrinsic::MmaSync:
-    case Intrinsic::CpAsync:
-    case Intrinsic::CpAsyncCommit:
-    case Intrinsic::CpAsyncWait:
-    case Intrinsic::Wgmma:
-    case Intrinsic::WgmmaFence:
-    case Intrinsic::WgmmaCommit:
-    case Intrinsic::WgmmaWait:
-    case Intrinsic::FenceProxyAsync:
-      throw InterpretError(std::string("T.") + ir::intrinsic_name(c.op) + " in block '" + cc.block() +
-                           "' is a statement (T.evaluate), not a value");
     case Intrinsic::Assume: {
       // The program's promise, checked: a false assumption is the input's fault.
       std::string what = "T.assume does not hold in block '" + cc.block() + "'";

@@ -118,21 +118,10 @@ class ReferenceBuilder : public IRMutator {
   }
   Expr visit_(const Call *op, const Expr &self) override {
     check_scalar(op->dtype, std::string("a call to ") + intrinsic_name(op->op));
+    if (is_async_or_warp_statement(op->op) || op->op == Intrinsic::ShflXor || op->op == Intrinsic::SyncThreads)
+      throw UserError(std::string("the reference of a program cannot be computed through T.") +
+                      intrinsic_name(op->op) + ": give the unscheduled program");
     switch (op->op) {
-      case Intrinsic::ShflXor:
-      case Intrinsic::SyncThreads:
-      case Intrinsic::Ldmatrix:
-      case Intrinsic::MmaSync:
-      case Intrinsic::CpAsync:
-      case Intrinsic::CpAsyncCommit:
-      case Intrinsic::CpAsyncWait:
-      case Intrinsic::Wgmma:
-      case Intrinsic::WgmmaFence:
-      case Intrinsic::WgmmaCommit:
-      case Intrinsic::WgmmaWait:
-      case Intrinsic::FenceProxyAsync:
-        throw UserError(std::string("the reference of a program cannot be computed through T.") +
-                        intrinsic_name(op->op) + ": give the unscheduled program");
       case Intrinsic::MaxValue:
       case Intrinsic::MinValue:
         return op->dtype.is_float() ? Cast::make(kF64, self) : self;

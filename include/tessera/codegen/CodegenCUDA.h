@@ -77,7 +77,8 @@ const CudaArch &cuda_arch(std::string_view arch);
 
 /// The NVRTC target that compiles `body` for a GPU whose target is `arch`:
 /// "sm_90a" for "sm_90" when the code uses an instruction only the
-/// architecture-specific target has (wgmma and its fences), else `arch`.
+/// architecture-specific target has (ir::needs_arch_specific_target), else
+/// `arch`.
 /// An sm_90a cubin runs on exactly the compute capability 9.0 devices that
 /// "sm_90" names.
 std::string cuda_target_for(const std::string &arch, const ir::Stmt &body);

@@ -121,9 +121,13 @@ enum class Intrinsic : uint8_t {
 const char *intrinsic_name(Intrinsic op);
 /// Number of arguments, or -1 for none fixed.
 int intrinsic_arity(Intrinsic op);
-/// The warp-level and asynchronous-copy statements (Ldmatrix, MmaSync, CpAsync,
-/// CpAsyncCommit, CpAsyncWait): int32-typed, used only in T.evaluate.
+/// The warp-level and asynchronous statements (Ldmatrix, MmaSync, the
+/// cp.async and wgmma families, FenceProxyAsync): int32-typed, used only in
+/// T.evaluate.
 bool is_async_or_warp_statement(Intrinsic op);
+/// Hopper's statements that only the architecture-specific target compiles
+/// (sm_90a): wgmma, its fence and groups, and the async-proxy fence.
+bool needs_arch_specific_target(Intrinsic op);
 /// The arguments of such a statement that are addresses (Loads naming the
 /// first element an instruction touches), in argument order.
 std::vector<int> address_operands(Intrinsic op);
