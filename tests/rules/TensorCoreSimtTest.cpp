@@ -9,8 +9,8 @@
 // and a kernel whose in-loop wait is one group short must fail.
 //
 //===----------------------------------------------------------------------===//
-#include "../codegen/SimtEmulator.h"
 #include "RuleTestUtil.h"
+#include "TensorCoreSimtUtil.h"
 #include "TensorCoreTestUtil.h"
 #include "tessera/analysis/Specialize.h"
 #include "tessera/codegen/CodegenCUDA.h"
@@ -27,34 +27,6 @@ rules::TensorCoreConfig small_config() {
   rules::TensorCoreConfig c;
   c.block_m = 64, c.block_n = 32, c.block_k = 32, c.warps_m = 2, c.warps_n = 2, c.stages = 3;
   return c;
-}
-
-/// Emulates `scheduled` (lowered) on random inputs of `f` at `dims`; returns
-/// the checks against the float64 reference, or the emulator's error.
-std::vector<runtime::OutputCheck> emulate(const ir::PrimFunc &f, const ir::PrimFunc &scheduled,
-                                          const runtime::DimBindings &dims, std::string *error) {
-  lower::LoweredFunc kernel = lower::lower(scheduled);
-  std::vector<runtime::NDArray> expected = runtime::make_random_args(f, dims, 9);
-  std::vector<runtime::NDArray> actual = expected;
-  runtime::Reference reference = runtime::compute_reference(f, expected);
-  // Scalar parameters (symbolic M) are part of the kernel's signature after the buffers.
-  std::vector<runtime::NDArray *> args;
-  for (runtime::NDArray &a : actual) args.push_back(&a);
-  std::vector<runtime::NDArray> scalars;
-  for (size_t p = args.size(); p < kernel.params.size(); ++p) {
-    const ir::Var &v = kernel.params[p].var;
-    runtime::NDArray s(v.dtype(), {});
-    s.set_int(0, dims.at(v.name()));
-    scalars.push_back(s);
-  }
-  for (runtime::NDArray &s : scalars) args.push_back(&s);
-  try {
-    simt::emulate(kernel, args);
-  } catch (const simt::EmulationError &e) {
-    *error = e.what();
-    return {};
-  }
-  return runtime::check_outputs(f, actual, reference);
 }
 
 TEST(TensorCoreSimt, CorpusWorkloadsAtShapesThatDivideNoTile) {

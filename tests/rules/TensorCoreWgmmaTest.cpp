@@ -12,8 +12,8 @@
 //===----------------------------------------------------------------------===//
 #include <cstdio>
 
-#include "../codegen/SimtEmulator.h"
 #include "RuleTestUtil.h"
+#include "TensorCoreSimtUtil.h"
 #include "TensorCoreTestUtil.h"
 #include "tessera/analysis/Specialize.h"
 #include "tessera/policies/Policy.h"
@@ -50,20 +50,10 @@ TEST(TensorCoreWgmma, EveryLayoutMatchesTheReferenceInTheInterpreterAndTheEmulat
       expect_ok(run_checked(f, {{"m", 7}}, &config, &scheduled));
       // The emulator: threads concurrently, barriers, cp.async and wgmma
       // landing at their waits, races checked.
-      lower::LoweredFunc kernel = lower::lower(scheduled);
-      std::vector<runtime::NDArray> args = runtime::make_random_args(f, {{"m", 7}}, 4);
-      runtime::Reference want = runtime::compute_reference(f, args);
-      std::vector<runtime::NDArray *> ptrs;
-      for (runtime::NDArray &a : args) ptrs.push_back(&a);
-      // M, symbolic, is a scalar parameter after the buffers.
-      std::vector<runtime::NDArray> scalars;
-      for (size_t p = args.size(); p < kernel.params.size(); ++p) {
-        scalars.emplace_back(kernel.params[p].var.dtype(), std::vector<int64_t>{});
-        scalars.back().set_int(0, 7);
-      }
-      for (runtime::NDArray &v : scalars) ptrs.push_back(&v);
-      simt::emulate(kernel, ptrs);
-      expect_ok(runtime::check_outputs(f, args, want));
+      std::string error;
+      std::vector<runtime::OutputCheck> checks = emulate(f, scheduled, {{"m", 7}}, &error);
+      EXPECT_EQ(error, "");
+      if (error.empty()) expect_ok(checks);
     }
   }
 }

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <thread>
 
+#include "../support/ScratchDir.h"
 #include "tessera/runtime/NVRTC.h"
 #include "tessera/support/Error.h"
 
@@ -29,13 +30,8 @@ std::string saxpy(int variant) {
          std::to_string(variant) + ".0f;\n}\n";
 }
 
-/// An empty directory of this test's own.
-fs::path fresh_dir() {
-  const ::testing::TestInfo *info = ::testing::UnitTest::GetInstance()->current_test_info();
-  fs::path dir = fs::temp_directory_path() / "tessera_kernel_cache_test" / info->name();
-  fs::remove_all(dir);
-  return dir;
-}
+/// A directory of this test's own, not there yet.
+fs::path fresh_dir() { return test::scratch_dir("tessera_kernel_cache_test"); }
 
 /// The one entry of `arch` in `dir` with extension `ext`.
 fs::path only_entry(const fs::path &dir, const std::string &arch, const std::string &ext) {

@@ -8,6 +8,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "../support/ScratchDir.h"
+
 namespace tessera::runtime {
 namespace {
 
@@ -44,13 +46,7 @@ bool is_elf(const std::vector<uint8_t> &bytes) {
 }
 
 /// A dump directory of this test's own, so parallel ctest runs never share one.
-fs::path test_dump_dir() {
-  const ::testing::TestInfo *info = ::testing::UnitTest::GetInstance()->current_test_info();
-  fs::path dir = fs::temp_directory_path() / "tessera_nvrtc_test" /
-                 (std::string(info->test_suite_name()) + "." + info->name());
-  fs::remove_all(dir);
-  return dir;
-}
+fs::path test_dump_dir() { return test::scratch_dir("tessera_nvrtc_test"); }
 
 struct ScopedEnv {
   ScopedEnv(const char *name, const std::string &value) : name_(name) { setenv(name, value.c_str(), 1); }

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../support/ScratchDir.h"
 #include "Workloads.h"
 #include "tessera/analysis/Specialize.h"
 #include "tessera/arith/Analyzer.h"
@@ -32,12 +33,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path fresh_dir() {
-  const ::testing::TestInfo *info = ::testing::UnitTest::GetInstance()->current_test_info();
-  fs::path dir = fs::temp_directory_path() / "tessera_dynamic_kernel_test" / info->name();
-  fs::remove_all(dir);
-  return dir;
-}
+fs::path fresh_dir() { return test::scratch_dir("tessera_dynamic_kernel_test"); }
 
 /// matmul_nn_f16 with N = 45, K = 40: M in [1, 64] is the one symbol.
 ir::PrimFunc gemm() {

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <set>
 
+#include "../support/ScratchDir.h"
 #include "Workloads.h"
 #include "tessera/analysis/Specialize.h"
 #include "tessera/runtime/NVRTC.h"
@@ -28,9 +29,7 @@ namespace {
 namespace fs = std::filesystem;
 
 fs::path fresh_dir() {
-  const ::testing::TestInfo *info = ::testing::UnitTest::GetInstance()->current_test_info();
-  fs::path dir = fs::temp_directory_path() / "tessera_dynamic_measure_test" / info->name();
-  fs::remove_all(dir);
+  fs::path dir = test::scratch_dir("tessera_dynamic_measure_test");
   fs::create_directories(dir);
   return dir;
 }

@@ -44,8 +44,9 @@ TEST_P(DeviceReference, FallbackScheduleOfTheReferenceProgramIsExactAndCompiles)
   runtime::Reference scheduled = runtime::collect_reference(p, f, std::move(args));
   for (size_t i = 0; i < f.params().size(); ++i) {
     EXPECT_EQ(runtime::max_rel_error(scheduled.values[i], direct.values[i]), 0) << "parameter " << i;
-    if (direct.variance[i].numel())
+    if (direct.variance[i].numel()) {
       EXPECT_EQ(runtime::max_rel_error(scheduled.variance[i], direct.variance[i]), 0) << "variance " << i;
+    }
   }
   // And the same through reference_for, which without a device interprets.
   ComputedReference r = reference_for(f, inputs, dims, arch, {.interpreter_limit = 0});
@@ -60,7 +61,9 @@ TEST_P(DeviceReference, FallbackScheduleOfTheReferenceProgramIsExactAndCompiles)
   bool has_float = false;
   for (const ir::Var &v : f.params())
     if (ir::Buffer b = f.buffer_of(v); b.defined() && b.dtype().is_float()) has_float = true;
-  if (has_float) EXPECT_NE(built[0].source().find("double"), std::string::npos) << built[0].source();
+  if (has_float) {
+    EXPECT_NE(built[0].source().find("double"), std::string::npos) << built[0].source();
+  }
 }
 
 std::vector<test::Entry> entries() {
