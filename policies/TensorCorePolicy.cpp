@@ -28,8 +28,9 @@
 //            time and a panel cuts it by a tenth or more;
 //   score    max(compute, memory).
 //
-// Hopper (Arch tensor_cores.wgmma, both operands K-major, 8- or 16-bit
-// inputs into 32-bit accumulators): the wgmma kernel too, block 64 or 128
+// Hopper (Arch tensor_cores.wgmma, 16-bit inputs in any layout or int8
+// with both operands K-major, into 32-bit accumulators): the wgmma kernel
+// too, block 64 or 128
 // (one warpgroup per 64 rows) x 64/128/256, 128-byte K rows, 2 to 6 stages,
 // scored at the wgmma peak (the Arch's, not derated) times kWgmmaEfficiency
 // (and occupancy: a second warpgroup or block fills the tensor pipe while
@@ -200,13 +201,14 @@ class TensorCorePolicy final : public Policy {
                 if (c.warp_m() < 32 || c.warp_n() < 32 || c.warp_m() > 128 || c.warp_n() > 128) continue;
                 consider(c);
               }
-    // Hopper: the wgmma kernel where the Arch has it and both operands are
-    // K-major (its native layout), float32/int32 accumulators. (Another
-    // layout is transposed on its way in: a config may ask for it, but the
-    // policy does not propose what it cannot yet estimate against the
-    // measured mma.sync configs.)
-    if (options.hopper_kernels && arch.tensor_cores.wgmma && p.k_major && acc_bytes == 4 &&
-        (in_bytes == 1 || in_bytes == 2))
+    // Hopper: the wgmma kernel where the Arch has it and it reads the
+    // operands as they are (16-bit: K- or MN-major; int8: K-major),
+    // float32/int32 accumulators. (An int8 M- or N-major operand would be
+    // transposed on its way in: a config may ask for it, but the policy does
+    // not propose what it cannot yet estimate against the measured mma.sync
+    // configs.)
+    if (options.hopper_kernels && arch.tensor_cores.wgmma && acc_bytes == 4 &&
+        (in_bytes == 2 || (in_bytes == 1 && p.k_major)))
       for (int64_t groups : {2, 1})  // the larger tiles first where the estimates tie (more reuse)
         for (int64_t bn : {256, 128, 64})
           for (int64_t stages : {2, 3, 4, 5, 6}) {

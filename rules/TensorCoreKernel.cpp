@@ -5,7 +5,8 @@
 // loops, cp.async stages, ldmatrix and mma.sync over `warp` fragments, the
 // epilogue at the accumulators. With `wgmma` (Hopper): warpgroups
 // (threadIdx.y) of 128 lanes (threadIdx.x), the tiles stored at their
-// 128-byte-swizzled places (ir/Wgmma.h) by the same cp.async pipeline, and
+// 128-byte-swizzled places (ir/Wgmma.h; K-major, or MN-major for 16-bit
+// operands whose M or N is contiguous) by the same cp.async pipeline, and
 // per K tile one wgmma per 16 (int8: 32) of K, committed; the previous
 // tile's group is waited for, then (after a barrier) its stage refilled
 // while this tile's wgmma run.
@@ -80,6 +81,14 @@ class KernelBuilder {
   /// groups are in flight.
   Stmt wgmma_tile(const Expr &stage, int64_t keep) const;
   Stmt epilogue() const;
+  /// wgmma reads `op` (of `rows` M or N rows per tile) MN-major from its
+  /// tile: it is not K-major, 16-bit (the types wgmma transposes) and its
+  /// rows fill whole 128-byte spans. Its tile is then [stages][rows / 64]
+  /// [block_k][64]: K rows of 128 bytes, the spans LBO = block_k x 128
+  /// bytes apart. A K-major tile is [stages][rows][block_k].
+  bool mn_major(const OperandInfo &op, int64_t rows) const {
+    return c_.wgmma && !op.k_inner && ir::wgmma::can_be_mn_major(m_.in_dtype) && rows % 64 == 0;
+  }
   /// The output's innermost index is the N iter (a pair of columns is contiguous).
   bool output_runs_along_n() const;
   Stmt store_element(const Expr &ty, const Expr &tx, const Expr &tile, const Expr &e, const Expr &row, const Expr &col,
@@ -139,10 +148,11 @@ Stmt KernelBuilder::load_tile(const OperandInfo &op, Buffer tile, bool is_a, con
   const Expr row0 = is_a ? m0_ : n0_;
   const Expr row_extent = is_a ? extent_m_ : extent_n_;
   const int64_t sr = op.k_inner ? rows : c_.block_k, sc = op.k_inner ? c_.block_k : rows;
-  // wgmma reads K-major tiles: an M- or N-major operand is transposed on its
-  // way in, element by element (read along its contiguous rows, stored
-  // across the tile's).
-  const bool transpose = c_.wgmma && !op.k_inner;
+  // wgmma reads 16-bit M- or N-major tiles as they are (mn_major); another
+  // non-K-major operand is transposed on its way in, element by element
+  // (read along its contiguous rows, stored across the tile's).
+  const bool as_mn_major = mn_major(op, rows);
+  const bool transpose = c_.wgmma && !op.k_inner && !as_mn_major;
   // The widest piece every row start keeps aligned (4 bytes at least for cp.async).
   int64_t v = 1;
   bool async = false;  // cp.async pieces of v elements, else one element at a time
@@ -170,6 +180,8 @@ Stmt KernelBuilder::load_tile(const OperandInfo &op, Buffer tile, bool is_a, con
       };
       std::vector<Expr> at = {stage, r, c_.wgmma ? swizzled(r, col) : col};
       if (transpose) at = {stage, col, swizzled(col, r)};
+      // MN-major: K row r of the span holding MN element col.
+      if (as_mn_major) at = {stage, floordiv(col, i(64)), r, swizzled(r, floormod(col, i(64)))};
       Expr dst = Load::make(tile, at);
       Stmt s;
       if (async) {
@@ -260,18 +272,23 @@ Stmt KernelBuilder::compute_slice(const Expr &stage, int64_t kk) const {
 
 Stmt KernelBuilder::wgmma_tile(const Expr &stage, int64_t keep) const {
   const std::string shape = "m64n" + std::to_string(c_.block_n) + "k" + std::to_string(c_.mma_k());
-  // The 128-byte layout: rows of 128 bytes, 8-row groups 1024 bytes apart.
-  const ir::wgmma::SmemLayout layout{128, 16, 1024};
+  // The 128-byte layout: rows of 128 bytes, 8-row groups 1024 bytes apart
+  // (SBO); an MN-major tile's 64-element spans block_k rows apart (LBO,
+  // which K-major tiles ignore).
+  const bool a_mn = mn_major(m_.a, c_.block_m), b_mn = mn_major(m_.b, c_.block_n);
+  const ir::wgmma::SmemLayout layout{128, a_mn || b_mn ? c_.block_k * 128 : 16, 1024};
   auto int32 = [](int64_t v) { return make_int(DataType::int32(), v); };
   return threads([&](Expr ty, Expr tx) {
     std::vector<Stmt> s;
     s.push_back(eval(Intrinsic::WgmmaFence, {}));
     s.push_back(loop("ks", c_.block_k / c_.mma_k(), [&](Expr ks) {
       Expr k = ks * i(c_.mma_k());
-      return eval(Intrinsic::Wgmma, {StringImm::make(shape), Load::make(c_frag_, {ty, tx, i(0)}),
-                                     Load::make(a_shared_, {stage, ty * i(64), k}),
-                                     Load::make(b_shared_, {stage, i(0), k}), tx, int32(layout.swizzle_bytes),
-                                     int32(layout.lbo), int32(layout.sbo)});
+      // This warpgroup's 64 rows of A: rows ty * 64 on, or span ty.
+      Expr a = a_mn ? Load::make(a_shared_, {stage, ty, k, i(0)}) : Load::make(a_shared_, {stage, ty * i(64), k});
+      Expr b = b_mn ? Load::make(b_shared_, {stage, i(0), k, i(0)}) : Load::make(b_shared_, {stage, i(0), k});
+      return eval(Intrinsic::Wgmma, {StringImm::make(shape), Load::make(c_frag_, {ty, tx, i(0)}), a, b, tx,
+                                     int32(layout.swizzle_bytes), int32(layout.lbo), int32(layout.sbo),
+                                     int32(a_mn), int32(b_mn)});
     }));
     s.push_back(eval(Intrinsic::WgmmaCommit, {}));
     s.push_back(eval(Intrinsic::WgmmaWait, {int32(keep)}));
@@ -365,6 +382,7 @@ Stmt KernelBuilder::build() {
   // tf32 rows stored K-outer: twice the padding (see MatmulTensorCore.h).
   const int64_t outer_pad = c_.in_bytes == 4 ? 2 * pad : pad;
   auto tile_shape = [&](const OperandInfo &op, int64_t rows) -> std::vector<Expr> {
+    if (mn_major(op, rows)) return {i(c_.stages), i(rows / 64), i(c_.block_k), i(64)};
     return op.k_inner || c_.wgmma ? std::vector<Expr>{i(c_.stages), i(rows), i(c_.block_k + pad)}
                       : std::vector<Expr>{i(c_.stages), i(c_.block_k), i(rows + outer_pad)};
   };

@@ -504,6 +504,11 @@ class CodegenCUDA : public CodegenC {
     if (!swizzle || !lbo || !sbo) throw CodegenError("T.wgmma's swizzle, LBO and SBO are constants");
     wgmma::SmemLayout layout{static_cast<int>(*swizzle), *lbo, *sbo};
     if (std::string bad = layout.check(); !bad.empty()) throw CodegenError("T.wgmma: " + bad);
+    auto trans_a = as_const_int(c.args[8]), trans_b = as_const_int(c.args[9]);
+    if (!trans_a || !trans_b || (*trans_a != 0 && *trans_a != 1) || (*trans_b != 0 && *trans_b != 1))
+      throw CodegenError("T.wgmma's trans_a and trans_b are the constants 0 (K-major) or 1 (MN-major)");
+    if ((*trans_a || *trans_b) && !wgmma::can_be_mn_major(v->in))
+      throw CodegenError("T.wgmma: " + v->in.str() + " operands are K-major only (wgmma transposes 16-bit types)");
     char high[32];
     std::snprintf(high, sizeof high, "0x%016llxULL",
                   static_cast<unsigned long long>(wgmma::encode_descriptor(0, layout)));
@@ -521,8 +526,10 @@ class CodegenCUDA : public CodegenC {
     for (int i = 0; i < nd; ++i) outs += (i ? ", " : "") + std::string(float_acc ? "\"+f\"(" : "\"+r\"(") + d + "[" +
                                          std::to_string(i) + "])";
     // scale-d = 1 (accumulate); 16-bit forms also take the A and B scales
-    // (1) and transposes (0: both K-major).
-    const std::string tail = v->in.bytes() == 2 ? ", p, 1, 1, 0, 0;" : ", p;";
+    // (1) and transposes (1: MN-major).
+    const std::string tail = v->in.bytes() == 2 ? ", p, 1, 1, " + std::to_string(*trans_a) + ", " +
+                                                      std::to_string(*trans_b) + ";"
+                                                : ", p;";
     line("  asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %" + std::to_string(nd + 2) + ", 0;\\n" + v->ptx() +
          " " + regs(0, nd) + ", %" + std::to_string(nd) + ", %" + std::to_string(nd + 1) + tail + "\\n}\\n\" : " +
          outs + " : \"l\"(" + da + "), \"l\"(" + db + "), \"r\"(1));");

@@ -40,6 +40,12 @@ int64_t SmemLayout::offset(int64_t row, int64_t kb) const {
   return (row % 8) * swizzle_bytes + (row / 8) * sbo + kb;
 }
 
+int64_t SmemLayout::mn_major_offset(int64_t mn_byte, int64_t k) const {
+  TESSERA_ICHECK(mn_byte >= 0 && k >= 0 && k < 16) << "MN-major wgmma operand element " << k << " of MN byte " << mn_byte;
+  if (swizzle_bytes == 0) return mn_byte % 16 + (mn_byte / 16) * sbo + (k % 8) * 16 + (k / 8) * lbo;
+  return mn_byte % swizzle_bytes + (mn_byte / swizzle_bytes) * lbo + (k % 8) * swizzle_bytes + (k / 8) * sbo;
+}
+
 int64_t SmemLayout::swizzle(int64_t address) const {
   const int bits = swizzle_bits(swizzle_bytes);
   if (bits == 0) return address;

@@ -298,6 +298,7 @@ struct CpAsyncNode final : StmtExec {
 struct WgmmaNode final : StmtExec, MmaOperands {
   ir::wgmma::WgmmaVariant v;
   ir::wgmma::SmemLayout layout;
+  bool mn_major[2] = {false, false};  ///< A, B read MN-major (the transpose flags)
 
   WgmmaNode(Compiler &cc, const ir::Call &c) : MmaOperands(cc, c, "wgmma") {
     std::string why;
@@ -308,6 +309,16 @@ struct WgmmaNode final : StmtExec, MmaOperands {
               const_arg(cc, c, 7, "the SBO")};
     if (std::string bad = layout.check(); !bad.empty())
       throw InterpretError("T.wgmma in block '" + cc.block() + "': " + bad);
+    for (int i = 0; i < 2; ++i) {
+      const int64_t flag = const_arg(cc, c, 8 + i, i ? "trans_b" : "trans_a");
+      if (flag != 0 && flag != 1)
+        throw InterpretError("T.wgmma in block '" + cc.block() + "': " + (i ? "trans_b" : "trans_a") + " is " +
+                             std::to_string(flag) + "; it is 0 (K-major) or 1 (MN-major)");
+      if (flag && !ir::wgmma::can_be_mn_major(v.in))
+        throw InterpretError("T.wgmma in block '" + cc.block() + "': " + (i ? "B" : "A") + " is MN-major but " +
+                             v.in.str() + " operands are K-major only (wgmma transposes 16-bit types)");
+      mn_major[i] = flag != 0;
+    }
     for (const ir::Load *op : {c.args[2].as<ir::Load>(), c.args[3].as<ir::Load>()}) {
       const std::string &scope = op->buffer.scope();
       if (scope != "shared" && scope != "shared.dyn")
@@ -317,9 +328,9 @@ struct WgmmaNode final : StmtExec, MmaOperands {
   }
 
   /// The tile element (row, k) of `op`, whose tile starts at byte `start`.
-  double element(Frame &f, const Address &op, int64_t start, int row, int k) const {
+  double element(Frame &f, const Address &op, bool op_mn_major, int64_t start, int row, int k) const {
     const int e = op.bytes();
-    const int64_t at = layout.address(start, row, int64_t(k) * e);
+    const int64_t at = layout.element_address(start, row, k, e, op_mn_major);
     const BufState &buf = f.bufs[op.ix.buf];
     if (at < 0 || at + e > buf.storage * e)
       throw InterpretError("T.wgmma in block '" + ctx->block + "' reads byte " + std::to_string(at) + " of '" +
@@ -355,7 +366,7 @@ struct WgmmaNode final : StmtExec, MmaOperands {
       const ir::mma::Element c = ir::wgmma::accumulator_at(static_cast<int>(t), i, v.n);
       double sum = 0;
       for (int k = 0; k < v.k(); ++k)
-        sum += element(f, a, start[0], c.row, k) * element(f, b, start[1], c.col, k);
+        sum += element(f, a, mn_major[0], start[0], c.row, k) * element(f, b, mn_major[1], start[1], c.col, k);
       if (v.acc.is_int()) {
         int64_t old = load_elem<int32_t>(acc.data(), i);
         store_elem<int32_t>(acc.data(), i,

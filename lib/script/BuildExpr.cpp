@@ -459,10 +459,12 @@ Operand Builder::build_call(const PyExpr &e) {
     // them (ir/Intrinsics.def): addresses are buffer elements, counts int32.
     reject_kwargs(e, fn);
     const int n = intrinsic_arity(*op);
-    nargs(n, n);
+    // T.wgmma's transpose flags default to 0 (both operands K-major).
+    const int optional = *op == Intrinsic::Wgmma ? 2 : 0;
+    nargs(n - optional, n);
     std::vector<int> addresses = address_operands(*op);
     std::vector<Expr> args;
-    for (int k = 0; k < n; ++k) {
+    for (int k = 0; k < static_cast<int>(e.args.size()); ++k) {
       const PyExpr &a = *e.args[k];
       if (*op == Intrinsic::MmaSync && k == 0) {
         if (a.kind != PyExprKind::Str || (a.name != "m16n8k16" && a.name != "m16n8k32" && a.name != "m16n8k8"))
@@ -485,6 +487,7 @@ Operand Builder::build_call(const PyExpr &e) {
       if (!v.e.dtype().is_int_like()) src_.fail(a.pos, "argument " + std::to_string(k + 1) + " of " + fn + " must be an integer");
       args.push_back(v.is_lit() ? adapt(v, DataType::int32()).e : v.e);
     }
+    while (static_cast<int>(args.size()) < n) args.push_back(make_int(DataType::int32(), 0));
     return typed(Call::make(DataType::int32(), *op, std::move(args)));
   }
   if (name == "shfl_xor") {

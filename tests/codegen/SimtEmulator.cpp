@@ -564,11 +564,14 @@ class Thread {
     if (!v) throw EmulationError("T.wgmma: " + why);
     const tessera::ir::wgmma::SmemLayout layout{static_cast<int>(eval(c.args[5]).i), eval(c.args[6]).i, eval(c.args[7]).i};
     if (std::string bad = layout.check(); !bad.empty()) throw EmulationError("T.wgmma: " + bad);
+    const bool mn_major_a = eval(c.args[8]).i != 0, mn_major_b = eval(c.args[9]).i != 0;
+    if ((mn_major_a || mn_major_b) && !tessera::ir::wgmma::can_be_mn_major(v->in))
+      throw EmulationError("T.wgmma: an MN-major " + v->in.str() + " operand");
     check_span(d, v->d_per_thread(), "T.wgmma's accumulators");
     const int e = a.buffer->dtype().bytes();
     Copy result{d, std::vector<Value>(static_cast<size_t>(v->d_per_thread()))};
-    auto element = [&](const Address &x, int row, int k) {
-      const int64_t at = layout.address(x.i * e, row, int64_t(k) * e) / e;
+    auto element = [&](const Address &x, bool mn_major, int row, int k) {
+      const int64_t at = layout.element_address(x.i * e, row, k, e, mn_major) / e;
       if (at < 0 || at >= x.m->array->numel())
         throw EmulationError("T.wgmma reads " + x.buffer->name() + "[" + std::to_string(at) + "], past its end");
       on_read(*x.m, *x.buffer, at);
@@ -579,7 +582,7 @@ class Thread {
     for (int i = 0; i < v->d_per_thread(); ++i) {
       const mma::Element at = tessera::ir::wgmma::accumulator_at(thread, i, v->n);
       double sum = 0;
-      for (int k = 0; k < v->k(); ++k) sum += element(a, at.row, k) * element(b, at.col, k);
+      for (int k = 0; k < v->k(); ++k) sum += element(a, mn_major_a, at.row, k) * element(b, mn_major_b, at.col, k);
       const Value old = pending ? pending->values[i] : get(*d.m, d.i + i, d.buffer->dtype());
       result.values[i] = v->acc.is_int()
                              ? Value{wrap(DataType::int32(), old.i + static_cast<int64_t>(sum)), 0}

@@ -36,8 +36,8 @@ std::string kernel_text(const std::string &name = "wgmma_nt_f16") {
 }
 
 /// The float16 kernel with `from` replaced by `to` (once; it must be there).
-std::string edited(const std::string &from, const std::string &to) {
-  std::string s = kernel_text();
+std::string edited(const std::string &from, const std::string &to, const char *name = "wgmma_nt_f16") {
+  std::string s = kernel_text(name);
   size_t at = s.find(from);
   EXPECT_NE(at, std::string::npos) << from;
   return at == std::string::npos ? s : s.replace(at, from.size(), to);
@@ -86,6 +86,23 @@ TEST(Wgmma, MistakesFailOnTheCpu) {
   EXPECT_TRUE(any_wrong) << "a tile 16 bytes off still matched the reference";
   // An unknown swizzle is refused where the interpreter compiles the call.
   EXPECT_THROW(run_against_reference(edited("tx_2, 128, 16, 1024", "tx_2, 96, 16, 1024")), runtime::InterpretError);
+  // The K-major B tile read as MN-major (trans_b) is the wrong product; the
+  // flags written out as 0 are the same call.
+  any_wrong = false;
+  for (const runtime::OutputCheck &c : run_against_reference(edited("tx_2, 128, 16, 1024", "tx_2, 128, 16, 1024, 0, 1")))
+    any_wrong |= !c.ok;
+  EXPECT_TRUE(any_wrong) << "B read MN-major still matched the reference";
+  for (const runtime::OutputCheck &c : run_against_reference(edited("tx_2, 128, 16, 1024", "tx_2, 128, 16, 1024, 0, 0")))
+    EXPECT_TRUE(c.ok) << c.str();
+  // int8 has no transposed form; a flag other than 0 or 1 means nothing.
+  try {
+    run_against_reference(edited("tx_2, 128, 16, 1024", "tx_2, 128, 16, 1024, 1, 0", "wgmma_nt_s8"), "wgmma_nt_s8");
+    ADD_FAILURE() << "an MN-major int8 operand was accepted";
+  } catch (const runtime::InterpretError &e) {
+    EXPECT_NE(std::string(e.what()).find("K-major only"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(run_against_reference(edited("tx_2, 128, 16, 1024", "tx_2, 128, 16, 1024, 2, 0")),
+               runtime::InterpretError);
 }
 
 /// The lowered kernel `text` in the SIMT emulator on the plain product's
@@ -161,6 +178,14 @@ TEST(Wgmma, CudaForSm90aHoldsTheInstructionAndPlainSm90IsRefused) {
   EXPECT_NE(s8.find("wgmma.mma_async.sync.aligned.m64n64k32.s32.s8.s8 {%0,"), std::string::npos) << s8;
   EXPECT_NE(s8.find("%32, %33, p;"), std::string::npos) << s8;
   EXPECT_NE(s8.find("\"+r\"(wacc[31])"), std::string::npos) << s8;
+  // The 16-bit form's transpose immediates come from the call's flags; int8
+  // has none to set.
+  EXPECT_NE(cu.find(", p, 1, 1, 0, 0;"), std::string::npos) << cu;
+  std::string mn = codegen::codegen_cuda(
+      lower::lower(script::parse_func(edited("tx_2, 128, 16, 1024", "tx_2, 128, 16, 1024, 1, 0"))), {.arch = "sm_90a"});
+  EXPECT_NE(mn.find(", p, 1, 1, 1, 0;"), std::string::npos) << mn;
+  ir::PrimFunc s8_mn = script::parse_func(edited("tx_2, 128, 16, 1024", "tx_2, 128, 16, 1024, 0, 1", "wgmma_nt_s8"));
+  EXPECT_THROW(codegen::codegen_cuda(lower::lower(s8_mn), {.arch = "sm_90a"}), codegen::CodegenError);
   try {
     codegen::codegen_cuda(f, {.arch = "sm_90"});
     ADD_FAILURE() << "wgmma compiled for plain sm_90";

@@ -64,6 +64,45 @@ TEST(WgmmaLayout, SwizzledRowsXorTheirChunkWithTheRow) {
   EXPECT_EQ(plain.address(0, 9, 18), 1 * 16 + 256 + 128 + 2);
 }
 
+TEST(WgmmaLayout, MnMajorOffsetsAreThePtxIsaExamples) {
+  // The PTX ISA's MN-major bfloat16 examples ("Canonical Layouts"), as
+  // element strides over (mn = x0 + 8 x1 + 8 X x2, k = y0 + 8 y1), X the
+  // 16-byte chunks of a swizzle span (1 without a swizzle):
+  //   none: ((8,1,2),(8,2)):((1,8,64),(8,128)),  LBO 256 B, SBO 128 B
+  //   32 B: ((8,2,2),(8,2)):((1,8,128),(16,256)), LBO 256 B, SBO 512 B
+  //   64 B: ((8,4,2),(8,2)):((1,8,256),(32,512)), LBO 512 B, SBO 1024 B
+  struct Example {
+    SmemLayout layout;
+    int chunks;                       // X
+    int64_t x2_stride, y0_stride, y1_stride;  // in elements
+  };
+  for (const Example &e : {Example{{0, 256, 128}, 1, 64, 8, 128}, Example{{32, 256, 512}, 2, 128, 16, 256},
+                           Example{{64, 512, 1024}, 4, 256, 32, 512}}) {
+    SCOPED_TRACE("swizzle " + std::to_string(e.layout.swizzle_bytes));
+    ASSERT_EQ(e.layout.check(), "");
+    for (int mn = 0; mn < 16 * e.chunks; ++mn)
+      for (int k = 0; k < 16; ++k) {
+        const int x0 = mn % 8, x1 = mn / 8 % e.chunks, x2 = mn / (8 * e.chunks), y0 = k % 8, y1 = k / 8;
+        const int64_t want = x0 + 8 * x1 + e.x2_stride * x2 + e.y0_stride * y0 + e.y1_stride * y1;
+        ASSERT_EQ(e.layout.mn_major_offset(2 * mn, k), 2 * want) << "mn " << mn << " k " << k;
+        // The whole address is then swizzled, as a K-major one is.
+        EXPECT_EQ(e.layout.element_address(0, mn, k, 2, true), e.layout.swizzle(2 * want));
+      }
+  }
+  // 128 B, the rule's MN-major tiles ([span][block_k = 64][64]): K row k of
+  // a span at k x 128 bytes, its 16-byte chunks XORed with k % 8.
+  const SmemLayout sw128{128, 64 * 128, 1024};
+  for (int mn = 0; mn < 128; mn += 8)
+    for (int k = 0; k < 16; ++k) {
+      const int64_t at = sw128.element_address(0, mn, k, 2, true);
+      EXPECT_EQ(at / (64 * 128), mn / 64) << "the span";
+      EXPECT_EQ(at % (64 * 128) / 128, k) << "the K row";
+      EXPECT_EQ(at % 128 / 16, (mn % 64 / 8) ^ (k % 8)) << "the chunk";
+    }
+  // K-major reads of the same call ignore the LBO an MN-major partner set.
+  EXPECT_EQ(sw128.element_address(0, 9, 5, 2, false), SmemLayout({128, 16, 1024}).address(0, 9, 10));
+}
+
 TEST(WgmmaLayout, EverySwizzleIsABijectionOverAnAtom) {
   for (int span : {32, 64, 128}) {
     const SmemLayout l{span, 16, 8 * span};

@@ -1,21 +1,24 @@
 //===- tests/rules/TensorCoreWgmmaTest.cpp - The rule's Hopper kernel -------===//
 //
 // matmul_tensor_core with `wgmma` (Hopper): float16, bfloat16 and int8 GEMMs
-// in every layout (nt read as is; nn, tn and tt transposed on the way in) at
+// in every layout (nt read K-major; 16-bit nn, tn and tt read MN-major where
+// the tile's M or N fills 128-byte spans, else transposed on the way in) at
 // shapes no tile divides (a symbolic M of 7, N = 56, K = 200: the pipeline
 // wraps its stages) scheduled, interpreted and emulated (a CPU thread per
 // GPU thread) against the float64 reference, as is every wgmma config the
-// policy proposes (rasterised panels, 2 to 6 stages); the configs wgmma cannot run
+// policy proposes for nt and nn (rasterised panels, 2 to 6 stages); the configs wgmma cannot run
 // (K steps that are not 128 bytes, a GPU without wgmma) refused with the
 // reason. (The cubins: TensorCoreWgmmaSassTest.cpp.)
 //
 //===----------------------------------------------------------------------===//
 #include <cstdio>
+#include <map>
 
 #include "RuleTestUtil.h"
 #include "TensorCoreSimtUtil.h"
 #include "TensorCoreTestUtil.h"
 #include "tessera/analysis/Specialize.h"
+#include "tessera/ir/Functor.h"
 #include "tessera/policies/Policy.h"
 #include "tessera/rules/MatmulTensorCore.h"
 #include "tessera/script/Parser.h"
@@ -39,6 +42,18 @@ std::vector<Case> cases() {
           {"bfloat16 tt", matmul_text("bfloat16", false, false, "m", 56, 200), 2}};
 }
 
+/// The T.wgmma calls of `f`.
+std::vector<const ir::Call *> wgmma_calls(const ir::PrimFunc &f) {
+  std::vector<const ir::Call *> out;
+  ir::pre_order_visit(
+      f.body(),
+      [&](const ir::Expr &e) {
+        if (const auto *c = e.as<ir::Call>(); c && c->op == ir::Intrinsic::Wgmma) out.push_back(c);
+      },
+      {});
+  return out;
+}
+
 TEST(TensorCoreWgmma, EveryLayoutMatchesTheReferenceInTheInterpreterAndTheEmulator) {
   for (const Case &c : cases()) {
     SCOPED_TRACE(c.what);
@@ -56,6 +71,36 @@ TEST(TensorCoreWgmma, EveryLayoutMatchesTheReferenceInTheInterpreterAndTheEmulat
       if (error.empty()) expect_ok(checks);
     }
   }
+}
+
+TEST(TensorCoreWgmma, SixteenBitMnMajorOperandsAreReadAsTheyArrive) {
+  // nn float16, block_n 64: B's tile is N-major (trans_b), filled by
+  // cp.async like the K-major A; LBO is the span stride (block_k rows of
+  // 128 bytes). With block_n 32 (half a span) B is transposed on its way in.
+  ir::PrimFunc f = script::parse_func(matmul_text("float16", true, false, "m", 56, 200));
+  auto m = rules::matmul_tensor_core_rule().match(f, test_arch());
+  ASSERT_TRUE(m) << m.reason();
+  std::map<int64_t, int> cp_async;  // by block_n
+  for (auto [n, want_trans_b] : {std::pair<int64_t, int64_t>{64, 1}, {32, 0}}) {
+    SCOPED_TRACE("block_n " + std::to_string(n));
+    rules::TensorCoreConfig config = wgmma_config(2, 1, n);
+    ir::PrimFunc scheduled = rules::matmul_tensor_core_rule().apply(f, **m, config).func();
+    std::vector<const ir::Call *> calls = wgmma_calls(scheduled);
+    ASSERT_EQ(calls.size(), 1u);
+    auto flag = [&](int i) { return ir::as_const_int(calls[0]->args[i]).value_or(-1); };
+    EXPECT_EQ(flag(8), 0) << "A is K-major";
+    EXPECT_EQ(flag(9), want_trans_b);
+    EXPECT_EQ(flag(6), want_trans_b ? 64 * 128 : 16) << "LBO";
+    ir::pre_order_visit(
+        scheduled.body(),
+        [&, n = n](const ir::Expr &e) {
+          if (const auto *c = e.as<ir::Call>(); c && c->op == ir::Intrinsic::CpAsync) ++cp_async[n];
+        },
+        {});
+  }
+  // The same tile copies (prologue and main loop) for A and, MN-major, for B.
+  EXPECT_GT(cp_async[32], 0);
+  EXPECT_EQ(cp_async[64], 2 * cp_async[32]) << "B arrives by cp.async only when it is not transposed";
 }
 
 TEST(TensorCoreWgmma, ConfigsWgmmaCannotRunAreRefused) {
@@ -79,26 +124,30 @@ TEST(TensorCoreWgmma, ConfigsWgmmaCannotRunAreRefused) {
 TEST(TensorCoreWgmma, EveryConfigThePolicyProposesIsRight) {
   // The policy's wgmma configs for a large problem (rasterised panels, 2 to
   // 6 stages, 256-wide N) run at a small one that divides none of them.
+  // nt reads both tiles K-major, nn its B N-major.
   const rules::Rule &rule = rules::matmul_tensor_core_rule();
-  ir::PrimFunc big = analysis::specialize(script::parse_func(matmul_text("float16", true, true, "m", 8192, 8192)),
-                                          {{"m", 8192}});
-  auto m = rule.match(big, test_arch());
-  ASSERT_TRUE(m) << m.reason();
-  ir::PrimFunc small = script::parse_func(matmul_text("float16", true, true, "m", 72, 136));
-  int tried = 0, rasterised = 0;
-  for (const policies::Candidate &c : policies::propose(big, rule, **m, test_arch(), {.topk = 20}).candidates) {
-    const auto &config = dynamic_cast<const rules::TensorCoreConfig &>(*c.config);
-    if (!config.wgmma) continue;
-    SCOPED_TRACE(config.str());
-    expect_ok(run_checked(small, {{"m", 77}}, &config));
-    ++tried;
-    rasterised += config.raster > 0;
+  for (bool b_k_inner : {true, false}) {
+    SCOPED_TRACE(b_k_inner ? "nt" : "nn");
+    ir::PrimFunc big = analysis::specialize(
+        script::parse_func(matmul_text("float16", true, b_k_inner, "m", 8192, 8192)), {{"m", 8192}});
+    auto m = rule.match(big, test_arch());
+    ASSERT_TRUE(m) << m.reason();
+    ir::PrimFunc small = script::parse_func(matmul_text("float16", true, b_k_inner, "m", 72, 136));
+    int tried = 0, rasterised = 0;
+    for (const policies::Candidate &c : policies::propose(big, rule, **m, test_arch(), {.topk = 20}).candidates) {
+      const auto &config = dynamic_cast<const rules::TensorCoreConfig &>(*c.config);
+      if (!config.wgmma) continue;
+      SCOPED_TRACE(config.str());
+      expect_ok(run_checked(small, {{"m", 77}}, &config));
+      ++tried;
+      rasterised += config.raster > 0;
+    }
+    EXPECT_EQ(tried, 10);
+    std::printf("# %s: %d wgmma configs, %d rasterised\n", b_k_inner ? "nt" : "nn", tried, rasterised);
   }
-  EXPECT_EQ(tried, 10);
-  std::printf("# %d wgmma configs, %d rasterised\n", tried, rasterised);
 }
 
-TEST(TensorCoreWgmma, ThePolicyProposesBothKernelsOnHopperForKMajorOperands) {
+TEST(TensorCoreWgmma, ThePolicyProposesBothKernelsOnHopper) {
   const rules::Rule &rule = rules::matmul_tensor_core_rule();
   auto count = [&](const std::string &text, const Arch &arch, policies::ProposeOptions options) {
     ir::PrimFunc f = analysis::specialize(script::parse_func(text), {{"m", 4096}});
@@ -115,9 +164,14 @@ TEST(TensorCoreWgmma, ThePolicyProposesBothKernelsOnHopperForKMajorOperands) {
   const std::string nt = matmul_text("float16", true, true, "m", 4096, 4096);
   // Each family keeps half of the top-k: the model is not calibrated between them.
   EXPECT_EQ(count(nt, test_arch(), {.topk = 20}), std::make_pair(10, 10));
-  // Not where the Arch has no wgmma, nor for an N-major B, nor in dynamic plans.
+  // 16-bit operands in any layout (wgmma reads them MN-major). (int8 is
+  // matched K-major only: the mma.sync kernel's ldmatrix needs it.)
+  EXPECT_EQ(count(matmul_text("float16", true, false, "m", 4096, 4096), test_arch(), {.topk = 20}),
+            std::make_pair(10, 10));
+  EXPECT_EQ(count(matmul_text("bfloat16", false, true, "m", 4096, 4096), test_arch(), {.topk = 20}),
+            std::make_pair(10, 10));
+  // Not where the Arch has no wgmma, nor in dynamic plans.
   EXPECT_EQ(count(nt, Arch::by_name("a100"), {.topk = 20}).first, 0);
-  EXPECT_EQ(count(matmul_text("float16", true, false, "m", 4096, 4096), test_arch(), {.topk = 20}).first, 0);
   EXPECT_EQ(count(nt, test_arch(), {.topk = 20, .hopper_kernels = false}).first, 0);
 }
 

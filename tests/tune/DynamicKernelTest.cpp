@@ -158,7 +158,7 @@ TEST(DynamicKernel, DamagedEntriesAreRebuilt) {
   EXPECT_EQ(again.counters().nvrtc_compiles, 0) << "the cubins themselves were whole";
   EXPECT_TRUE(DynamicKernel::create(gemm(), spec(), arch, {.cache = &cache}).counters().warm);
   // A missing cubin: that kernel compiled again.
-  fs::remove(cache.dir() / "sm_90" / (first.kernels()[0].cache_key + ".cubin"));
+  fs::remove(cache.dir() / first.kernels()[0].target / (first.kernels()[0].cache_key + ".cubin"));
   DynamicKernel rebuilt = DynamicKernel::create(gemm(), spec(), arch, {.cache = &cache});
   EXPECT_FALSE(rebuilt.counters().warm);
   EXPECT_EQ(rebuilt.counters().nvrtc_compiles, 1) << rebuilt.counters().str();

@@ -139,7 +139,6 @@ TEST(KernelStore, OpenedPerProcessItServesEveryStartAndKeepsTheMeasurements) {
                                           {analysis::specialize(test::load_func(test::find_entry("rmsnorm_f16")),
                                                                 {{"cols", 4096}}),
                                            DynamicSpec::parse({"rows=1:4096"}, {"rows=1"}, 4)}};
-  int fastest = -1;
   std::vector<int> measured;  // the kernel of each of kSizes after measuring
   {
     KernelStore store(paths);  // the first start
@@ -147,9 +146,12 @@ TEST(KernelStore, OpenedPerProcessItServesEveryStartAndKeepsTheMeasurements) {
     std::vector<DynamicKernel> ks = store.create(requests, arch);
     ASSERT_EQ(ks.size(), 2u);
     EXPECT_FALSE(ks[0].counters().warm);
-    fastest = int(ks[0].kernels().size()) - 1;
-    DynamicMeasureReport r =
-        store.measure(ks[0], [&](int k, const std::vector<int64_t> &) { return k == fastest ? 1.0 : 2.0; });
+    // The plan's kernel is the slowest wherever it is measured: every cell
+    // with a runner-up is reassigned.
+    const DynamicKernel &planned = ks[0];
+    DynamicMeasureReport r = store.measure(ks[0], [&](int k, const std::vector<int64_t> &sizes) {
+      return k == planned.select(sizes).kernel ? 2.0 : 1.0 + 0.01 * k;
+    });
     EXPECT_EQ(r.failed, 0);
     EXPECT_EQ(int64_t(store.database()->records().size()), r.measurements);
     EXPECT_GT(r.reassigned, 0) << r.str();

@@ -22,6 +22,21 @@
 //   boundaries (here: the buffer's start, which the code generator aligns).
 //   LBO is unused by the swizzled K-major layouts.
 //
+//   With the transpose flag (imm-trans-a / imm-trans-b; 16-bit types only)
+//   an operand is MN-major instead: each K row of the tile holds M (or N)
+//   contiguous elements. Element (mn, k) of the instruction (k < 16), at MN
+//   byte mb = mn * 2:
+//
+//     no swizzle   (mb % 16) + (mb / 16) * SBO + (k % 8) * 16 + (k / 8) * LBO
+//     32/64/128 B  (mb % S) + (mb / S) * LBO + (k % 8) * S + (k / 8) * SBO
+//
+//   (the PTX ISA's canonical MN-major layouts: with a swizzle, LBO steps
+//   between S-byte spans of MN and SBO between groups of 8 K rows; without,
+//   the roles swap) and the same swizzle of the whole address. One layout
+//   (swizzle, LBO, SBO) describes both operands of a T.wgmma, each read
+//   K- or MN-major as its flag says: a K-major swizzled operand ignores LBO,
+//   so an MN-major partner is free to use it.
+//
 //   The descriptor (PTX ISA, "Matrix Descriptor Format"): bits 0-13 the
 //   start address >> 4, 16-29 LBO >> 4, 32-45 SBO >> 4, 49-51 the base
 //   offset (0 here), 62-63 the swizzle (0 none, 1 128 B, 2 64 B, 3 32 B).
@@ -31,8 +46,9 @@
 //   row 16 w + g + 8 ((i / 2) % 2), col 8 (i / 4) + 2 q + i % 2
 //   (the mma.sync C map, once per 8 columns and per warp's 16 rows).
 //
-// The forms tessera emits: m64nNk16 float16/bfloat16 -> float32 and
-// m64nNk32 int8 -> int32 (exact, wrapping), N a multiple of 8 up to 256.
+// The forms tessera emits: m64nNk16 float16/bfloat16 -> float32 (either
+// operand K- or MN-major) and m64nNk32 int8 -> int32 (exact, wrapping;
+// K-major only), N a multiple of 8 up to 256.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -62,10 +78,18 @@ struct SmemLayout {
   /// The byte offset, from the tile's start, of byte `kb` (< 32) of row `row`
   /// before swizzling.
   int64_t offset(int64_t row, int64_t kb) const;
+  /// The byte offset, from the tile's start, of element `k` (< 16) of K of
+  /// the MN-major 16-bit operand's MN byte `mn_byte`, before swizzling.
+  int64_t mn_major_offset(int64_t mn_byte, int64_t k) const;
   /// `address` (bytes from a 1024-byte-aligned base) with the swizzle applied.
   int64_t swizzle(int64_t address) const;
   /// Where byte `kb` of row `row` of a tile starting at `start` lands.
   int64_t address(int64_t start, int64_t row, int64_t kb) const { return swizzle(start + offset(row, kb)); }
+  /// Where element (`mn`, `k`) of an operand with `elem_bytes`-byte elements
+  /// lands: K-major or (`mn_major`) MN-major.
+  int64_t element_address(int64_t start, int64_t mn, int64_t k, int elem_bytes, bool mn_major) const {
+    return swizzle(start + (mn_major ? mn_major_offset(mn * elem_bytes, k) : offset(mn, k * elem_bytes)));
+  }
 };
 
 /// The 64-bit matrix descriptor of a tile at shared address `start` (bytes;
@@ -88,6 +112,10 @@ struct WgmmaVariant {
   /// "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16".
   std::string ptx() const;
 };
+
+/// Whether an operand of type `in` may be MN-major (transposed): PTX's
+/// transpose immediates exist for the 16-bit types only.
+inline bool can_be_mn_major(DataType in) { return in.bytes() == 2; }
 
 /// The variant `shape` ("m64nNk16" / "m64nNk32") names for operands of type
 /// `in` into `acc`, or nullopt with the reason in `why`.

@@ -65,10 +65,8 @@ struct ProposeOptions {
   /// enumerating; a policy that can returns one candidate per config, in
   /// order, with a null `config` and the estimate (NaN: not its type).
   const std::vector<const rules::Config *> *score_only = nullptr;
-  /// Propose Hopper's wgmma kernels where the Arch has wgmma. Dynamic-shape
-  /// plans turn it off: their kernels are launched unchecked, and the wgmma
-  /// kernels are proved on the CPU (interpreter, emulator, SASS) but not
-  /// yet on a GPU; fast_tune checks every candidate against the reference.
+  /// Propose Hopper's wgmma kernels where the Arch has wgmma (off: the
+  /// mma.sync family alone, e.g. to compare the two).
   bool hopper_kernels = true;
   /// The value assumed for shape variable `name`.
   int64_t size_of(const std::string &name) const {

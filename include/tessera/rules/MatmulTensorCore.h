@@ -79,10 +79,12 @@ struct TensorCoreConfig final : Config {
   /// Hopper's wgmma (sm_90a) instead of ldmatrix + mma.sync: one warpgroup
   /// (4 warps, 128 threads) per 64 rows (block_m 64 or 128, warps_m =
   /// block_m / 16, warps_n = 1), one m64nNk instruction across block_n (16
-  /// to 256), K-major tiles of 128-byte rows (block_k = 128 / in_bytes)
-  /// swizzled as wgmma's 128-byte layout, fed by the same cp.async
-  /// pipeline (an M- or N-major operand, e.g. B of the "nn" layout, is
-  /// transposed on its way in, element by element).
+  /// to 256), tiles of 128-byte rows (block_k = 128 / in_bytes) swizzled
+  /// as wgmma's 128-byte layout, fed by the same cp.async pipeline. A
+  /// K-major operand's tile is K-major; a 16-bit M- or N-major one (B of
+  /// the "nn" layout) is stored MN-major, as it arrives, when its block_m or
+  /// block_n is a multiple of 64 (wgmma's transpose flag); another (int8) is
+  /// transposed on its way in, element by element.
   bool wgmma = false;
 
   const char *rule() const override { return "matmul_tensor_core"; }
@@ -115,7 +117,7 @@ struct TensorCoreProblem {
   ir::DataType in;  ///< float32: tf32 operands
   bool f16_accumulation = false;  ///< the program accumulates float16 in float16 (acc_bytes 2 allowed)
   bool a_elementwise = false, b_elementwise = false;  ///< tiles copied element by element
-  bool k_major = false;  ///< A and B both K-major: the layout wgmma reads without a transposing copy
+  bool k_major = false;  ///< A and B both K-major (wgmma reads 16-bit operands either way, int8 K-major only)
 };
 /// The problem of a matmul_tensor_core match; ConfigError for another rule's match.
 TensorCoreProblem tensor_core_problem(const Match &m);
