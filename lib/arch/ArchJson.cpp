@@ -102,6 +102,7 @@ void read_memory(FieldReader g, ArchMemory &m) {
   m.smem_banks = static_cast<int>(g.integer_in("smem_banks", 1, 1024));
   m.smem_bank_bytes = static_cast<int>(g.integer_in("smem_bank_bytes", 1, 64));
   m.smem_bandwidth_gbps = g.positive_number("smem_bandwidth_gbps");
+  if (g.has("l2_bandwidth_gbps")) m.l2_bandwidth_gbps = g.positive_number("l2_bandwidth_gbps");
   m.cp_async = g.boolean("cp_async");
   m.tma = g.boolean("tma");
   g.reject_unknown_fields();
@@ -344,6 +345,7 @@ ArchJson Arch::to_json() const {
                  {"smem_bandwidth_gbps", memory.smem_bandwidth_gbps},
                  {"cp_async", memory.cp_async},
                  {"tma", memory.tma}};
+  if (memory.l2_bandwidth_gbps > 0) j["memory"]["l2_bandwidth_gbps"] = memory.l2_bandwidth_gbps;
   j["limits"] = {{"max_threads_per_block", limits.max_threads_per_block},
                  {"max_threads_per_sm", limits.max_threads_per_sm},
                  {"max_blocks_per_sm", limits.max_blocks_per_sm},

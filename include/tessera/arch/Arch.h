@@ -117,6 +117,13 @@ struct ArchMemory {
   int smem_bank_bytes = 0;
   /// Derived, not a vendor figure: banks x bank bytes x boost clock x SMs.
   double smem_bandwidth_gbps = 0;
+  /// What all SMs together read from L2 (optional; 0: not known, and
+  /// l2_bandwidth() estimates it). Measured, not a vendor figure.
+  double l2_bandwidth_gbps = 0;
+  /// l2_bandwidth_gbps, or where it is not known kL2OverDram x the DRAM's.
+  double l2_bandwidth() const { return l2_bandwidth_gbps > 0 ? l2_bandwidth_gbps : kL2OverDram * dram_bandwidth_gbps; }
+  /// The L2 / DRAM bandwidth ratio the H100 measured (2.5: 8500 of 3350 GB/s).
+  static constexpr double kL2OverDram = 2.5;
   bool cp_async = false;        ///< cp.async global->shared copies
   bool tma = false;             ///< the Tensor Memory Accelerator (cp.async.bulk.tensor)
   bool operator==(const ArchMemory &) const = default;
