@@ -191,7 +191,10 @@ json run_workload_suite(const SuiteOptions &o) {
     }
   }
   report["workloads"] = json::array();
-  for (const test::Entry &e : entries) report["workloads"].push_back(run_workload(s, e));
+  for (const test::Entry &e : entries) {
+    report["workloads"].push_back(run_workload(s, e));
+    if (o.on_row) o.on_row(report["workloads"].back());
+  }
   return report;
 }
 

@@ -30,6 +30,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -53,6 +54,9 @@ struct SuiteOptions {
   std::string git = "unknown";
   /// For every timed kernel, tessera's and cuBLAS's.
   runtime::TimingOptions timing;
+  /// Called with each workload's row as it is done (the suite's progress:
+  /// a run cut short by a time limit still shows what it measured).
+  std::function<void(const nlohmann::json &row)> on_row;
 };
 
 /// Runs the suite (see the file comment) and returns the report: the run

@@ -66,6 +66,12 @@ int main(int argc, char **argv) {
       std::cout << "no CUDA device (" << runtime::driver_message() << "): nothing measured\n";
       return 0;
     }
+    // Progress on stderr, one line a workload: a run cut short keeps it.
+    args.suite.on_row = [](const nlohmann::json &row) {
+      std::cerr << "# " << row.value("workload", "?") << ": " << row.value("status", "?");
+      if (row.contains("median_ms")) std::cerr << ", " << row["median_ms"].get<double>() * 1e3 << " us";
+      std::cerr << std::endl;
+    };
     nlohmann::json report = bench::run_workload_suite(args.suite);
     std::cout << bench::markdown_report(report) << std::flush;
     if (!args.json_out.empty()) {
