@@ -16,7 +16,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")"
 
 APT_PKGS=(cmake ninja-build g++ ccache
           libeigen3-dev nlohmann-json3-dev libfmt-dev libcli11-dev
-          libgtest-dev libgmock-dev libbenchmark-dev)
+          libgtest-dev libgmock-dev libbenchmark-dev
+          llvm-19-dev libzstd-dev)
 JOBS=${JOBS:-2}
 
 install_deps() {
