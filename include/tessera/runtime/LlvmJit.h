@@ -56,13 +56,19 @@ class JitUnsupportedError : public UserError {
 /// True when tessera was built with the LLVM backend.
 bool llvm_jit_available();
 
+struct LlvmJitOptions {
+  /// Take the code from the process's cache when a structurally equal
+  /// function was compiled before (false: compile again; for benchmarks).
+  bool use_cache = true;
+};
+
 /// A PrimFunc compiled for the host CPU; compile once, run many times.
 class LlvmJit {
  public:
   /// Compiles `f` (or finds it in the process's cache). InterpretError for
   /// what the interpreter cannot run either, JitUnsupportedError for what
   /// only the interpreter runs.
-  explicit LlvmJit(const ir::PrimFunc &f);
+  explicit LlvmJit(const ir::PrimFunc &f, const LlvmJitOptions &options = {});
   ~LlvmJit();
   LlvmJit(LlvmJit &&) noexcept;
   LlvmJit &operator=(LlvmJit &&) noexcept;

@@ -7,7 +7,7 @@ bool llvm_jit_available() { return false; }
 
 struct LlvmJit::Impl {};
 
-LlvmJit::LlvmJit(const ir::PrimFunc &f) {
+LlvmJit::LlvmJit(const ir::PrimFunc &f, const LlvmJitOptions &) {
   throw JitUnsupportedError("cannot compile function '" + f.name() +
                             "' with the LLVM JIT: tessera was built without LLVM (TESSERA_ENABLE_LLVM)");
 }
