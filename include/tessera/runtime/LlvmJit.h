@@ -19,7 +19,8 @@
 //   - float16/bfloat16/float32 computed in float and rounded to the type after
 //     every operation, float64 in double; the math functions call the same
 //     libm functions the interpreter calls (no fast-math, no contraction), so
-//     results are bit for bit the interpreter's;
+//     results are bit for bit the interpreter's (NaNs: a NaN where the
+//     interpreter has one, its payload and signalling bit not guaranteed);
 //   - `alloc_buffer`s are fresh and poisoned each time their block runs.
 // What the JIT does not compile (warp-level and asynchronous statements:
 // T.mma_sync, T.ldmatrix, T.cp_async*, T.wgmma*, T.shfl_xor; opaque calls)

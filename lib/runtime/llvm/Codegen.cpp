@@ -3,14 +3,19 @@
 // One LLVM function per PrimFunc, serial semantics. Values keep their IR
 // type's width (iN for intN/uintN, i1 for bool), so integer wrap-around is
 // LLVM's own; float16/bfloat16/float32 values are `float`, always holding a
-// value exact in their type (every operation is rounded by a call to the
-// interpreter's conversion), float64 `double`. Every check the interpreter
+// value exact in their type (every operation is rounded to the type, inline,
+// exactly as support/Half.h rounds), float64 `double`. Every check the interpreter
 // makes at run time (bounds, division by zero, shift amounts, iter var
 // domains, T.assume, negative allocation sizes) is a compare and a branch to
 // a cold block that records the error (tessera_jit_fail) and returns 1; LLVM
 // removes the ones it proves (constant shapes against constant loop bounds).
 // Conditional operators (Select, if_then_else, and, or) branch, so a guarded
 // load is never performed.
+//
+// NaN payloads are not part of the contract: a NaN comes out where the
+// interpreter's does, but its payload and signalling bit may differ (the
+// interpreter holds values as doubles, which quiets signalling NaNs on every
+// load, and LLVM may commute the operands of an addition of two NaNs).
 //
 // Parameter buffers are assumed not to overlap (scoped alias metadata, one
 // scope per buffer): LlvmJit::run checks it and interprets the rare call
@@ -143,11 +148,40 @@ class Gen {
   /// Rounds a float computed in `float` to float16/bfloat16 (no-op otherwise).
   Value *fin(Value *v, DataType t) {
     switch (float_kind(t)) {
-      case FK::F16: return call("tessera_jit_round_f16", f32_, {v});
-      case FK::BF16: return call("tessera_jit_round_bf16", f32_, {v});
+      case FK::F16: return half_to_float(float_to_half(v));
+      case FK::BF16: return bf16_to_float(float_to_bf16(v));
       default: return v;
     }
   }
+
+  // float16 / bfloat16 conversions, inline and bit for bit support/Half.h's:
+  // LLVM's fptrunc/fpext to half round to nearest even like float_to_half_bits
+  // and are exact the other way; only NaNs differ (Half.h makes every NaN the
+  // canonical quiet NaN of its sign on the way to float16, and keeps the
+  // payload on the way back), so NaNs are selected apart.
+  Value *float_to_half(Value *v) {  // float -> i16 bits
+    Value *h = b_.CreateBitCast(b_.CreateFPTrunc(v, b_.getHalfTy()), i16_);
+    Value *sign = b_.CreateTrunc(b_.CreateLShr(b_.CreateBitCast(v, i32_), 16), i16_);
+    Value *nan = b_.CreateOr(b_.CreateAnd(sign, b_.getInt16(0x8000)), b_.getInt16(0x7e00));
+    return b_.CreateSelect(b_.CreateFCmpUNO(v, v), nan, h);
+  }
+  Value *half_to_float(Value *h) {  // i16 bits -> float
+    Value *f = b_.CreateFPExt(b_.CreateBitCast(h, b_.getHalfTy()), f32_);
+    Value *x = b_.CreateZExt(h, i32_);
+    Value *is_nan = b_.CreateICmpUGT(b_.CreateAnd(x, b_.getInt32(0x7fff)), b_.getInt32(0x7c00));
+    Value *bits = b_.CreateOr(b_.CreateOr(b_.CreateShl(b_.CreateAnd(x, b_.getInt32(0x8000)), 16), b_.getInt32(0x7f800000)),
+                              b_.CreateShl(b_.CreateAnd(x, b_.getInt32(0x3ff)), 13));
+    return b_.CreateSelect(is_nan, b_.CreateBitCast(bits, f32_), f);
+  }
+  Value *float_to_bf16(Value *v) {  // float -> i16 bits: float_to_bfloat16_bits
+    Value *x = b_.CreateBitCast(v, i32_);
+    Value *is_nan = b_.CreateICmpUGT(b_.CreateAnd(x, b_.getInt32(0x7fffffff)), b_.getInt32(0x7f800000));
+    Value *lsb = b_.CreateAnd(b_.CreateLShr(x, 16), b_.getInt32(1));
+    Value *rounded = b_.CreateLShr(b_.CreateAdd(x, b_.CreateAdd(b_.getInt32(0x7fff), lsb)), 16);
+    Value *nan = b_.CreateOr(b_.CreateLShr(x, 16), b_.getInt32(0x40));
+    return b_.CreateTrunc(b_.CreateSelect(is_nan, nan, rounded), i16_);
+  }
+  Value *bf16_to_float(Value *h) { return b_.CreateBitCast(b_.CreateShl(b_.CreateZExt(h, i32_), 16), f32_); }
 
   Value *load_slot(DataType t, int slot, bool is_float) {
     if (is_float) {
@@ -332,8 +366,8 @@ class Gen {
         auto *ld = b_.CreateLoad(storage_type(t), addr);
         note_access(ld, l->buffer);
         if (t.is_bool()) return to_bool(ld);
-        if (t.is_float16()) return call("tessera_jit_f16_to_f32", f32_, {ld});
-        if (t.is_bfloat16()) return call("tessera_jit_bf16_to_f32", f32_, {ld});
+        if (t.is_float16()) return half_to_float(ld);
+        if (t.is_bfloat16()) return bf16_to_float(ld);
         return ld;
       }
       case ir::NodeKind::Call: return intrinsic_call(*e.as<ir::Call>());
@@ -497,16 +531,16 @@ class Gen {
   /// The bit pattern of a float value of type t, as an integer of t's width.
   Value *float_bits(Value *x, DataType t) {
     switch (float_kind(t)) {
-      case FK::F16: return call("tessera_jit_f32_to_f16", i16_, {x});
-      case FK::BF16: return call("tessera_jit_f32_to_bf16", i16_, {x});
+      case FK::F16: return float_to_half(x);
+      case FK::BF16: return float_to_bf16(x);
       case FK::F32: return b_.CreateBitCast(x, i32_);
       default: return b_.CreateBitCast(x, i64_);
     }
   }
   Value *bits_float(Value *u64, DataType t) {
     switch (float_kind(t)) {
-      case FK::F16: return call("tessera_jit_f16_to_f32", f32_, {b_.CreateTrunc(u64, i16_)});
-      case FK::BF16: return call("tessera_jit_bf16_to_f32", f32_, {b_.CreateTrunc(u64, i16_)});
+      case FK::F16: return half_to_float(b_.CreateTrunc(u64, i16_));
+      case FK::BF16: return bf16_to_float(b_.CreateTrunc(u64, i16_));
       case FK::F32: return b_.CreateBitCast(b_.CreateTrunc(u64, i32_), f32_);
       default: return b_.CreateBitCast(u64, f64_);
     }
@@ -625,9 +659,9 @@ class Gen {
         if (t.is_bool())
           v = b_.CreateZExt(to_bool(v), i8_);
         else if (t.is_float16())
-          v = call("tessera_jit_f32_to_f16", i16_, {v});
+          v = float_to_half(v);
         else if (t.is_bfloat16())
-          v = call("tessera_jit_f32_to_bf16", i16_, {v});
+          v = float_to_bf16(v);
         else if (t.is_float() && v->getType() != ltype(t))
           v = float_kind(t) == FK::F64 ? b_.CreateFPExt(v, f64_) : b_.CreateFPTrunc(v, f32_);
         else if (!t.is_float())

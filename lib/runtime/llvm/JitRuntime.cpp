@@ -1,8 +1,7 @@
 //===- JitRuntime.cpp - Helpers called by JIT-compiled code ----------------===//
 //
 // Each helper computes exactly what the interpreter computes for the same
-// operation (CompileCall.cpp, Scalar.h): the same std:: functions on the same
-// types, the same float16/bfloat16 conversions.
+// operation (CompileCall.cpp): the same std:: functions on the same types.
 //
 //===----------------------------------------------------------------------===//
 #include "JitRuntime.h"
@@ -11,7 +10,7 @@
 #include <cstring>
 #include <sstream>
 
-#include "tessera/support/Half.h"
+#include "tessera/support/Half.h"  // round_to_tf32
 
 namespace tessera::runtime::detail {
 namespace {
@@ -94,16 +93,6 @@ uint8_t *tessera_jit_alloc(JitRunState *st, int32_t id, int64_t bytes, int32_t p
   return mem.empty() ? reinterpret_cast<uint8_t *>(st) : mem.data();
 }
 
-// ---- float16 / bfloat16 -------------------------------------------------------
-static float tessera_jit_round_f16(float x) { return tessera::half_bits_to_float(tessera::float_to_half_bits(x)); }
-static float tessera_jit_round_bf16(float x) {
-  return tessera::bfloat16_bits_to_float(tessera::float_to_bfloat16_bits(x));
-}
-static float tessera_jit_f16_to_f32(uint16_t h) { return tessera::half_bits_to_float(h); }
-static float tessera_jit_bf16_to_f32(uint16_t h) { return tessera::bfloat16_bits_to_float(h); }
-static uint16_t tessera_jit_f32_to_f16(float x) { return tessera::float_to_half_bits(x); }
-static uint16_t tessera_jit_f32_to_bf16(float x) { return tessera::float_to_bfloat16_bits(x); }
-
 }  // extern "C"
 
 // ---- libm, as the interpreter calls it (CompileCall.cpp) ----------------------
@@ -145,12 +134,6 @@ const std::vector<JitSymbol> &jit_runtime_symbols() {
 #define TESSERA_SYM_MATH(Name) TESSERA_SYM(tessera_jit_##Name##_f32) TESSERA_SYM(tessera_jit_##Name##_f64)
     TESSERA_SYM(tessera_jit_fail)
     TESSERA_SYM(tessera_jit_alloc)
-    TESSERA_SYM(tessera_jit_round_f16)
-    TESSERA_SYM(tessera_jit_round_bf16)
-    TESSERA_SYM(tessera_jit_f16_to_f32)
-    TESSERA_SYM(tessera_jit_bf16_to_f32)
-    TESSERA_SYM(tessera_jit_f32_to_f16)
-    TESSERA_SYM(tessera_jit_f32_to_bf16)
     TESSERA_SYM_MATH(exp) TESSERA_SYM_MATH(exp2) TESSERA_SYM_MATH(exp10) TESSERA_SYM_MATH(log)
     TESSERA_SYM_MATH(log2) TESSERA_SYM_MATH(log10) TESSERA_SYM_MATH(log1p) TESSERA_SYM_MATH(rsqrt)
     TESSERA_SYM_MATH(sigmoid) TESSERA_SYM_MATH(tanh) TESSERA_SYM_MATH(sin) TESSERA_SYM_MATH(cos)

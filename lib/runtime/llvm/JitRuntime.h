@@ -6,10 +6,9 @@
 // (scalar parameters and shape variables in their slots, parameter buffers
 // in their BufState slots). It returns 0, or 1 after a tessera_jit_fail call
 // recorded the error. The helpers below are called by the generated code:
-// rounding to float16/bfloat16 (the interpreter's own functions, so results
-// are bit-exact), the libm functions (behind names LLVM does not recognise,
-// so it cannot rewrite pow(10, x) into exp10(x) or constant-fold them
-// differently), allocation, and error reporting. No LLVM header here.
+// the libm functions (behind names LLVM does not recognise, so it cannot
+// rewrite pow(10, x) into exp10(x) or constant-fold them differently),
+// allocation, and error reporting. No LLVM header here.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
