@@ -392,8 +392,8 @@ class Gen {
       if (b.op == BinaryOp::And) return lazy(x, [&] { return to_bool(expr(b.b)); }, [&] { return b_.getFalse(); });
       return lazy(x, [&] { return b_.getTrue(); }, [&] { return to_bool(expr(b.b)); });
     }
-    Value *x = expr(b.a), *y = expr(b.b);
-    if (y->getType() != x->getType()) y = cast_int(y, b.b.dtype(), ot);
+    Value *x = expr(b.a), *y_own = expr(b.b);
+    Value *y = y_own->getType() == x->getType() ? y_own : cast_int(y_own, b.b.dtype(), ot);
     bool sgn = ot.is_int();
     switch (b.op) {
       case BinaryOp::Add: return t.is_bool() ? b_.CreateOr(x, y) : b_.CreateAdd(x, y);
@@ -424,7 +424,7 @@ class Gen {
         s.kind = JitSite::Kind::BadShift;
         s.what = left ? "shift_left" : "shift_right";
         s.type = t;
-        Value *y64 = to_i64(y, ot);
+        Value *y64 = to_i64(y_own, b.b.dtype());  // the amount as given, before any narrowing
         Value *ok = b_.CreateAnd(b_.CreateICmpSGE(y64, b_.getInt64(0)), b_.CreateICmpSLT(y64, b_.getInt64(t.bits())));
         check(ok, site(std::move(s)), {y64});
         if (left) return b_.CreateShl(x, y);
