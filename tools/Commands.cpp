@@ -23,6 +23,8 @@
 #include "tessera/runtime/Sass.h"
 #include "tessera/schedule/Schedule.h"
 #include "tessera/runtime/Interpreter.h"
+#include "tessera/runtime/LlvmJit.h"
+#include "tessera/runtime/Oracle.h"
 #include "tessera/script/Parser.h"
 #include "tessera/script/Printer.h"
 #include "tessera/support/DataPaths.h"
@@ -162,17 +164,34 @@ int schedule_command(const ScheduleCommandOptions &opts, std::ostream &out, std:
     out << script::print(scheduled) << notes;
     if (!opts.verify) return 0;
     // The scheduled function on the original's inputs, judged against the
-    // original evaluated in float64 (runtime/Verify.h), in the interpreter:
-    // refused up front when that would take minutes.
-    if (int64_t n = tune::loop_iterations(f, dims); n > opts.verify_limit)
+    // original evaluated in float64 (runtime/Verify.h), on the CPU: in the
+    // LLVM JIT when it compiles both programs (runtime/Oracle.h), else in the
+    // interpreter; refused up front when that would take minutes.
+    runtime::Oracle oracle = runtime::resolve_oracle(runtime::parse_oracle(opts.oracle));
+    auto jit_compiles = [&](const ir::PrimFunc &g) {
+      if (oracle == runtime::Oracle::Interpreter || !runtime::llvm_jit_available()) return false;
+      try {
+        runtime::LlvmJit jit(g);  // cached: the runs below reuse it
+        return true;
+      } catch (const runtime::JitUnsupportedError &) {
+        if (oracle == runtime::Oracle::Llvm) throw;
+        return false;
+      }
+    };
+    bool jit = jit_compiles(runtime::make_reference_program(f).func) && jit_compiles(scheduled);
+    int64_t limit = jit ? std::max(opts.verify_limit, opts.llvm_verify_limit) : opts.verify_limit;
+    if (int64_t n = tune::loop_iterations(f, dims); n > limit)
       throw UserError(fmt::format(
-          "--verify would interpret {:.3g} loop iterations twice (the original in float64, then the scheduled "
-          "function), at around 10^6 a second: bind "
+          "--verify would {} {:.3g} loop iterations twice (the original in float64, then the scheduled "
+          "function), at around {} a second: bind "
           "smaller sizes with --dim, or let `tessera tune` verify on a GPU",
-          double(n)));
+          jit ? "run (LLVM JIT)" : "interpret", double(n), jit ? "10^8" : "10^6"));
     std::vector<runtime::NDArray> got = runtime::make_random_args(f, dims, opts.seed);
-    runtime::Reference want = runtime::compute_reference(f, got);
-    runtime::interpret(scheduled, got);
+    runtime::Oracle used_ref = oracle, used_sched = oracle;
+    runtime::Reference want = runtime::compute_reference(f, got, oracle, &used_ref);
+    used_sched = runtime::execute(scheduled, got, oracle);
+    out << "# oracle: " << runtime::oracle_name(used_ref) << " (reference), " << runtime::oracle_name(used_sched)
+        << " (scheduled)\n";
     return report_checks(runtime::check_outputs(f, got, want), "# verify: ",
                          "the scheduled function is outside what rounding explains", out, err);
   });

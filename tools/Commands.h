@@ -85,6 +85,12 @@ struct ScheduleCommandOptions {
   /// measured on a dequantising gemv); above it --verify is refused with the
   /// sizes to bind instead.
   int64_t verify_limit = int64_t(1) << 24;
+  /// The same limit when both runs go through the LLVM JIT (runtime/Oracle.h),
+  /// which is 20 to 50 times faster.
+  int64_t llvm_verify_limit = int64_t(1) << 29;
+  /// --verify's executor: auto (the LLVM JIT when it compiles both programs,
+  /// else the interpreter), interpreter or llvm.
+  std::string oracle = "auto";
   std::vector<std::string> dims;
   /// Schedule for the `dims` sizes: the bound symbolic sizes become
   /// constants first (analysis::specialize), as `tessera tune --dim` does.
@@ -197,6 +203,8 @@ struct TuneCommandOptions {
   /// Skip the SASS summaries even when cuobjdump is found (TuneOptions::read_sass).
   bool no_sass = false;
   bool progress = true;
+  /// The reference's CPU executor: auto, interpreter or llvm (runtime/Oracle.h).
+  std::string oracle = "auto";
 };
 
 struct DynamicCommandOptions {

@@ -49,6 +49,11 @@ int main(int argc, char **argv) {
   sched_cmd->add_flag("--specialize", sched.specialize,
                       "Schedule for the --dim sizes (they become constants), as tune does");
   sched_cmd->add_option("--seed", sched.seed, "Random seed for the inputs of --verify")->capture_default_str();
+  sched_cmd->add_option("--oracle", sched.oracle,
+                        "What runs --verify on the CPU: auto (the LLVM JIT when it can, else the interpreter), "
+                        "interpreter or llvm")
+      ->check(CLI::IsMember({"auto", "interpreter", "llvm"}))
+      ->capture_default_str();
   sched_cmd->add_option("--func", sched.func, "Function of a module (default: the only one, or main)");
 
   CLI::App *devices_cmd = app.add_subcommand("devices", "List CUDA devices (or say why there are none)");
@@ -91,6 +96,11 @@ int main(int argc, char **argv) {
                        "~/.cache/tessera/kernels)");
   tune_cmd->add_option("--json", tune.json, "Write every candidate's result as JSON to this file");
   tune_cmd->add_option("-o,--output", tune.output_dir, "Directory for the best kernel's source and cubin")
+      ->capture_default_str();
+  tune_cmd->add_option("--oracle", tune.oracle,
+                       "What computes the float64 reference on the CPU: auto (the LLVM JIT when it can, else the "
+                       "interpreter or the device), interpreter or llvm")
+      ->check(CLI::IsMember({"auto", "interpreter", "llvm"}))
       ->capture_default_str();
   tune_cmd->add_option("--dim", tune.dims, "Bind a symbolic dimension, e.g. --dim n=4096 (repeatable)");
   tune_cmd->add_option("--threads", tune.threads, "Compile workers (default: all cores)");

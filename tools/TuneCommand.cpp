@@ -142,6 +142,7 @@ int tune_command(const TuneCommandOptions &opts, std::ostream &out, std::ostream
     ProgressBar bar(err, opts.progress && isatty(STDERR_FILENO));
     tune::TuneOptions to{.topk = opts.topk, .rule = opts.rule, .threads = opts.threads, .measure = !opts.no_measure,
                         .read_sass = !opts.no_sass};
+    to.oracle = runtime::parse_oracle(opts.oracle);
     to.db = db ? &*db : nullptr;
     to.kernel_cache = cache ? &*cache : nullptr;
     to.progress = [&](const std::string &phase, int done, int total) { bar.update(phase, done, total); };
@@ -163,6 +164,7 @@ int tune_command(const TuneCommandOptions &opts, std::ostream &out, std::ostream
         out << "# NOT MEASURED (" << r.why_unmeasured
             << "): the policy's best-ranked candidate that compiled is picked; times are the policy's estimates\n";
       if (!r.sass_note.empty()) out << "# " << r.sass_note << "\n";
+      if (!r.reference.empty()) out << "# reference computed by: " << r.reference << "\n";
       print_table(r, out);
       const tune::TunePhases &p = r.phases;
       out << fmt::format(

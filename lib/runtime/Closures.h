@@ -131,6 +131,8 @@ struct Program {
   int num_int_slots = 0, num_float_slots = 0, num_buf_slots = 0, num_allocs = 0;
   std::vector<ParamBuffer> buffers;
   std::vector<ScalarParam> scalars;
+  /// The shape variables that are not scalar parameters, with their int slots.
+  std::vector<std::pair<ir::Var, int>> shape_var_slots;
   /// Names of the shape-variable slots (for messages), by int slot.
   std::unordered_map<int, std::string> shape_var_names;
   StmtPtr body;
@@ -141,6 +143,14 @@ struct Program {
 /// unbound variables, buffers used outside their scope, vector types, more
 /// than kMaxDims dimensions).
 std::unique_ptr<Program> compile_program(const ir::PrimFunc &f);
+
+/// Binds one run's arguments into `f` (Interpreter::run's rules): scalar
+/// parameters into their slots, shape variables from the first array
+/// dimension they appear as, every parameter buffer's data, shape and
+/// strides into its BufState after checking dtype, rank and every dimension.
+/// InterpretError naming the argument on any mismatch. Shared by the
+/// interpreter and the LLVM JIT (runtime/LlvmJit.h).
+void bind_arguments(const Program &p, const std::vector<NDArray *> &args, Frame &f);
 
 /// Compile-time scope: variables and buffers in scope and their slots.
 class Compiler {

@@ -419,6 +419,7 @@ std::unique_ptr<Program> compile_program(const ir::PrimFunc &f) {
     if (c.int_var_slot(v) >= 0) continue;  // also a scalar parameter
     int slot = c.bind_var(v);
     p->shape_var_names[slot] = v.name();
+    p->shape_var_slots.emplace_back(v, slot);
   }
   for (size_t i = 0; i < params.size(); ++i) {
     ir::Buffer b = f.buffer_of(params[i]);

@@ -48,21 +48,15 @@ std::string arg_name(const Program &p, int i) {
 
 }  // namespace
 
-void Interpreter::run(std::vector<NDArray *> args) const {
-  const Program &p = *impl_->prog;
+namespace detail {
+
+void bind_arguments(const Program &p, const std::vector<NDArray *> &args, Frame &f) {
   const auto &params = p.func.params();
   if (args.size() != params.size())
     throw InterpretError("function '" + p.func.name() + "' takes " + std::to_string(params.size()) +
                          " arguments, got " + std::to_string(args.size()));
   for (size_t i = 0; i < args.size(); ++i)
     if (!args[i]) throw InterpretError(arg_name(p, static_cast<int>(i)) + " is null");
-
-  std::vector<int64_t> iv(std::max(p.num_int_slots, 1), 0);
-  std::vector<double> fv(std::max(p.num_float_slots, 1), 0.0);
-  std::vector<BufState> bufs(std::max(p.num_buf_slots, 1));
-  std::vector<std::vector<uint8_t>> alloc_storage(p.num_allocs);
-  detail::AsyncCopies async;
-  Frame f{iv.data(), fv.data(), bufs.data(), &alloc_storage, &async};
 
   // Step 1. Scalar parameters.
   std::vector<std::string> bound_from(p.num_int_slots);
@@ -139,6 +133,19 @@ void Interpreter::run(std::vector<NDArray *> args) const {
                              " has " + std::to_string(a.numel()));
     }
   }
+}
+
+}  // namespace detail
+
+void Interpreter::run(std::vector<NDArray *> args) const {
+  const Program &p = *impl_->prog;
+  std::vector<int64_t> iv(std::max(p.num_int_slots, 1), 0);
+  std::vector<double> fv(std::max(p.num_float_slots, 1), 0.0);
+  std::vector<BufState> bufs(std::max(p.num_buf_slots, 1));
+  std::vector<std::vector<uint8_t>> alloc_storage(p.num_allocs);
+  detail::AsyncCopies async;
+  Frame f{iv.data(), fv.data(), bufs.data(), &alloc_storage, &async};
+  detail::bind_arguments(p, args, f);
 
   // Step 4. Run.
   p.body->exec(f);

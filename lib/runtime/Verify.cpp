@@ -146,10 +146,12 @@ Reference collect_reference(const ReferenceProgram &p, const ir::PrimFunc &f, st
   return r;
 }
 
-Reference compute_reference(const ir::PrimFunc &f, const std::vector<NDArray> &inputs) {
+Reference compute_reference(const ir::PrimFunc &f, const std::vector<NDArray> &inputs, Oracle oracle,
+                            Oracle *used) {
   ReferenceProgram p = make_reference_program(f);
   std::vector<NDArray> args = reference_args(p, f, inputs);
-  interpret(p.func, args);
+  Oracle ran = execute(p.func, args, oracle);
+  if (used) *used = ran;
   return collect_reference(p, f, std::move(args));
 }
 

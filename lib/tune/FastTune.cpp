@@ -374,6 +374,7 @@ TuneResult fast_tune(const ir::PrimFunc &original, const Arch &arch, const TuneO
     MeasureStats stats = measure_candidates(func, arch, options, reports, fns);
     result.device = stats.device;
     result.phases.reference_ms = stats.reference_ms;
+    result.reference = stats.reference;
     result.phases.measure_ms = stats.measure_ms;
     // Without a reference nothing can be verified: the candidates stay
     // unmeasured and the policy's pick stands, with the reason.
@@ -458,6 +459,7 @@ nlohmann::ordered_json to_json(const TuneResult &r) {
         {"rules_abandoned", r.rules_abandoned},
         {"sass_tool", r.sass_tool},
         {"sass_note", r.sass_note},
+        {"reference", r.reference},
         {"best", r.best},
         {"default", r.default_index},
         {"speedup_over_default", r.speedup_over_default()},

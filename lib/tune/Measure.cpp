@@ -83,7 +83,10 @@ MeasureStats measure_candidates(const ir::PrimFunc &func, const Arch &arch, cons
   runtime::Reference want;
   try {
     inputs = runtime::make_random_args(func, dims, options.seed);
-    want = reference_for(func, inputs, dims, arch, {.interpreter_limit = options.interpreter_limit}).ref;
+    ComputedReference computed =
+        reference_for(func, inputs, dims, arch, {.interpreter_limit = options.interpreter_limit, .oracle = options.oracle});
+    want = std::move(computed.ref);
+    stats.reference = computed.how;
   } catch (const Error &e) {
     stats.error = std::string("cannot make the reference output: ") + e.what();
     return stats;

@@ -27,6 +27,7 @@ inline double ms_since(Clock::time_point t) {
 struct MeasureStats {
   std::string device;    ///< the device's name
   double reference_ms = 0, measure_ms = 0;
+  std::string reference;  ///< what computed the reference (ComputedReference::how)
   /// Set when nothing could be measured at all (the inputs or the reference
   /// could not be made); the candidates are then untouched and fast_tune
   /// reports the run as unmeasured with this reason.

@@ -5,12 +5,31 @@
 #include "tessera/rules/Rule.h"
 #include "tessera/runtime/CudaDriver.h"
 #include "tessera/runtime/CudaFunction.h"
+#include "tessera/runtime/LlvmJit.h"
 
 namespace tessera::tune {
 
 ComputedReference reference_for(const ir::PrimFunc &f, const std::vector<runtime::NDArray> &inputs,
                                 const runtime::DimBindings &dims, const Arch &arch, const ReferenceOptions &options) {
   runtime::ReferenceProgram program = runtime::make_reference_program(f);
+  runtime::Oracle oracle = runtime::resolve_oracle(options.oracle);
+  if (oracle == runtime::Oracle::Llvm ||
+      (oracle == runtime::Oracle::Auto && runtime::llvm_jit_available() &&
+       loop_iterations(f, dims) <= options.llvm_limit)) {
+    std::optional<runtime::LlvmJit> jit;
+    try {
+      jit.emplace(program.func);
+    } catch (const runtime::JitUnsupportedError &) {
+      if (oracle == runtime::Oracle::Llvm) throw;
+    }
+    if (jit) {
+      std::vector<runtime::NDArray> args = runtime::reference_args(program, f, inputs);
+      std::vector<runtime::NDArray *> ptrs;
+      for (runtime::NDArray &a : args) ptrs.push_back(&a);
+      jit->run(std::move(ptrs));
+      return {runtime::collect_reference(program, f, std::move(args)), "llvm"};
+    }
+  }
   bool device = !options.interpreter_only && runtime::driver_status() == runtime::DriverStatus::Ok &&
                 loop_iterations(f, dims) > options.interpreter_limit;
   if (device) {

@@ -13,7 +13,7 @@ const DataType f32 = DataType::float32(), f16 = DataType::float16(), i32t = Data
 /// The message of the InterpretError that running `f` on `args` throws.
 std::string run_error(const PrimFunc &f, std::vector<NDArray> args) {
   try {
-    runtime::interpret(f, args);
+    run_program(f, args);
   } catch (const InterpretError &e) {
     return e.what();
   }

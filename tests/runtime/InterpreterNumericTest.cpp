@@ -40,7 +40,7 @@ TEST_P(Numeric, Matmul) {
   DataType t = GetParam();
   PrimFunc f = matmul(i32(33), i32(40), i32(50), t, t);
   auto args = runtime::make_random_args(f, {}, 7);
-  runtime::interpret(f, args);
+  run_program(f, args);
   RowMat want = to_eigen(args[0]) * to_eigen(args[1]);
   EXPECT_LT(rel_err(args[2], want), t == DataType::float32() ? 1e-6 : 2e-2);
 }
@@ -49,7 +49,7 @@ TEST_P(Numeric, MatmulFloat32Accumulate) {
   DataType t = GetParam();
   PrimFunc f = matmul(i32(16), i32(24), i32(64), t, DataType::float32());
   auto args = runtime::make_random_args(f, {}, 8);
-  runtime::interpret(f, args);
+  run_program(f, args);
   RowMat want = to_eigen(args[0]) * to_eigen(args[1]);
   EXPECT_LT(rel_err(args[2], want), 1e-6);
 }
@@ -64,7 +64,7 @@ TEST_P(Numeric, Gemv) {
                    Store::make(y, make_const(t, 0), {vi}));
   PrimFunc f = func("gemv", {A, x, y}, loop(i, n, loop(kk, k, blk)));
   auto args = runtime::make_random_args(f, {}, 9);
-  runtime::interpret(f, args);
+  run_program(f, args);
   RowMat want = to_eigen(args[0]) * to_eigen(args[1]);
   EXPECT_LT(rel_err(args[2], want), t == DataType::float32() ? 1e-6 : 2e-2);
 }
@@ -89,7 +89,7 @@ TEST_P(Numeric, Reductions) {
     for (bool is_max : {false, true}) {
       PrimFunc f = reduction(t, axis, is_max, 37, 61);
       auto args = runtime::make_random_args(f, {}, 10 + axis);
-      runtime::interpret(f, args);
+      run_program(f, args);
       RowMat a = to_eigen(args[0]);
       Eigen::VectorXf want = axis == 0 ? (is_max ? Eigen::VectorXf(a.colwise().maxCoeff().transpose())
                                                  : Eigen::VectorXf(a.colwise().sum().transpose()))
@@ -124,7 +124,7 @@ TEST_P(Numeric, Softmax) {
   DataType t = GetParam();
   PrimFunc f = softmax(t, 9, 200);
   auto args = runtime::make_random_args(f, {}, 12);
-  runtime::interpret(f, args);
+  run_program(f, args);
   RowMat a = to_eigen(args[0]);
   RowMat want(a.rows(), a.cols());
   for (int r = 0; r < a.rows(); ++r) {

@@ -20,7 +20,7 @@ const DataType f32 = DataType::float32(), i32t = DataType::int32();
 
 /// Runs `f` on copies of `args` and returns them.
 std::vector<NDArray> run(const PrimFunc &f, std::vector<NDArray> args) {
-  runtime::interpret(f, args);
+  run_program(f, args);
   return args;
 }
 
@@ -150,12 +150,12 @@ TEST(Scheduled, ScalarParameters) {
   ASSERT_EQ(args[0].shape(), (std::vector<int64_t>{5}));
   EXPECT_EQ(args[1].get_int(0), 5);
   NDArray before = args[0];
-  runtime::interpret(f, args);
+  run_program(f, args);
   for (int x = 0; x < 5; ++x)
     EXPECT_EQ(args[0].get(x), static_cast<double>(static_cast<float>(before.get(x)) * static_cast<float>(args[2].get(0))));
   // n disagrees with the array: error.
   args[1].set_int(0, 4);
-  EXPECT_THROW(runtime::interpret(f, args), runtime::InterpretError);
+  EXPECT_THROW(run_program(f, args), runtime::InterpretError);
 }
 
 TEST(Scheduled, NonZeroLoopMinAndNegativeExtent) {

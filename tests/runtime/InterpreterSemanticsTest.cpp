@@ -99,7 +99,7 @@ TEST(Semantics, Float16RoundsAfterEveryOperation) {
   PrimFunc f = func("sum", {X, S, S32}, loop(k, n, blk));
   std::vector<NDArray> args{NDArray(f16, {n}), NDArray(f16, {1}), NDArray(f32, {1})};
   for (int i = 0; i < n; ++i) args[0].set(i, 0.1);
-  runtime::interpret(f, args);
+  run_program(f, args);
   float x = half_bits_to_float(float_to_half_bits(0.1f)), acc = 0, acc32 = 0;
   for (int i = 0; i < n; ++i) {
     acc = half_bits_to_float(float_to_half_bits(acc + x));

@@ -59,6 +59,12 @@ inline PrimFunc matmul(Expr m, Expr n, Expr k, DataType t, DataType acc) {
   return func("matmul", {A, B, C}, loop(i, zero, m, loop(j, zero, n, loop(kk, zero, k, blk))));
 }
 
+/// Runs `f` on `args` with the executor under test: the interpreter, or the
+/// LLVM JIT when the environment has TESSERA_TEST_EXECUTOR=llvm (CTest runs
+/// the semantics, error, numeric and schedule suites a second time so:
+/// tessera_runtime_test_llvm in tests/runtime/CMakeLists.txt).
+void run_program(const PrimFunc &f, std::vector<runtime::NDArray> &args);
+
 /// Stores `e` (which may load from `inputs`) into Out[0] in block "E" and runs
 /// it on `args` (one array per input, then the output is appended).
 runtime::NDArray eval_expr(const Expr &e, const std::vector<Buffer> &inputs = {},

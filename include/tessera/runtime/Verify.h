@@ -40,7 +40,7 @@
 // bound is about 0.002 and a single dropped term fails by 1000x.
 //
 //   std::vector<NDArray> args = make_random_args(f, dims, seed);
-//   Reference ref = compute_reference(f, args);   // interpreter, float64
+//   Reference ref = compute_reference(f, args);   // LLVM JIT or interpreter, float64
 //   std::vector<NDArray> got = args;
 //   interpret(scheduled, got);                    // or run on the GPU
 //   for (const OutputCheck &c : check_outputs(f, got, ref))
@@ -54,6 +54,7 @@
 
 #include "tessera/ir/Func.h"
 #include "tessera/runtime/NDArray.h"
+#include "tessera/runtime/Oracle.h"
 
 namespace tessera::runtime {
 
@@ -92,8 +93,10 @@ std::vector<NDArray> reference_args(const ReferenceProgram &p, const ir::PrimFun
 Reference collect_reference(const ReferenceProgram &p, const ir::PrimFunc &f, std::vector<NDArray> &&ran);
 
 /// The reference of f on `inputs` (f's arguments; they are not modified),
-/// computed by the interpreter.
-Reference compute_reference(const ir::PrimFunc &f, const std::vector<NDArray> &inputs);
+/// computed by `oracle` (runtime/Oracle.h: the LLVM JIT when it can, else the
+/// interpreter); `used`, when given, receives the executor that ran.
+Reference compute_reference(const ir::PrimFunc &f, const std::vector<NDArray> &inputs,
+                            Oracle oracle = Oracle::Auto, Oracle *used = nullptr);
 
 /// The verdict on one output array.
 struct OutputCheck {

@@ -59,6 +59,7 @@
 #include "tessera/ir/Func.h"
 #include "tessera/runtime/Interpreter.h"
 #include "tessera/runtime/KernelCache.h"
+#include "tessera/runtime/Oracle.h"
 #include "tessera/runtime/Sass.h"
 #include "tessera/support/Error.h"
 
@@ -144,6 +145,9 @@ struct TuneOptions {
   double max_input_bytes = 4e9;
   /// Use the interpreter for the reference up to this many loop iterations.
   int64_t interpreter_limit = int64_t(1) << 22;
+  /// The CPU executor of the reference (tune/Reference.h, runtime/Oracle.h):
+  /// auto = the LLVM JIT when it compiles the program, before the device.
+  runtime::Oracle oracle = runtime::Oracle::Auto;
   /// Timing budgets per candidate (ms), then for the leaders.
   double warmup_ms = 5, measure_budget_ms = 25;
   double retime_ms = 100;
@@ -170,6 +174,9 @@ struct TuneResult {
   std::string device;      ///< the device measured on; "" when none
   bool measured = false;   ///< false: the winner is the policy's pick, untimed
   std::string why_unmeasured;  ///< "no CUDA device: ...", "measure = false"
+  /// What computed the reference output: "llvm", "interpreter" or "device
+  /// (fallback rule, float64)"; "" when none was computed.
+  std::string reference;
   bool from_db = false;    ///< answered from the database without tuning
   /// Why the database was not used or not answered from ("" when it was, or none given).
   std::string db_note;

@@ -1,7 +1,8 @@
 //===- tessera/tune/Reference.h - The reference result of a workload --------===//
 //
 // The float64 reference and error bounds (runtime/Verify.h) of a function on
-// given inputs, at any size: the interpreter runs the reference program when
+// given inputs, at any size: the LLVM JIT runs the reference program when it
+// compiles it (runtime/Oracle.h; options.oracle), else the interpreter when
 // the function is small; a large one's reference program is scheduled by the
 // fallback rule (one output element per thread, float64 arithmetic) and run
 // on the device, and the interpreter is the last resort when that fails.
@@ -19,6 +20,7 @@
 
 #include "tessera/arch/Arch.h"
 #include "tessera/runtime/Interpreter.h"
+#include "tessera/runtime/Oracle.h"
 #include "tessera/runtime/Verify.h"
 
 namespace tessera::tune {
@@ -33,13 +35,18 @@ struct ReferenceOptions {
   /// Above this many loop iterations (of the original program, with `dims`
   /// bound) the reference runs on the device when there is one.
   int64_t interpreter_limit = int64_t(1) << 22;
-  /// Never use the device (the interpreter at any size).
+  /// Never use the device (the CPU executors at any size).
   bool interpreter_only = false;
+  /// The CPU executor (runtime/Oracle.h): auto takes the LLVM JIT when it
+  /// compiles the reference program and the work is at most `llvm_limit`
+  /// loop iterations, before the device.
+  runtime::Oracle oracle = runtime::Oracle::Auto;
+  int64_t llvm_limit = int64_t(1) << 30;
 };
 
 struct ComputedReference {
   runtime::Reference ref;
-  /// "interpreter" or "device (fallback rule, float64)".
+  /// "llvm", "interpreter" or "device (fallback rule, float64)".
   std::string how;
 };
 

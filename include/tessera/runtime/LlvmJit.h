@@ -1,0 +1,95 @@
+//===- tessera/runtime/LlvmJit.h - PrimFuncs compiled for the CPU by LLVM --===//
+//
+// A drop-in, much faster alternative to the Interpreter (runtime/Interpreter.h):
+// the PrimFunc is compiled to LLVM IR once, optimised with LLVM's O2 pipeline
+// for the host CPU and run through the ORC JIT. Same arguments, same binding
+// and checking rules (the interpreter's own code: scalar parameters, symbolic
+// dimensions bound from the first array dimension they appear as, dtype /
+// rank / dimension mismatches are an InterpretError naming the argument), and
+// the same semantics, exactly:
+//   - serial semantics (DESIGN.md decision 2): thread-bound, parallel,
+//     vectorized and unrolled loops run as plain loops, in order;
+//   - integers wrap at their width, floordiv/floormod floor, truncdiv
+//     truncates, INT_MIN / -1 wraps; division by zero, a shift amount outside
+//     [0, bits), an iter var outside its domain, a false T.assume and an
+//     out-of-bounds load or store are checked in the generated code and
+//     reported as the interpreter's InterpretError, with the same text; the
+//     run stops at the first one (the arrays may be partly written, as with
+//     the interpreter), and memory outside the arrays is never touched;
+//   - float16/bfloat16/float32 computed in float and rounded to the type after
+//     every operation, float64 in double; the math functions call the same
+//     libm functions the interpreter calls (no fast-math, no contraction), so
+//     results are bit for bit the interpreter's (NaNs: a NaN where the
+//     interpreter has one, its payload and signalling bit not guaranteed);
+//   - `alloc_buffer`s are fresh and poisoned each time their block runs.
+// What the JIT does not compile (warp-level and asynchronous statements:
+// T.mma_sync, T.ldmatrix, T.cp_async*, T.wgmma*, T.shfl_xor; opaque calls)
+// is a JitUnsupportedError from the constructor, before anything runs: the
+// caller runs the interpreter instead (runtime/Oracle.h does).
+//
+// Compiled functions are cached by structural hash (ir/StructuralEqual.h)
+// within the process, so a structurally equal PrimFunc compiles once.
+//
+//   runtime::LlvmJit jit(f);                   // compile (or take from the cache)
+//   auto args = runtime::make_random_args(f, {{"n", 64}}, /*seed=*/0);
+//   jit.run({&args[0], &args[1]});
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tessera/ir/Func.h"
+#include "tessera/runtime/Interpreter.h"
+#include "tessera/runtime/NDArray.h"
+
+namespace tessera::runtime {
+
+/// The LLVM JIT cannot compile this program (a construct it has no code for,
+/// or tessera was built without LLVM). The message names the construct.
+class JitUnsupportedError : public UserError {
+ public:
+  using UserError::UserError;
+};
+
+/// True when tessera was built with the LLVM backend.
+bool llvm_jit_available();
+
+struct LlvmJitOptions {
+  /// Take the code from the process's cache when a structurally equal
+  /// function was compiled before (false: compile again; for benchmarks).
+  bool use_cache = true;
+};
+
+/// A PrimFunc compiled for the host CPU; compile once, run many times.
+class LlvmJit {
+ public:
+  /// Compiles `f` (or finds it in the process's cache). InterpretError for
+  /// what the interpreter cannot run either, JitUnsupportedError for what
+  /// only the interpreter runs.
+  explicit LlvmJit(const ir::PrimFunc &f, const LlvmJitOptions &options = {});
+  ~LlvmJit();
+  LlvmJit(LlvmJit &&) noexcept;
+  LlvmJit &operator=(LlvmJit &&) noexcept;
+
+  /// Runs the function on `args`, exactly as Interpreter::run does (same
+  /// binding rules, same errors). Concurrent runs on distinct arrays are safe.
+  void run(std::vector<NDArray *> args) const;
+
+  /// Milliseconds spent generating, optimising and JIT-compiling the code
+  /// (0 when it came from the cache).
+  double compile_ms() const;
+  /// True when the compiled code came from the cache.
+  bool from_cache() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Convenience: runs `f` on `args` with the LLVM JIT (see LlvmJit::run).
+void run_llvm(const ir::PrimFunc &f, std::vector<NDArray> &args);
+
+}  // namespace tessera::runtime

@@ -1,0 +1,34 @@
+//===- Codegen.h - A PrimFunc to LLVM IR (private) -------------------------===//
+//
+// generate_module emits one function, `name`, with JitRuntime.h's kernel
+// signature for the program the interpreter compiled (its slot layout is
+// the ABI: scalar parameters and shape variables are read from iv/fv, the
+// parameter buffers' data pointers from bufs). JitUnsupportedError for a
+// construct it has no code for.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "../Closures.h"
+#include "JitRuntime.h"
+
+namespace llvm {
+class LLVMContext;
+class Module;
+}  // namespace llvm
+
+namespace tessera::runtime::detail {
+
+struct GeneratedModule {
+  std::unique_ptr<llvm::Module> module;
+  std::vector<JitSite> sites;
+  int num_allocs = 0;
+};
+
+GeneratedModule generate_module(const Program &p, llvm::LLVMContext &ctx, const std::string &name);
+
+}  // namespace tessera::runtime::detail

@@ -1,0 +1,149 @@
+//===- JitRuntime.cpp - Helpers called by JIT-compiled code ----------------===//
+//
+// Each helper computes exactly what the interpreter computes for the same
+// operation (CompileCall.cpp): the same std:: functions on the same types.
+//
+//===----------------------------------------------------------------------===//
+#include "JitRuntime.h"
+
+#include <cmath>
+#include <cstring>
+#include <sstream>
+
+#include "tessera/support/Half.h"  // round_to_tf32
+
+namespace tessera::runtime::detail {
+namespace {
+
+std::string format_values(const int64_t *v, int n) {
+  std::ostringstream os;
+  os << "[";
+  for (int i = 0; i < n; ++i) os << (i ? ", " : "") << v[i];
+  os << "]";
+  return os.str();
+}
+
+}  // namespace
+}  // namespace tessera::runtime::detail
+
+using tessera::runtime::detail::JitRunState;
+using tessera::runtime::detail::JitSite;
+
+extern "C" {
+
+void tessera_jit_fail(JitRunState *st, int32_t site, const int64_t *v) {
+  const JitSite &s = (*st->sites)[size_t(site)];
+  std::ostringstream os;
+  using K = JitSite::Kind;
+  switch (s.kind) {
+    case K::OutOfBounds:
+      os << "out-of-bounds " << (s.store ? "store to " : "load ") << s.what
+         << tessera::runtime::detail::format_values(v, s.ndim) << " (shape "
+         << tessera::runtime::detail::format_values(v + s.ndim, s.ndim) << ") in block '" << s.block << "'";
+      break;
+    case K::DivZero: os << "integer division by zero in block '" << s.block << "': " << s.what << "(" << v[0] << ", 0)"; break;
+    case K::BadShift:
+      os << "shift amount " << v[0] << " out of range [0, " << s.type.bits() << ") for " << s.type.str() << " "
+         << s.what << " in block '" << s.block << "'";
+      break;
+    case K::Domain:
+      os << "iter var '" << s.what << "' = " << v[0] << " is outside its domain [" << v[1] << ", " << v[1] + v[2]
+         << ") in block '" << s.block << "'";
+      break;
+    case K::Assume: os << "T.assume does not hold in block '" << s.block << "'"; break;
+    case K::NegativeDim:
+      os << "alloc_buffer '" << s.what << "' has negative dimension " << v[0] << " = " << v[1] << " in block '"
+         << s.block << "'";
+      break;
+  }
+  st->error = os.str();
+}
+
+uint8_t *tessera_jit_alloc(JitRunState *st, int32_t id, int64_t bytes, int32_t poison) {
+  std::vector<uint8_t> &mem = st->allocs[size_t(id)];
+  mem.resize(size_t(bytes));
+  auto fill = [&](const void *pattern, size_t n) {
+    for (size_t i = 0; i + n <= mem.size(); i += n) std::memcpy(mem.data() + i, pattern, n);
+  };
+  using P = tessera::runtime::detail::PoisonKind;
+  switch (P(poison)) {
+    case P::Int: std::memset(mem.data(), 0xA5, mem.size()); break;
+    case P::F16: {
+      uint16_t p = 0x7e00;
+      fill(&p, 2);
+      break;
+    }
+    case P::BF16: {
+      uint16_t p = 0x7fc0;
+      fill(&p, 2);
+      break;
+    }
+    case P::F32: {
+      uint32_t p = 0x7fc00000u;
+      fill(&p, 4);
+      break;
+    }
+    case P::F64: {
+      uint64_t p = 0x7ff8000000000000ull;
+      fill(&p, 8);
+      break;
+    }
+  }
+  // A zero-byte allocation still needs a distinct, valid address.
+  return mem.empty() ? reinterpret_cast<uint8_t *>(st) : mem.data();
+}
+
+}  // extern "C"
+
+// ---- libm, as the interpreter calls it (CompileCall.cpp) ----------------------
+namespace {
+
+#define TESSERA_JIT_MATH1(Name, expr)                                     \
+  float tessera_jit_##Name##_f32(float x) { return expr; }               \
+  double tessera_jit_##Name##_f64(double x) { return expr; }
+TESSERA_JIT_MATH1(exp, std::exp(x))
+TESSERA_JIT_MATH1(exp2, std::exp2(x))
+TESSERA_JIT_MATH1(exp10, std::pow(decltype(x)(10), x))
+TESSERA_JIT_MATH1(log, std::log(x))
+TESSERA_JIT_MATH1(log2, std::log2(x))
+TESSERA_JIT_MATH1(log10, std::log10(x))
+TESSERA_JIT_MATH1(log1p, std::log1p(x))
+TESSERA_JIT_MATH1(rsqrt, decltype(x)(1) / std::sqrt(x))
+TESSERA_JIT_MATH1(sigmoid, decltype(x)(1) / (decltype(x)(1) + std::exp(-x)))
+TESSERA_JIT_MATH1(tanh, std::tanh(x))
+TESSERA_JIT_MATH1(sin, std::sin(x))
+TESSERA_JIT_MATH1(cos, std::cos(x))
+TESSERA_JIT_MATH1(erf, std::erf(x))
+TESSERA_JIT_MATH1(round, std::round(x))
+TESSERA_JIT_MATH1(nearbyint, std::nearbyint(x))
+TESSERA_JIT_MATH1(round_to_tf32, tessera::round_to_tf32(x))
+#undef TESSERA_JIT_MATH1
+float tessera_jit_pow_f32(float x, float y) { return std::pow(x, y); }
+double tessera_jit_pow_f64(double x, double y) { return std::pow(x, y); }
+float tessera_jit_fmod_f32(float x, float y) { return std::fmod(x, y); }
+double tessera_jit_fmod_f64(double x, double y) { return std::fmod(x, y); }
+
+}  // namespace
+
+namespace tessera::runtime::detail {
+
+const std::vector<JitSymbol> &jit_runtime_symbols() {
+  static const std::vector<JitSymbol> symbols = [] {
+    std::vector<JitSymbol> s;
+#define TESSERA_SYM(fn) s.push_back({#fn, reinterpret_cast<void *>(&fn)});
+#define TESSERA_SYM_MATH(Name) TESSERA_SYM(tessera_jit_##Name##_f32) TESSERA_SYM(tessera_jit_##Name##_f64)
+    TESSERA_SYM(tessera_jit_fail)
+    TESSERA_SYM(tessera_jit_alloc)
+    TESSERA_SYM_MATH(exp) TESSERA_SYM_MATH(exp2) TESSERA_SYM_MATH(exp10) TESSERA_SYM_MATH(log)
+    TESSERA_SYM_MATH(log2) TESSERA_SYM_MATH(log10) TESSERA_SYM_MATH(log1p) TESSERA_SYM_MATH(rsqrt)
+    TESSERA_SYM_MATH(sigmoid) TESSERA_SYM_MATH(tanh) TESSERA_SYM_MATH(sin) TESSERA_SYM_MATH(cos)
+    TESSERA_SYM_MATH(erf) TESSERA_SYM_MATH(round) TESSERA_SYM_MATH(nearbyint) TESSERA_SYM_MATH(round_to_tf32)
+    TESSERA_SYM_MATH(pow) TESSERA_SYM_MATH(fmod)
+#undef TESSERA_SYM_MATH
+#undef TESSERA_SYM
+    return s;
+  }();
+  return symbols;
+}
+
+}  // namespace tessera::runtime::detail

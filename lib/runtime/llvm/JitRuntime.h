@@ -1,0 +1,61 @@
+//===- JitRuntime.h - What JIT-compiled code calls back into (private) ----===//
+//
+// The generated function has the signature
+//   int32_t kernel(int64_t *iv, double *fv, BufState *bufs, JitRunState *st)
+// where iv/fv/bufs are the interpreter's Frame after detail::bind_arguments
+// (scalar parameters and shape variables in their slots, parameter buffers
+// in their BufState slots). It returns 0, or 1 after a tessera_jit_fail call
+// recorded the error. The helpers below are called by the generated code:
+// the libm functions (behind names LLVM does not recognise, so it cannot
+// rewrite pow(10, x) into exp10(x) or constant-fold them differently),
+// allocation, and error reporting. No LLVM header here.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tessera/ir/DataType.h"
+
+namespace tessera::runtime::detail {
+
+/// One place in the program that can fail at run time, for the message.
+struct JitSite {
+  enum class Kind : uint8_t { OutOfBounds, DivZero, BadShift, Domain, Assume, NegativeDim };
+  Kind kind = Kind::OutOfBounds;
+  bool store = false;
+  int ndim = 0;          // OutOfBounds: the access's rank
+  std::string block;     // the enclosing block
+  std::string what;      // buffer / operator / iter var name
+  ir::DataType type;     // BadShift: the shifted type
+};
+
+/// The state of one run.
+struct JitRunState {
+  const std::vector<JitSite> *sites = nullptr;
+  std::vector<std::vector<uint8_t>> allocs;
+  std::string error;
+};
+
+/// A helper's name and address, for the JIT's symbol table.
+struct JitSymbol {
+  const char *name;
+  void *address;
+};
+/// Every helper the generated code may call.
+const std::vector<JitSymbol> &jit_runtime_symbols();
+
+/// The poison pattern of a fresh allocation (interpreter semantics).
+enum class PoisonKind : int32_t { Int = 0, F16 = 1, BF16 = 2, F32 = 3, F64 = 4 };
+
+}  // namespace tessera::runtime::detail
+
+extern "C" {
+/// Records the error of `site` (values: OutOfBounds idx[ndim] then shape[ndim];
+/// DivZero x; BadShift y; Domain v, lo, n; NegativeDim d, v).
+void tessera_jit_fail(tessera::runtime::detail::JitRunState *st, int32_t site, const int64_t *vals);
+/// Storage for allocation `id` of `bytes` bytes, poisoned.
+uint8_t *tessera_jit_alloc(tessera::runtime::detail::JitRunState *st, int32_t id, int64_t bytes, int32_t poison);
+}

@@ -1,0 +1,23 @@
+//===- LlvmJitStub.cpp - runtime::LlvmJit when built without LLVM ----------===//
+#include "tessera/runtime/LlvmJit.h"
+
+namespace tessera::runtime {
+
+bool llvm_jit_available() { return false; }
+
+struct LlvmJit::Impl {};
+
+LlvmJit::LlvmJit(const ir::PrimFunc &f, const LlvmJitOptions &) {
+  throw JitUnsupportedError("cannot compile function '" + f.name() +
+                            "' with the LLVM JIT: tessera was built without LLVM (TESSERA_ENABLE_LLVM)");
+}
+LlvmJit::~LlvmJit() = default;
+LlvmJit::LlvmJit(LlvmJit &&) noexcept = default;
+LlvmJit &LlvmJit::operator=(LlvmJit &&) noexcept = default;
+void LlvmJit::run(std::vector<NDArray *>) const {}
+double LlvmJit::compile_ms() const { return 0; }
+bool LlvmJit::from_cache() const { return false; }
+
+void run_llvm(const ir::PrimFunc &f, std::vector<NDArray> &) { LlvmJit jit(f); }
+
+}  // namespace tessera::runtime

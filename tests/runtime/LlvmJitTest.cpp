@@ -1,0 +1,239 @@
+//===- LlvmJitTest.cpp - The LLVM JIT: same answers, same errors -----------===//
+//
+// What is particular to the JIT: refusing what it cannot compile before
+// anything runs (and the oracle falling back to the interpreter), argument
+// and bounds errors with the interpreter's text and no write outside the
+// arrays, float16/bfloat16 bit for bit, the structural cache, arrays that
+// overlap. The exact per-dtype semantics are the interpreter's own suites run
+// with the JIT (tessera_runtime_test_llvm, tests/runtime/CMakeLists.txt).
+//
+//===----------------------------------------------------------------------===//
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "Programs.h"
+#include "tessera/runtime/LlvmJit.h"
+#include "tessera/runtime/Oracle.h"
+#include "tessera/runtime/Verify.h"
+
+namespace tessera::testing {
+namespace {
+
+using runtime::InterpretError;
+using runtime::LlvmJit;
+using runtime::NDArray;
+const DataType f32 = DataType::float32(), f16 = DataType::float16(), bf16 = DataType::bfloat16(),
+               i32t = DataType::int32();
+
+std::vector<NDArray *> ptrs(std::vector<NDArray> &args) {
+  std::vector<NDArray *> p;
+  for (NDArray &a : args) p.push_back(&a);
+  return p;
+}
+
+/// The message of the InterpretError that running `f` in the JIT throws.
+std::string jit_error(const PrimFunc &f, std::vector<NDArray> args) {
+  try {
+    LlvmJit(f).run(ptrs(args));
+  } catch (const InterpretError &e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+/// Interpreter and JIT on the same random inputs leave the same bytes.
+void expect_same_bits(const PrimFunc &f, const runtime::DimBindings &dims, uint64_t seed) {
+  std::vector<NDArray> want = runtime::make_random_args(f, dims, seed), got = want;
+  runtime::interpret(f, want);
+  LlvmJit(f).run(ptrs(got));
+  for (size_t i = 0; i < want.size(); ++i) {
+    ASSERT_EQ(want[i].nbytes(), got[i].nbytes());
+    EXPECT_EQ(std::memcmp(want[i].data(), got[i].data(), want[i].nbytes()), 0) << "argument " << i;
+  }
+}
+
+/// for i in 0..4, j in 0..cols: block C { B[i, j] = A[i, j] }
+PrimFunc copy2d(int64_t cols_a, int64_t cols_loop, int64_t cols_b) {
+  Buffer A = Buffer::make("A", f32, {i32(4), i32(cols_a)}), B = Buffer::make("B", f32, {i32(4), i32(cols_b)});
+  Var i("i"), j("j");
+  return func("copy", {A, B}, loop(i, 4, loop(j, cols_loop, block("C", {}, {}, Store::make(B, Load::make(A, {i, j}), {i, j})))));
+}
+
+TEST(LlvmJit, IsBuilt) { EXPECT_TRUE(runtime::llvm_jit_available()); }
+
+TEST(LlvmJit, RefusesWarpAndAsyncStatementsBeforeRunning) {
+  Buffer A = Buffer::make("A", f32, {i32(4)});
+  Var i("i"), vi("vi");
+  Stmt body = Seq::make({Evaluate::make(Call::make(i32t, Intrinsic::CpAsyncCommit, {})),
+                         Store::make(A, make_const(f32, 2), {vi})});
+  PrimFunc f = func("async", {A}, loop(i, 4, block("E", {spatial(vi, i32(4))}, {i}, body)));
+  try {
+    LlvmJit jit(f);
+    FAIL() << "compiled";
+  } catch (const runtime::JitUnsupportedError &e) {
+    EXPECT_EQ(std::string(e.what()),
+              "the LLVM JIT cannot compile T.cp_async_commit_group (warp-level and asynchronous operations) in "
+              "block 'E' of function 'async' (the interpreter can run it)");
+  }
+  // The oracle: auto falls back to the interpreter, llvm refuses.
+  std::vector<NDArray> args{NDArray(f32, {4})};
+  EXPECT_EQ(runtime::execute(f, args, runtime::Oracle::Auto), runtime::Oracle::Interpreter);
+  EXPECT_EQ(args[0].get(3), 2.0);
+  EXPECT_THROW(runtime::execute(f, args, runtime::Oracle::Llvm), runtime::JitUnsupportedError);
+  std::vector<NDArray> copy_args{NDArray(f32, {4, 4}), NDArray(f32, {4, 4})};
+  EXPECT_EQ(runtime::execute(copy2d(4, 4, 4), copy_args, runtime::Oracle::Auto), runtime::Oracle::Llvm);
+}
+
+TEST(LlvmJit, ArgumentErrorsAreTheInterpreters) {
+  PrimFunc f = copy2d(4, 4, 4);
+  EXPECT_EQ(jit_error(f, {NDArray(f32, {4, 4})}), "function 'copy' takes 2 arguments, got 1");
+  EXPECT_EQ(jit_error(f, {NDArray(f32, {4, 4}), NDArray(f16, {4, 4})}),
+            "argument 1 ('B'): buffer 'B' has dtype float32 but the array is float16[4, 4]");
+  EXPECT_EQ(jit_error(f, {NDArray(f32, {16}), NDArray(f32, {4, 4})}),
+            "argument 0 ('A'): buffer 'A' has 2 dimensions but the array is float32[16]");
+  EXPECT_EQ(jit_error(f, {NDArray(f32, {4, 4}), NDArray(f32, {4, 5})}),
+            "shape mismatch for buffer 'B' dimension 1: expected 4, got 5 (array float32[4, 5])");
+}
+
+TEST(LlvmJit, OutOfBoundsStopsBeforeTouchingMemory) {
+  // Rows of 129 read from rows of 128: A[0, 128] is the first bad load; B is
+  // written up to B[0, 127] and not beyond.
+  PrimFunc f = copy2d(128, 129, 129);
+  std::vector<NDArray> args{NDArray(f32, {4, 128}), NDArray(f32, {4, 129})};
+  for (int64_t k = 0; k < args[0].numel(); ++k) args[0].set(k, 1.0);
+  EXPECT_EQ(jit_error(f, args), "out-of-bounds load A[0, 128] (shape [4, 128]) in block 'C'");
+  LlvmJit jit(f);
+  EXPECT_THROW(jit.run(ptrs(args)), InterpretError);
+  EXPECT_EQ(args[1].get(127), 1.0);
+  EXPECT_EQ(args[1].get(128), 0.0);
+  EXPECT_EQ(args[1].get(129), 0.0);
+  EXPECT_EQ(jit_error(copy2d(129, 129, 128), {NDArray(f32, {4, 129}), NDArray(f32, {4, 128})}),
+            "out-of-bounds store to B[0, 128] (shape [4, 128]) in block 'C'");
+}
+
+TEST(LlvmJit, MatmulBitForBitWithSymbolicSizes) {
+  Var m("m"), n("n");
+  expect_same_bits(matmul(m, n, i32(37), f32, f32), {{"m", 19}, {"n", 23}}, 1);
+  expect_same_bits(matmul(i32(16), i32(24), i32(40), f16, f16), {}, 2);
+  expect_same_bits(matmul(i32(16), i32(24), i32(40), f16, f32), {}, 3);
+  expect_same_bits(matmul(i32(16), i32(24), i32(40), bf16, bf16), {}, 4);
+  expect_same_bits(matmul(i32(9), i32(10), i32(11), DataType::int_(8), i32t), {}, 5);
+  expect_same_bits(matmul(i32(9), i32(10), i32(11), DataType::float64(), DataType::float64()), {}, 6);
+}
+
+TEST(LlvmJit, HalfAndBFloat16MathRoundsLikeTheInterpreter) {
+  for (DataType t : {f16, bf16}) {
+    Buffer A = Buffer::make("A", t, {i32(64)}), B = Buffer::make("B", t, {i32(64)});
+    Var i("i"), vi("vi");
+    Expr a = Load::make(A, {vi});
+    Expr v = call(Intrinsic::Exp, {a}) / (a + make_const(t, 3)) + call(Intrinsic::Tanh, {a * a}) -
+             cast(t, cast(f32, a) * make_const(f32, 1.1)) + call(Intrinsic::Sqrt, {call(Intrinsic::Abs, {a})});
+    PrimFunc f = func("h", {A, B}, loop(i, 64, block("H", {spatial(vi, i32(64))}, {i}, Store::make(B, v, {vi}))));
+    expect_same_bits(f, {}, 7);
+  }
+}
+
+TEST(LlvmJit, MaxAndMinOfAbsoluteValues) {
+  // max(|0|, |a|) and friends: the shape of the verification bound's rounding
+  // term, which LLVM 19.1.7's InstCombine folds to `a > 0 ? |a| : 0` when
+  // written as the interpreter writes it (Codegen.cpp float_binary).
+  for (DataType t : {f32, DataType::float64()}) {
+    Buffer A = Buffer::make("A", t, {i32(64)}), B = Buffer::make("B", t, {i32(64)}), C = Buffer::make("C", t, {i32(64)});
+    Var i("i"), vi("vi");
+    Expr a = call(Intrinsic::Abs, {Load::make(A, {vi})}), zero = call(Intrinsic::Abs, {make_const(t, 0)});
+    Stmt body = Seq::make({Store::make(B, max(zero, a), {vi}), Store::make(C, min(make_const(t, 0), -a), {vi})});
+    PrimFunc f = func("m", {A, B, C}, loop(i, 64, block("M", {spatial(vi, i32(64))}, {i}, body)));
+    std::vector<NDArray> args = runtime::make_random_args(f, {}, 11);
+    for (int64_t k = 0; k < 64; ++k) args[0].set(k, k % 2 ? -1.5 - k : 0.25 + k);
+    LlvmJit(f).run(ptrs(args));
+    for (int64_t k = 0; k < 64; ++k) {
+      EXPECT_EQ(args[1].get(k), std::abs(args[0].get(k))) << k;
+      EXPECT_EQ(args[2].get(k), -std::abs(args[0].get(k))) << k;
+    }
+    expect_same_bits(f, {}, 12);
+  }
+}
+
+TEST(LlvmJit, HalfAndBFloat16SpecialValuesBitForBit) {
+  // NaNs with payloads (quiet and signalling), infinities, subnormals, the
+  // largest finite values, ties: loaded, rounded after arithmetic, converted,
+  // reinterpreted and stored, against the interpreter's bits (NaN for NaN).
+  const std::vector<uint16_t> patterns = {0x0000, 0x8000, 0x0001, 0x8001, 0x03ff, 0x0400, 0x3c00, 0x3c01, 0x7bff,
+                                          0xfbff, 0x7c00, 0xfc00, 0x7c01, 0x7e00, 0xfe00, 0x7e55, 0x7f80, 0xff80,
+                                          0x7f81, 0x7fc0, 0xffc1, 0x0080, 0x007f, 0x7f7f, 0x3f80, 0x3f81, 0xc2f7};
+  for (DataType t : {f16, bf16}) {
+    int64_t n = int64_t(patterns.size());
+    Buffer A = Buffer::make("A", t, {i32(n)}), B = Buffer::make("B", t, {i32(n)}), C = Buffer::make("C", f32, {i32(n)}),
+           D = Buffer::make("D", DataType::uint(16), {i32(n)}), E = Buffer::make("E", t, {i32(n)}),
+           F = Buffer::make("F", t, {i32(n)}), G = Buffer::make("G", f32, {i32(n)});
+    Var i("i"), vi("vi");
+    Expr a = Load::make(A, {vi});
+    Stmt body = Seq::make({Store::make(B, a * make_const(t, 1.5) + a, {vi}), Store::make(C, cast(f32, a), {vi}),
+                           Store::make(F, a, {vi}), Store::make(G, Load::make(C, {vi}), {vi}),
+                           Store::make(D, Call::make(DataType::uint(16), Intrinsic::Reinterpret, {a}), {vi}),
+                           Store::make(E, cast(t, cast(f32, a) * make_const(f32, 1.0009765625)), {vi})});
+    PrimFunc f = func("special", {A, B, C, D, E, F, G}, loop(i, n, block("S", {spatial(vi, i32(n))}, {i}, body)));
+    std::vector<NDArray> want = runtime::make_random_args(f, {}, 3);
+    for (int64_t k = 0; k < n; ++k) std::memcpy(want[0].data() + 2 * k, &patterns[size_t(k)], 2);
+    std::vector<NDArray> got = want;
+    runtime::interpret(f, want);
+    LlvmJit(f).run(ptrs(got));
+    for (size_t a = 1; a < want.size(); ++a)
+      for (int64_t k = 0; k < n; ++k) {
+        size_t eb = size_t(want[a].dtype().bytes());
+        // A NaN for a NaN (payloads are not part of the contract: LlvmJit.h).
+        if (want[a].dtype().is_float() && std::isnan(want[a].get(k))) {
+          EXPECT_TRUE(std::isnan(got[a].get(k))) << t.str() << " argument " << a << " element " << k;
+          continue;
+        }
+        EXPECT_EQ(std::memcmp(want[a].data() + k * eb, got[a].data() + k * eb, eb), 0)
+            << t.str() << " argument " << a << " element " << k << " (input bits 0x" << std::hex << patterns[size_t(k)]
+            << ")";
+      }
+  }
+}
+
+TEST(LlvmJit, CachedByStructureWithTheRightNames) {
+  PrimFunc f = copy2d(8, 8, 8);
+  LlvmJit a(f);
+  LlvmJit b(copy2d(8, 8, 8));  // a new, structurally equal function
+  EXPECT_TRUE(b.from_cache());
+  EXPECT_EQ(b.compile_ms(), 0.0);
+  // Renamed buffers: the same structure, but errors must name the new buffers.
+  Buffer X = Buffer::make("X", f32, {i32(4), i32(8)}), Y = Buffer::make("Y", f32, {i32(4), i32(9)});
+  Var i("i"), j("j");
+  PrimFunc g = func("copy", {X, Y}, loop(i, 4, loop(j, 9, block("C", {}, {}, Store::make(Y, Load::make(X, {i, j}), {i, j})))));
+  EXPECT_EQ(jit_error(g, {NDArray(f32, {4, 8}), NDArray(f32, {4, 9})}),
+            "out-of-bounds load X[0, 8] (shape [4, 8]) in block 'C'");
+}
+
+TEST(LlvmJit, OverlappingArraysRunAsTheInterpreterDoes) {
+  // B[i] = A[i - 1] + 1 in place, in order: a running count.
+  Buffer A = Buffer::make("A", f32, {i32(16)}), B = Buffer::make("B", f32, {i32(16)});
+  Var i("i"), vi("vi");
+  PrimFunc f = func("scan", {A, B}, loop(i, i32(1), i32(15), block("S", {spatial(vi, i32(16))}, {i},
+                                                                       Store::make(B, Load::make(A, {vi - 1}) + make_const(f32, 1), {vi}))));
+  NDArray x(f32, {16});
+  LlvmJit(f).run({&x, &x});
+  EXPECT_EQ(x.get(15), 15.0);
+}
+
+TEST(LlvmJit, ReferenceOracleIsReported) {
+  PrimFunc f = matmul(i32(8), i32(8), i32(8), f16, f32);
+  std::vector<NDArray> args = runtime::make_random_args(f, {}, 9);
+  runtime::Oracle used = runtime::Oracle::Auto;
+  runtime::Reference jit = runtime::compute_reference(f, args, runtime::Oracle::Auto, &used);
+  EXPECT_EQ(used, runtime::Oracle::Llvm);
+  runtime::Reference interp = runtime::compute_reference(f, args, runtime::Oracle::Interpreter, &used);
+  EXPECT_EQ(used, runtime::Oracle::Interpreter);
+  for (size_t i = 0; i < jit.values.size(); ++i) {
+    EXPECT_EQ(std::memcmp(jit.values[i].data(), interp.values[i].data(), jit.values[i].nbytes()), 0);
+    EXPECT_EQ(std::memcmp(jit.variance[i].data(), interp.variance[i].data(), jit.variance[i].nbytes()), 0);
+  }
+  EXPECT_THROW(runtime::parse_oracle("gpu"), UserError);
+}
+
+}  // namespace
+}  // namespace tessera::testing
