@@ -70,6 +70,9 @@ bundle() {
     -DTESSERA_ENABLE_CUDA=ON -DTESSERA_ENABLE_LLVM=OFF >/dev/null
   cmake --build build-release -j "$JOBS" --target tessera_bundle_programs
   tools/bundle/make-bundle.sh build-release build-bundle
+  # The relocation check the test build skips when it links LLVM: this
+  # bundle's programs, copied away from the tree, run without a GPU.
+  tests/bundle/relocation_test.sh build-release
 }
 
 # What the device tool needs to run the bundle: shown by `./dev.sh gpu`.

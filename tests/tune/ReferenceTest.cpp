@@ -17,6 +17,7 @@
 #include "tessera/rules/Rule.h"
 #include "tessera/runtime/CudaFunction.h"
 #include "tessera/runtime/Interpreter.h"
+#include "tessera/runtime/LlvmJit.h"
 #include "tessera/runtime/Verify.h"
 #include "tessera/tune/Reference.h"
 
@@ -48,11 +49,15 @@ TEST_P(DeviceReference, FallbackScheduleOfTheReferenceProgramIsExactAndCompiles)
       EXPECT_EQ(runtime::max_rel_error(scheduled.variance[i], direct.variance[i]), 0) << "variance " << i;
     }
   }
-  // And the same through reference_for, which without a device interprets.
-  ComputedReference r = reference_for(f, inputs, dims, arch, {.interpreter_limit = 0});
-  EXPECT_EQ(r.how, "interpreter");
-  for (size_t i = 0; i < f.params().size(); ++i)
-    EXPECT_EQ(runtime::max_rel_error(r.ref.values[i], direct.values[i]), 0) << "parameter " << i;
+  // And the same through reference_for, which without a device interprets
+  // (told to) or, by default where this build has it, runs the LLVM JIT:
+  // the same values either way.
+  for (runtime::Oracle oracle : {runtime::Oracle::Interpreter, runtime::Oracle::Auto}) {
+    ComputedReference r = reference_for(f, inputs, dims, arch, {.interpreter_limit = 0, .oracle = oracle});
+    EXPECT_EQ(r.how, oracle == runtime::Oracle::Auto && runtime::llvm_jit_available() ? "llvm" : "interpreter");
+    for (size_t i = 0; i < f.params().size(); ++i)
+      EXPECT_EQ(runtime::max_rel_error(r.ref.values[i], direct.values[i]), 0) << "parameter " << i;
+  }
 
   std::vector<runtime::CudaFunction> built = runtime::CudaFunction::build_for_archs(naive, {"sm_80", "sm_90"});
   EXPECT_EQ(built.size(), 2u);
