@@ -3,7 +3,7 @@
 #   relocation_test.sh BUILD_DIR
 # assembles a bundle from BUILD_DIR's programs with tools/bundle/make-bundle.sh, then checks
 #   1. every NEEDED library of every binary is one a bare CUDA machine has, or travels in lib/;
-#   2. the bundle is at most 48 MiB;
+#   2. the bundle is at most 56 MiB (make-bundle.sh's limit: the device tool carries 64 MiB in all);
 #   3. a copy in an empty folder, run from another empty folder with a bare environment,
 #      runs run-gpu.sh end to end without a GPU in under 3 minutes: exit status 0, every step
 #      ok or skipped with a reason, the data read from the copy (not the source tree), the
@@ -44,7 +44,7 @@ for p in tessera tessera_bench_workloads tessera_bench_kernels; do
   [[ -x $tmp/made/bin/$p ]] || fail "bin/$p missing"
 done
 size_kib=$(du -sk "$tmp/made" | cut -f1)
-((size_kib <= 48 * 1024)) || fail "bundle is $((size_kib / 1024)) MiB, over 48 MiB"
+((size_kib <= 56 * 1024)) || fail "bundle is $((size_kib / 1024)) MiB, over 56 MiB"
 echo "bundle: $n files, $((size_kib / 1024)) MiB"
 
 # Relocate: a fresh folder, nothing else beside it; run from an empty folder.
