@@ -152,6 +152,32 @@ std::unique_ptr<Program> compile_program(const ir::PrimFunc &f);
 /// interpreter and the LLVM JIT (runtime/LlvmJit.h).
 void bind_arguments(const Program &p, const std::vector<NDArray *> &args, Frame &f);
 
+/// One run's slots, buffers and allocations, its arguments bound
+/// (bind_arguments): what the interpreter and the LLVM JIT both run in.
+struct RunFrame {
+  RunFrame(const Program &p, const std::vector<NDArray *> &args)
+      : iv(std::max(p.num_int_slots, 1), 0),
+        fv(std::max(p.num_float_slots, 1), 0.0),
+        bufs(std::max(p.num_buf_slots, 1)),
+        alloc_storage(p.num_allocs),
+        frame{iv.data(), fv.data(), bufs.data(), &alloc_storage, &async} {
+    bind_arguments(p, args, frame);
+  }
+  RunFrame(const RunFrame &) = delete;
+  RunFrame &operator=(const RunFrame &) = delete;
+
+  std::vector<int64_t> iv;
+  std::vector<double> fv;
+  std::vector<BufState> bufs;
+  std::vector<std::vector<uint8_t>> alloc_storage;
+  AsyncCopies async;
+  Frame frame;
+};
+
+/// The largest finite value of float type `t` (float16, bfloat16, float32,
+/// float64), negated for `max` false: T.max_value / T.min_value.
+double float_extreme(ir::DataType t, bool max);
+
 /// Compile-time scope: variables and buffers in scope and their slots.
 class Compiler {
  public:

@@ -93,34 +93,24 @@ FloatPtr compile_float_math(Compiler &cc, const ir::Call &c) {
   DataType t = c.dtype;
   auto arg = [&](int i) { return cc.compile_float(c.args[i]); };
   switch (c.op) {
-#define TESSERA_MATH1(Name, expr) \
+#define TESSERA_UNARY_MATH(Name, name, expr) \
   case Intrinsic::Name: return fun(t, arg(0), [](auto x) { return expr; });
-    TESSERA_MATH1(Exp, std::exp(x))
-    TESSERA_MATH1(Exp2, std::exp2(x))
-    TESSERA_MATH1(Exp10, std::pow(decltype(x)(10), x))
-    TESSERA_MATH1(Log, std::log(x))
-    TESSERA_MATH1(Log2, std::log2(x))
-    TESSERA_MATH1(Log10, std::log10(x))
-    TESSERA_MATH1(Log1p, std::log1p(x))
-    TESSERA_MATH1(Sqrt, std::sqrt(x))
-    TESSERA_MATH1(Rsqrt, decltype(x)(1) / std::sqrt(x))
-    TESSERA_MATH1(Sigmoid, decltype(x)(1) / (decltype(x)(1) + std::exp(-x)))
-    TESSERA_MATH1(Tanh, std::tanh(x))
-    TESSERA_MATH1(Sin, std::sin(x))
-    TESSERA_MATH1(Cos, std::cos(x))
-    TESSERA_MATH1(Erf, std::erf(x))
-    TESSERA_MATH1(Abs, std::fabs(x))
-    TESSERA_MATH1(Floor, std::floor(x))
-    TESSERA_MATH1(Ceil, std::ceil(x))
-    TESSERA_MATH1(Round, std::round(x))
-    TESSERA_MATH1(Trunc, std::trunc(x))
-    TESSERA_MATH1(NearbyInt, std::nearbyint(x))
-    TESSERA_MATH1(RoundToTf32, round_to_tf32(x))
-#undef TESSERA_MATH1
+#include "UnaryMath.def"
     case Intrinsic::Pow: return fbin(t, arg(0), arg(1), [](auto x, auto y) { return std::pow(x, y); });
     default: throw_bad_intrinsic(c, cc);
   }
 }
+
+
+int64_t int_extreme(DataType t, bool max) {
+  if (t.is_bool()) return max ? 1 : 0;
+  if (t.is_uint()) return max ? wrap_int(t, -1) : 0;
+  if (t.bits() >= 64) return max ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
+  int64_t m = (int64_t{1} << (t.bits() - 1));
+  return max ? m - 1 : -m;
+}
+
+}  // namespace
 
 double float_extreme(DataType t, bool max) {
   double v;
@@ -132,16 +122,6 @@ double float_extreme(DataType t, bool max) {
   }
   return max ? v : -v;
 }
-
-int64_t int_extreme(DataType t, bool max) {
-  if (t.is_bool()) return max ? 1 : 0;
-  if (t.is_uint()) return max ? wrap_int(t, -1) : 0;
-  if (t.bits() >= 64) return max ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
-  int64_t m = (int64_t{1} << (t.bits() - 1));
-  return max ? m - 1 : -m;
-}
-
-}  // namespace
 
 IntPtr compile_int_call(Compiler &cc, const ir::Call &c) {
   DataType t = c.dtype;

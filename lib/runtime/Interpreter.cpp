@@ -139,17 +139,9 @@ void bind_arguments(const Program &p, const std::vector<NDArray *> &args, Frame 
 
 void Interpreter::run(std::vector<NDArray *> args) const {
   const Program &p = *impl_->prog;
-  std::vector<int64_t> iv(std::max(p.num_int_slots, 1), 0);
-  std::vector<double> fv(std::max(p.num_float_slots, 1), 0.0);
-  std::vector<BufState> bufs(std::max(p.num_buf_slots, 1));
-  std::vector<std::vector<uint8_t>> alloc_storage(p.num_allocs);
-  detail::AsyncCopies async;
-  Frame f{iv.data(), fv.data(), bufs.data(), &alloc_storage, &async};
-  detail::bind_arguments(p, args, f);
-
-  // Step 4. Run.
-  p.body->exec(f);
-  detail::check_async_drained(async, p.func.name());
+  detail::RunFrame run(p, args);
+  p.body->exec(run.frame);
+  detail::check_async_drained(run.async, p.func.name());
 }
 
 std::vector<NDArray> make_random_args(const ir::PrimFunc &f, const DimBindings &dims, uint64_t seed) {

@@ -558,14 +558,7 @@ class Gen {
       case Intrinsic::MinValue: {
         bool max = c.op == Intrinsic::MaxValue;
         if (t.is_float()) {
-          double v;
-          switch (float_kind(t)) {
-            case FK::F16: v = 65504.0; break;
-            case FK::BF16: v = bfloat16_bits_to_float(0x7f7f); break;
-            case FK::F32: v = std::numeric_limits<float>::max(); break;
-            default: v = std::numeric_limits<double>::max();
-          }
-          return llvm::ConstantFP::get(ltype(t), max ? v : -v);
+          return llvm::ConstantFP::get(ltype(t), float_extreme(t, max));
         }
         if (t.is_bool()) return max ? b_.getTrue() : b_.getFalse();
         unsigned bits = unsigned(t.bits());

@@ -98,26 +98,10 @@ uint8_t *tessera_jit_alloc(JitRunState *st, int32_t id, int64_t bytes, int32_t p
 // ---- libm, as the interpreter calls it (CompileCall.cpp) ----------------------
 namespace {
 
-#define TESSERA_JIT_MATH1(Name, expr)                                     \
-  float tessera_jit_##Name##_f32(float x) { return expr; }               \
-  double tessera_jit_##Name##_f64(double x) { return expr; }
-TESSERA_JIT_MATH1(exp, std::exp(x))
-TESSERA_JIT_MATH1(exp2, std::exp2(x))
-TESSERA_JIT_MATH1(exp10, std::pow(decltype(x)(10), x))
-TESSERA_JIT_MATH1(log, std::log(x))
-TESSERA_JIT_MATH1(log2, std::log2(x))
-TESSERA_JIT_MATH1(log10, std::log10(x))
-TESSERA_JIT_MATH1(log1p, std::log1p(x))
-TESSERA_JIT_MATH1(rsqrt, decltype(x)(1) / std::sqrt(x))
-TESSERA_JIT_MATH1(sigmoid, decltype(x)(1) / (decltype(x)(1) + std::exp(-x)))
-TESSERA_JIT_MATH1(tanh, std::tanh(x))
-TESSERA_JIT_MATH1(sin, std::sin(x))
-TESSERA_JIT_MATH1(cos, std::cos(x))
-TESSERA_JIT_MATH1(erf, std::erf(x))
-TESSERA_JIT_MATH1(round, std::round(x))
-TESSERA_JIT_MATH1(nearbyint, std::nearbyint(x))
-TESSERA_JIT_MATH1(round_to_tf32, tessera::round_to_tf32(x))
-#undef TESSERA_JIT_MATH1
+#define TESSERA_UNARY_MATH(Name, name, expr)                              \
+  float tessera_jit_##name##_f32(float x) { return expr; }               \
+  double tessera_jit_##name##_f64(double x) { return expr; }
+#include "../UnaryMath.def"
 float tessera_jit_pow_f32(float x, float y) { return std::pow(x, y); }
 double tessera_jit_pow_f64(double x, double y) { return std::pow(x, y); }
 float tessera_jit_fmod_f32(float x, float y) { return std::fmod(x, y); }
@@ -134,10 +118,8 @@ const std::vector<JitSymbol> &jit_runtime_symbols() {
 #define TESSERA_SYM_MATH(Name) TESSERA_SYM(tessera_jit_##Name##_f32) TESSERA_SYM(tessera_jit_##Name##_f64)
     TESSERA_SYM(tessera_jit_fail)
     TESSERA_SYM(tessera_jit_alloc)
-    TESSERA_SYM_MATH(exp) TESSERA_SYM_MATH(exp2) TESSERA_SYM_MATH(exp10) TESSERA_SYM_MATH(log)
-    TESSERA_SYM_MATH(log2) TESSERA_SYM_MATH(log10) TESSERA_SYM_MATH(log1p) TESSERA_SYM_MATH(rsqrt)
-    TESSERA_SYM_MATH(sigmoid) TESSERA_SYM_MATH(tanh) TESSERA_SYM_MATH(sin) TESSERA_SYM_MATH(cos)
-    TESSERA_SYM_MATH(erf) TESSERA_SYM_MATH(round) TESSERA_SYM_MATH(nearbyint) TESSERA_SYM_MATH(round_to_tf32)
+#define TESSERA_UNARY_MATH(Name, name, expr) TESSERA_SYM_MATH(name)
+#include "../UnaryMath.def"
     TESSERA_SYM_MATH(pow) TESSERA_SYM_MATH(fmod)
 #undef TESSERA_SYM_MATH
 #undef TESSERA_SYM

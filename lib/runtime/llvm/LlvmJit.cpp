@@ -234,13 +234,8 @@ bool LlvmJit::from_cache() const { return impl_->from_cache; }
 
 void LlvmJit::run(std::vector<NDArray *> args) const {
   const Program &p = *impl_->prog;
-  std::vector<int64_t> iv(std::max(p.num_int_slots, 1), 0);
-  std::vector<double> fv(std::max(p.num_float_slots, 1), 0.0);
-  std::vector<BufState> bufs(std::max(p.num_buf_slots, 1));
-  std::vector<std::vector<uint8_t>> alloc_storage(p.num_allocs);
-  detail::AsyncCopies async;
-  Frame f{iv.data(), fv.data(), bufs.data(), &alloc_storage, &async};
-  detail::bind_arguments(p, args, f);
+  detail::RunFrame run(p, args);
+  Frame &f = run.frame;
   if (arrays_overlap(p, f)) {
     // The generated code assumes distinct arrays; the interpreter does not.
     p.body->exec(f);
