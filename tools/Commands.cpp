@@ -186,6 +186,15 @@ int schedule_command(const ScheduleCommandOptions &opts, std::ostream &out, std:
           "function), at around {} a second: bind "
           "smaller sizes with --dim, or let `tessera tune` verify on a GPU",
           jit ? "run (LLVM JIT)" : "interpret", double(n), jit ? "10^8" : "10^6"));
+    // And when its arrays would not fit: a process the kernel kills for
+    // memory tells the user nothing.
+    const double need = tune::verification_bytes(f, dims), have = tune::available_memory_bytes();
+    if (have > 0 && need > 0.75 * have)
+      throw UserError(fmt::format(
+          "--verify would hold about {:.1f} GiB (the arguments, and the float64 reference with its error "
+          "bounds) of the {:.1f} GiB this machine has available: bind smaller sizes with --dim, or let "
+          "`tessera tune` verify on a GPU",
+          need / double(1 << 30), have / double(1 << 30)));
     std::vector<runtime::NDArray> got = runtime::make_random_args(f, dims, opts.seed);
     runtime::Oracle used_ref = oracle, used_sched = oracle;
     runtime::Reference want = runtime::compute_reference(f, got, oracle, &used_ref);

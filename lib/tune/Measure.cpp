@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <fstream>
 #include <limits>
 
 #include "tessera/analysis/Specialize.h"
@@ -63,6 +64,29 @@ double argument_bytes(const ir::PrimFunc &func, const runtime::DimBindings &dims
     total += n;
   }
   return total;
+}
+
+double verification_bytes(const ir::PrimFunc &func, const runtime::DimBindings &dims) {
+  ir::PrimFunc bound = dims.empty() ? func : analysis::specialize(func, dims);
+  double total = 0;
+  for (const ir::Var &p : bound.params()) {
+    ir::Buffer b = bound.buffer_of(p);
+    if (!b.defined()) continue;
+    double n = 1;
+    for (const ir::Expr &e : b.shape()) n *= double(ir::as_const_int(e).value_or(1));
+    total += n * (b.dtype().bytes() + 24.0);
+  }
+  return total;
+}
+
+double available_memory_bytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  double kib = 0;
+  std::string unit;
+  while (in >> key >> kib >> unit)
+    if (key == "MemAvailable:") return kib * 1024.0;
+  return 0;
 }
 
 int64_t loop_iterations(const ir::PrimFunc &func, const runtime::DimBindings &dims) {

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "tessera/tune/Reference.h"
 #include "tessera/runtime/NVRTC.h"
 #include "tessera/runtime/Sass.h"
 #include "tessera/support/Error.h"
@@ -271,6 +272,31 @@ TEST(ScheduleCommand, RulesScheduleAndVerifyWithoutATrace) {
             std::string::npos)
       << text;
   EXPECT_NE(text.find("# verify: C: ok, worst C["), std::string::npos) << text;
+}
+
+TEST(ScheduleCommand, VerifyRefusesArraysThatWouldNotFitInMemory) {
+  // Sixteen elements computed, but arrays of 2^44 bytes (and their float64
+  // reference): refused up front with the sizes, not killed for memory.
+  std::string file = write_temp("huge.py", R"(
+@T.prim_func
+def main(a: T.handle, b: T.handle):
+    n = T.int64()
+    A = T.match_buffer(a, (n, n), "float32")
+    B = T.match_buffer(b, (n, n), "float32")
+    for i in range(16):
+        with T.block("B"):
+            vi = T.axis.remap("S", [i])
+            B[0, vi] = A[0, vi] * T.float32(2)
+)");
+  if (tune::available_memory_bytes() <= 0) GTEST_SKIP() << "no /proc/meminfo here";
+  std::ostringstream out, err;
+  EXPECT_EQ(schedule_command({.file = file, .arch = "h100", .verify = true, .dims = {"n=2097152"}}, out, err), 1);
+  EXPECT_NE(err.str().find("--verify would hold about"), std::string::npos) << err.str();
+  EXPECT_NE(err.str().find("bind smaller sizes with --dim"), std::string::npos) << err.str();
+  // The same program at a size that fits verifies.
+  std::ostringstream out2, err2;
+  EXPECT_EQ(schedule_command({.file = file, .arch = "h100", .verify = true, .dims = {"n=64"}}, out2, err2), 0)
+      << err2.str();
 }
 
 TEST(ScheduleCommand, SpecializeSchedulesForTheSizesAndVerifies) {
