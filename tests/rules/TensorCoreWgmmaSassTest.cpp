@@ -25,12 +25,14 @@ namespace {
 TEST(TensorCoreWgmma, Sm90aCubinsHoldTheGmmaAndNoSerialisation) {
   if (!runtime::nvrtc_available()) GTEST_SKIP() << "NVRTC is not available";
   const rules::Rule &rule = rules::matmul_tensor_core_rule();
-  for (const char *what : {"float16", "bfloat16", "int8", "float16 nn"}) {
+  // nt: both tiles K-major; nn: B N-major (trans_b); tn: A M-major (trans_a).
+  for (const char *what : {"float16", "bfloat16", "int8", "float16 nn", "bfloat16 tn"}) {
     SCOPED_TRACE(what);
-    const bool int8 = std::string(what) == "int8", nn = std::string(what) == "float16 nn";
+    const std::string w = what;
+    const bool int8 = w == "int8", nn = w == "float16 nn", tn = w == "bfloat16 tn";
+    const char *dtype = nn ? "float16" : tn ? "bfloat16" : what;
     ir::PrimFunc f = int8 ? script::parse_func(int8_text(4096, 4096, 4096))
-                          : analysis::specialize(script::parse_func(matmul_text(nn ? "float16" : what, true, !nn, "m",
-                                                                                4096, 4096)),
+                          : analysis::specialize(script::parse_func(matmul_text(dtype, !tn, !nn, "m", 4096, 4096)),
                                                  {{"m", 4096}});
     auto m = rule.match(f, test_arch());
     ASSERT_TRUE(m) << m.reason();

@@ -101,6 +101,15 @@ TEST(TensorCoreWgmma, SixteenBitMnMajorOperandsAreReadAsTheyArrive) {
   // The same tile copies (prologue and main loop) for A and, MN-major, for B.
   EXPECT_GT(cp_async[32], 0);
   EXPECT_EQ(cp_async[64], 2 * cp_async[32]) << "B arrives by cp.async only when it is not transposed";
+  // tn: A M-major (each warpgroup's 64 rows are one span), B K-major.
+  ir::PrimFunc tn = script::parse_func(matmul_text("bfloat16", false, true, "128", 56, 200));  // M rows aligned
+  auto mt = rules::matmul_tensor_core_rule().match(tn, test_arch());
+  ASSERT_TRUE(mt) << mt.reason();
+  std::vector<const ir::Call *> calls =
+      wgmma_calls(rules::matmul_tensor_core_rule().apply(tn, **mt, wgmma_config(2, 2, 32)).func());
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_EQ(ir::as_const_int(calls[0]->args[8]).value_or(-1), 1) << "trans_a";
+  EXPECT_EQ(ir::as_const_int(calls[0]->args[9]).value_or(-1), 0) << "trans_b";
 }
 
 TEST(TensorCoreWgmma, ConfigsWgmmaCannotRunAreRefused) {
