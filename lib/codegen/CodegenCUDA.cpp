@@ -505,10 +505,10 @@ class CodegenCUDA : public CodegenC {
     wgmma::SmemLayout layout{static_cast<int>(*swizzle), *lbo, *sbo};
     if (std::string bad = layout.check(); !bad.empty()) throw CodegenError("T.wgmma: " + bad);
     auto trans_a = as_const_int(c.args[8]), trans_b = as_const_int(c.args[9]);
-    if (!trans_a || !trans_b || (*trans_a != 0 && *trans_a != 1) || (*trans_b != 0 && *trans_b != 1))
-      throw CodegenError("T.wgmma's trans_a and trans_b are the constants 0 (K-major) or 1 (MN-major)");
-    if ((*trans_a || *trans_b) && !wgmma::can_be_mn_major(v->in))
-      throw CodegenError("T.wgmma: " + v->in.str() + " operands are K-major only (wgmma transposes 16-bit types)");
+    if (!trans_a || !trans_b) throw CodegenError("T.wgmma's trans_a and trans_b are constants");
+    for (auto [operand, trans] : {std::pair{"A", *trans_a}, {"B", *trans_b}})
+      if (std::string bad = wgmma::check_transpose(operand, trans, v->in); !bad.empty())
+        throw CodegenError("T.wgmma: " + bad);
     char high[32];
     std::snprintf(high, sizeof high, "0x%016llxULL",
                   static_cast<unsigned long long>(wgmma::encode_descriptor(0, layout)));

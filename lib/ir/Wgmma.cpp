@@ -75,6 +75,16 @@ std::pair<int64_t, SmemLayout> decode_descriptor(uint64_t desc) {
   return {field(0), l};
 }
 
+std::string check_transpose(const char *operand, int64_t trans, DataType in) {
+  const std::string name = std::string(operand) == "A" ? "trans_a" : "trans_b";
+  if (trans != 0 && trans != 1)
+    return name + " is " + std::to_string(trans) + "; it is 0 (K-major) or 1 (MN-major)";
+  if (trans && !can_be_mn_major(in))
+    return std::string(operand) + " is MN-major but " + in.str() +
+           " operands are K-major only (wgmma transposes 16-bit types)";
+  return "";
+}
+
 std::string WgmmaVariant::shape_name() const { return "m64n" + std::to_string(n) + "k" + std::to_string(k()); }
 
 std::string WgmmaVariant::ptx() const {

@@ -221,6 +221,14 @@ class Compiler {
   std::unordered_map<int, std::pair<int64_t, int64_t>> loop_range_;
 };
 
+/// Fills a fresh allocation of `t` elements: quiet NaN for floats (a read
+/// before a write shows up as NaN in the result), 0xA5 bytes for integers
+/// and bool (the interpreter's allocations, and the LLVM JIT's).
+void poison(std::vector<uint8_t> &mem, ir::DataType t);
+/// "out-of-bounds load A[3, 9] (shape [4, 8]) in block 'B'": the text of an
+/// access outside its buffer (the interpreter's error, and the LLVM JIT's).
+std::string out_of_bounds_message(const std::string &what, const std::string &block, bool store,
+                                  const int64_t *idx, const int64_t *shape, int ndim);
 /// Throws the out-of-bounds InterpretError for an access.
 [[noreturn]] void throw_out_of_bounds(const ErrCtx *ctx, bool store, const int64_t *idx,
                                       const BufState &b);

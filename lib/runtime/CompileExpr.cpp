@@ -44,11 +44,14 @@ std::string format_index(const int64_t *idx, int n) {
   return os.str();
 }
 
+std::string out_of_bounds_message(const std::string &what, const std::string &block, bool store,
+                                  const int64_t *idx, const int64_t *shape, int ndim) {
+  return "out-of-bounds " + std::string(store ? "store to " : "load ") + what + format_index(idx, ndim) + " (shape " +
+         format_index(shape, ndim) + ") in block '" + block + "'";
+}
+
 void throw_out_of_bounds(const ErrCtx *ctx, bool store, const int64_t *idx, const BufState &b) {
-  std::ostringstream os;
-  os << "out-of-bounds " << (store ? "store to " : "load ") << ctx->what << format_index(idx, b.ndim)
-     << " (shape " << format_index(b.shape, b.ndim) << ") in block '" << ctx->block << "'";
-  throw InterpretError(os.str());
+  throw InterpretError(out_of_bounds_message(ctx->what, ctx->block, store, idx, b.shape, b.ndim));
 }
 
 namespace {

@@ -19,6 +19,37 @@ namespace tessera::runtime::detail {
 using ir::DataType;
 using ir::Expr;
 
+void poison(std::vector<uint8_t> &mem, DataType t) {
+  if (!t.is_float()) {
+    std::memset(mem.data(), 0xA5, mem.size());
+    return;
+  }
+  auto fill = [&](const void *pattern, size_t n) {
+    for (size_t i = 0; i + n <= mem.size(); i += n) std::memcpy(mem.data() + i, pattern, n);
+  };
+  switch (float_kind(t)) {
+    case FK::F16: {
+      uint16_t p = 0x7e00;
+      fill(&p, 2);
+      break;
+    }
+    case FK::BF16: {
+      uint16_t p = 0x7fc0;
+      fill(&p, 2);
+      break;
+    }
+    case FK::F32: {
+      uint32_t p = 0x7fc00000u;
+      fill(&p, 4);
+      break;
+    }
+    default: {
+      uint64_t p = 0x7ff8000000000000ull;
+      fill(&p, 8);
+    }
+  }
+}
+
 namespace {
 
 template <typename E, bool IsFloat, typename Ix>
@@ -124,38 +155,6 @@ struct AllocInfo {
   const ErrCtx *ctx = nullptr;  // what = the buffer's name
 };
 
-/// The byte pattern that fills a fresh allocation: quiet NaN for floats (a read
-/// before a write shows up as NaN in the result), 0xA5 bytes for integers and bool.
-void poison(std::vector<uint8_t> &mem, DataType t) {
-  if (!t.is_float()) {
-    std::memset(mem.data(), 0xA5, mem.size());
-    return;
-  }
-  auto fill = [&](const void *pattern, size_t n) {
-    for (size_t i = 0; i + n <= mem.size(); i += n) std::memcpy(mem.data() + i, pattern, n);
-  };
-  switch (float_kind(t)) {
-    case FK::F16: {
-      uint16_t p = 0x7e00;
-      fill(&p, 2);
-      break;
-    }
-    case FK::BF16: {
-      uint16_t p = 0x7fc0;
-      fill(&p, 2);
-      break;
-    }
-    case FK::F32: {
-      uint32_t p = 0x7fc00000u;
-      fill(&p, 4);
-      break;
-    }
-    default: {
-      uint64_t p = 0x7ff8000000000000ull;
-      fill(&p, 8);
-    }
-  }
-}
 
 struct BlockNode final : StmtExec {
   std::vector<IterInfo> iters;

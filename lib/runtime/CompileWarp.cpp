@@ -311,12 +311,8 @@ struct WgmmaNode final : StmtExec, MmaOperands {
       throw InterpretError("T.wgmma in block '" + cc.block() + "': " + bad);
     for (int i = 0; i < 2; ++i) {
       const int64_t flag = const_arg(cc, c, 8 + i, i ? "trans_b" : "trans_a");
-      if (flag != 0 && flag != 1)
-        throw InterpretError("T.wgmma in block '" + cc.block() + "': " + (i ? "trans_b" : "trans_a") + " is " +
-                             std::to_string(flag) + "; it is 0 (K-major) or 1 (MN-major)");
-      if (flag && !ir::wgmma::can_be_mn_major(v.in))
-        throw InterpretError("T.wgmma in block '" + cc.block() + "': " + (i ? "B" : "A") + " is MN-major but " +
-                             v.in.str() + " operands are K-major only (wgmma transposes 16-bit types)");
+      if (std::string bad = ir::wgmma::check_transpose(i ? "B" : "A", flag, v.in); !bad.empty())
+        throw InterpretError("T.wgmma in block '" + cc.block() + "': " + bad);
       mn_major[i] = flag != 0;
     }
     for (const ir::Load *op : {c.args[2].as<ir::Load>(), c.args[3].as<ir::Load>()}) {

@@ -218,10 +218,7 @@ std::vector<NDArray> make_random_args(const ir::PrimFunc &f, const DimBindings &
 }
 
 void interpret(const ir::PrimFunc &f, std::vector<NDArray> &args) {
-  std::vector<NDArray *> ptrs;
-  ptrs.reserve(args.size());
-  for (NDArray &a : args) ptrs.push_back(&a);
-  Interpreter(f).run(std::move(ptrs));
+  Interpreter(f).run(pointers_to(args));
 }
 
 }  // namespace tessera::runtime

@@ -214,4 +214,11 @@ bool allclose(const NDArray &a, const NDArray &b, double rtol, double atol) {
   return true;
 }
 
+std::vector<NDArray *> pointers_to(std::vector<NDArray> &arrays) {
+  std::vector<NDArray *> out;
+  out.reserve(arrays.size());
+  for (NDArray &a : arrays) out.push_back(&a);
+  return out;
+}
+
 }  // namespace tessera::runtime

@@ -31,9 +31,7 @@ Oracle resolve_oracle(Oracle o) {
 
 Oracle execute(const ir::PrimFunc &f, std::vector<NDArray> &args, Oracle oracle) {
   oracle = resolve_oracle(oracle);
-  std::vector<NDArray *> ptrs;
-  ptrs.reserve(args.size());
-  for (NDArray &a : args) ptrs.push_back(&a);
+  std::vector<NDArray *> ptrs = pointers_to(args);
   if (oracle != Oracle::Interpreter && (oracle == Oracle::Llvm || llvm_jit_available())) {
     std::optional<LlvmJit> jit;
     try {

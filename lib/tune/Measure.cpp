@@ -53,20 +53,11 @@ runtime::DimBindings complete_dims(const ir::PrimFunc &func, const runtime::DimB
   return out;
 }
 
-double argument_bytes(const ir::PrimFunc &func, const runtime::DimBindings &dims) {
-  ir::PrimFunc bound = dims.empty() ? func : analysis::specialize(func, dims);
-  double total = 0;
-  for (const ir::Var &p : bound.params()) {
-    ir::Buffer b = bound.buffer_of(p);
-    if (!b.defined()) continue;
-    double n = b.dtype().bytes();
-    for (const ir::Expr &e : b.shape()) n *= double(ir::as_const_int(e).value_or(1));
-    total += n;
-  }
-  return total;
-}
+namespace {
 
-double verification_bytes(const ir::PrimFunc &func, const runtime::DimBindings &dims) {
+/// The sum over `func`'s parameter buffers, with `dims` bound, of their
+/// element counts times (bytes per element + `extra`).
+double parameter_bytes(const ir::PrimFunc &func, const runtime::DimBindings &dims, double extra) {
   ir::PrimFunc bound = dims.empty() ? func : analysis::specialize(func, dims);
   double total = 0;
   for (const ir::Var &p : bound.params()) {
@@ -74,9 +65,19 @@ double verification_bytes(const ir::PrimFunc &func, const runtime::DimBindings &
     if (!b.defined()) continue;
     double n = 1;
     for (const ir::Expr &e : b.shape()) n *= double(ir::as_const_int(e).value_or(1));
-    total += n * (b.dtype().bytes() + 24.0);
+    total += n * (b.dtype().bytes() + extra);
   }
   return total;
+}
+
+}  // namespace
+
+double argument_bytes(const ir::PrimFunc &func, const runtime::DimBindings &dims) {
+  return parameter_bytes(func, dims, 0);
+}
+
+double verification_bytes(const ir::PrimFunc &func, const runtime::DimBindings &dims) {
+  return parameter_bytes(func, dims, 24);
 }
 
 double available_memory_bytes() {

@@ -24,9 +24,7 @@ ComputedReference reference_for(const ir::PrimFunc &f, const std::vector<runtime
     }
     if (jit) {
       std::vector<runtime::NDArray> args = runtime::reference_args(program, f, inputs);
-      std::vector<runtime::NDArray *> ptrs;
-      for (runtime::NDArray &a : args) ptrs.push_back(&a);
-      jit->run(std::move(ptrs));
+      jit->run(runtime::pointers_to(args));
       return {runtime::collect_reference(program, f, std::move(args)), "llvm"};
     }
   }

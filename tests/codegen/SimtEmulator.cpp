@@ -564,9 +564,11 @@ class Thread {
     if (!v) throw EmulationError("T.wgmma: " + why);
     const tessera::ir::wgmma::SmemLayout layout{static_cast<int>(eval(c.args[5]).i), eval(c.args[6]).i, eval(c.args[7]).i};
     if (std::string bad = layout.check(); !bad.empty()) throw EmulationError("T.wgmma: " + bad);
-    const bool mn_major_a = eval(c.args[8]).i != 0, mn_major_b = eval(c.args[9]).i != 0;
-    if ((mn_major_a || mn_major_b) && !tessera::ir::wgmma::can_be_mn_major(v->in))
-      throw EmulationError("T.wgmma: an MN-major " + v->in.str() + " operand");
+    const int64_t trans_a = eval(c.args[8]).i, trans_b = eval(c.args[9]).i;
+    for (auto [operand, trans] : {std::pair{"A", trans_a}, {"B", trans_b}})
+      if (std::string bad = tessera::ir::wgmma::check_transpose(operand, trans, v->in); !bad.empty())
+        throw EmulationError("T.wgmma: " + bad);
+    const bool mn_major_a = trans_a != 0, mn_major_b = trans_b != 0;
     check_span(d, v->d_per_thread(), "T.wgmma's accumulators");
     const int e = a.buffer->dtype().bytes();
     Copy result{d, std::vector<Value>(static_cast<size_t>(v->d_per_thread()))};

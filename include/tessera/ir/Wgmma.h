@@ -116,6 +116,10 @@ struct WgmmaVariant {
 /// Whether an operand of type `in` may be MN-major (transposed): PTX's
 /// transpose immediates exist for the 16-bit types only.
 inline bool can_be_mn_major(DataType in) { return in.bytes() == 2; }
+/// Empty when `trans` (T.wgmma's trans_a for operand "A", trans_b for "B")
+/// is a flag operands of type `in` may take, else why not (not 0 or 1, or an
+/// MN-major operand of a type wgmma does not transpose).
+std::string check_transpose(const char *operand, int64_t trans, DataType in);
 
 /// The variant `shape` ("m64nNk16" / "m64nNk32") names for operands of type
 /// `in` into `acc`, or nullopt with the reason in `why`.

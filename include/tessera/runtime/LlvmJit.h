@@ -89,7 +89,4 @@ class LlvmJit {
   std::unique_ptr<Impl> impl_;
 };
 
-/// Convenience: runs `f` on `args` with the LLVM JIT (see LlvmJit::run).
-void run_llvm(const ir::PrimFunc &f, std::vector<NDArray> &args);
-
 }  // namespace tessera::runtime

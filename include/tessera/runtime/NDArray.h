@@ -76,6 +76,10 @@ class NDArray {
   std::vector<uint8_t> bytes_;
 };
 
+/// The address of each of `arrays`, in order: the argument list
+/// Interpreter::run and LlvmJit::run take.
+std::vector<NDArray *> pointers_to(std::vector<NDArray> &arrays);
+
 /// Largest relative error of `a` against the reference `b`, over elements i:
 ///   |a_i - b_i| / max(|b_i|, 1e-6 * max_j |b_j|, DBL_MIN)
 /// (max_j over finite b_j). Equal elements (also equal infinities, or NaN in

@@ -7,24 +7,10 @@
 #include "JitRuntime.h"
 
 #include <cmath>
-#include <cstring>
 #include <sstream>
 
+#include "../Closures.h"  // the interpreter's messages and poison
 #include "tessera/support/Half.h"  // round_to_tf32
-
-namespace tessera::runtime::detail {
-namespace {
-
-std::string format_values(const int64_t *v, int n) {
-  std::ostringstream os;
-  os << "[";
-  for (int i = 0; i < n; ++i) os << (i ? ", " : "") << v[i];
-  os << "]";
-  return os.str();
-}
-
-}  // namespace
-}  // namespace tessera::runtime::detail
 
 using tessera::runtime::detail::JitRunState;
 using tessera::runtime::detail::JitSite;
@@ -37,9 +23,7 @@ void tessera_jit_fail(JitRunState *st, int32_t site, const int64_t *v) {
   using K = JitSite::Kind;
   switch (s.kind) {
     case K::OutOfBounds:
-      os << "out-of-bounds " << (s.store ? "store to " : "load ") << s.what
-         << tessera::runtime::detail::format_values(v, s.ndim) << " (shape "
-         << tessera::runtime::detail::format_values(v + s.ndim, s.ndim) << ") in block '" << s.block << "'";
+      os << tessera::runtime::detail::out_of_bounds_message(s.what, s.block, s.store, v, v + s.ndim, s.ndim);
       break;
     case K::DivZero: os << "integer division by zero in block '" << s.block << "': " << s.what << "(" << v[0] << ", 0)"; break;
     case K::BadShift:
@@ -62,32 +46,14 @@ void tessera_jit_fail(JitRunState *st, int32_t site, const int64_t *v) {
 uint8_t *tessera_jit_alloc(JitRunState *st, int32_t id, int64_t bytes, int32_t poison) {
   std::vector<uint8_t> &mem = st->allocs[size_t(id)];
   mem.resize(size_t(bytes));
-  auto fill = [&](const void *pattern, size_t n) {
-    for (size_t i = 0; i + n <= mem.size(); i += n) std::memcpy(mem.data() + i, pattern, n);
-  };
   using P = tessera::runtime::detail::PoisonKind;
+  using tessera::ir::DataType;
   switch (P(poison)) {
-    case P::Int: std::memset(mem.data(), 0xA5, mem.size()); break;
-    case P::F16: {
-      uint16_t p = 0x7e00;
-      fill(&p, 2);
-      break;
-    }
-    case P::BF16: {
-      uint16_t p = 0x7fc0;
-      fill(&p, 2);
-      break;
-    }
-    case P::F32: {
-      uint32_t p = 0x7fc00000u;
-      fill(&p, 4);
-      break;
-    }
-    case P::F64: {
-      uint64_t p = 0x7ff8000000000000ull;
-      fill(&p, 8);
-      break;
-    }
+    case P::Int: tessera::runtime::detail::poison(mem, DataType::int32()); break;
+    case P::F16: tessera::runtime::detail::poison(mem, DataType::float16()); break;
+    case P::BF16: tessera::runtime::detail::poison(mem, DataType::bfloat16()); break;
+    case P::F32: tessera::runtime::detail::poison(mem, DataType::float32()); break;
+    case P::F64: tessera::runtime::detail::poison(mem, DataType::float64()); break;
   }
   // A zero-byte allocation still needs a distinct, valid address.
   return mem.empty() ? reinterpret_cast<uint8_t *>(st) : mem.data();

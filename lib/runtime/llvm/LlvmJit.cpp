@@ -247,11 +247,4 @@ void LlvmJit::run(std::vector<NDArray *> args) const {
   if (impl_->code->kernel(f.iv, f.fv, f.bufs, &st) != 0) throw InterpretError(st.error);
 }
 
-void run_llvm(const ir::PrimFunc &f, std::vector<NDArray> &args) {
-  std::vector<NDArray *> ptrs;
-  ptrs.reserve(args.size());
-  for (NDArray &a : args) ptrs.push_back(&a);
-  LlvmJit(f).run(std::move(ptrs));
-}
-
 }  // namespace tessera::runtime

@@ -18,6 +18,4 @@ void LlvmJit::run(std::vector<NDArray *>) const {}
 double LlvmJit::compile_ms() const { return 0; }
 bool LlvmJit::from_cache() const { return false; }
 
-void run_llvm(const ir::PrimFunc &f, std::vector<NDArray> &) { LlvmJit jit(f); }
-
 }  // namespace tessera::runtime
