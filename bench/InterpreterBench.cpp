@@ -76,54 +76,48 @@ PrimFunc softmax(int64_t rows, int64_t cols) {
   return PrimFunc::make("softmax", {a, b}, {{a, A}, {b, B}}, root);
 }
 
+/// `f` on random arguments, run by `Executor` (the Interpreter or the LlvmJit,
+/// compiled once) every iteration.
+template <typename Executor>
 void run_bench(benchmark::State &state, const PrimFunc &f, double flops) {
   auto args = runtime::make_random_args(f, {}, 1);
-  std::vector<runtime::NDArray *> ptrs;
-  for (auto &x : args) ptrs.push_back(&x);
-  runtime::Interpreter interp(f);
+  std::vector<runtime::NDArray *> ptrs = runtime::pointers_to(args);
+  Executor executor(f);
   for (auto _ : state) {
-    interp.run(ptrs);
+    executor.run(ptrs);
     benchmark::DoNotOptimize(args.back().data());
   }
   state.counters["flop/s"] = benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate);
 }
 
 void BM_Matmul256_f32(benchmark::State &state) {
-  run_bench(state, matmul(256, 256, 256, DataType::float32()), 2.0 * 256 * 256 * 256);
+  run_bench<runtime::Interpreter>(state, matmul(256, 256, 256, DataType::float32()), 2.0 * 256 * 256 * 256);
 }
 BENCHMARK(BM_Matmul256_f32)->Unit(benchmark::kMillisecond);
 
 void BM_Matmul128_f16(benchmark::State &state) {
-  run_bench(state, matmul(128, 128, 128, DataType::float16()), 2.0 * 128 * 128 * 128);
+  run_bench<runtime::Interpreter>(state, matmul(128, 128, 128, DataType::float16()), 2.0 * 128 * 128 * 128);
 }
 BENCHMARK(BM_Matmul128_f16)->Unit(benchmark::kMillisecond);
 
-void BM_Softmax_256x1024_f32(benchmark::State &state) { run_bench(state, softmax(256, 1024), 5.0 * 256 * 1024); }
+void BM_Softmax_256x1024_f32(benchmark::State &state) {
+  run_bench<runtime::Interpreter>(state, softmax(256, 1024), 5.0 * 256 * 1024);
+}
 BENCHMARK(BM_Softmax_256x1024_f32)->Unit(benchmark::kMillisecond);
 
-void run_jit(benchmark::State &state, const PrimFunc &f, double flops) {
-  auto args = runtime::make_random_args(f, {}, 1);
-  std::vector<runtime::NDArray *> ptrs;
-  for (auto &x : args) ptrs.push_back(&x);
-  runtime::LlvmJit jit(f);
-  for (auto _ : state) {
-    jit.run(ptrs);
-    benchmark::DoNotOptimize(args.back().data());
-  }
-  state.counters["flop/s"] = benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate);
-}
-
 void BM_Jit_Matmul256_f32(benchmark::State &state) {
-  run_jit(state, matmul(256, 256, 256, DataType::float32()), 2.0 * 256 * 256 * 256);
+  run_bench<runtime::LlvmJit>(state, matmul(256, 256, 256, DataType::float32()), 2.0 * 256 * 256 * 256);
 }
 BENCHMARK(BM_Jit_Matmul256_f32)->Unit(benchmark::kMillisecond);
 
 void BM_Jit_Matmul128_f16(benchmark::State &state) {
-  run_jit(state, matmul(128, 128, 128, DataType::float16()), 2.0 * 128 * 128 * 128);
+  run_bench<runtime::LlvmJit>(state, matmul(128, 128, 128, DataType::float16()), 2.0 * 128 * 128 * 128);
 }
 BENCHMARK(BM_Jit_Matmul128_f16)->Unit(benchmark::kMillisecond);
 
-void BM_Jit_Softmax_256x1024_f32(benchmark::State &state) { run_jit(state, softmax(256, 1024), 5.0 * 256 * 1024); }
+void BM_Jit_Softmax_256x1024_f32(benchmark::State &state) {
+  run_bench<runtime::LlvmJit>(state, softmax(256, 1024), 5.0 * 256 * 1024);
+}
 BENCHMARK(BM_Jit_Softmax_256x1024_f32)->Unit(benchmark::kMillisecond);
 
 /// The oracle's real work: the float64 reference program of `f` (values,
