@@ -28,9 +28,12 @@
 //                at least a quarter of the top k from each (merge_forms);
 //   K steps      the same sizes over K (input channels for direct conv2d), growing
 //                while the tiles fit the opt-in shared memory and the unrolled
-//                K step stays small enough to compile in a second or two; per
-//                thread tiling only its best K step is kept, so that the top k
-//                are k different tilings;
+//                K step stays small enough to compile in a second or two;
+//   stages       for the matmul, each K step unpipelined and, where the GPU has
+//                cp.async, as a 2- and 3-stage pipeline (that many copies of
+//                the tiles in shared memory, the fetch latency hidden behind
+//                the steps in flight); per thread tiling only its best K step
+//                and depth is kept, so that the top k are k different tilings;
 //   layout       the rule's own vectors and pads for each of the best 2k
 //                tilings (fit_matmul_layout, fit_conv2d_layout), with a
 //                narrower A vector where the widest one's pads cannot keep the
@@ -74,6 +77,7 @@ constexpr int64_t kMaxThreadM = 16;       ///< rows per thread
 constexpr int64_t kMaxThreadN = 8;        ///< columns per thread
 constexpr int64_t kMaxKStep = 128;        ///< reduce elements (input channels) per K step
 constexpr int64_t kFinalistsPerPick = 2;  ///< tilings fitted and rescored per candidate asked for
+constexpr int64_t kMaxSimtStages = 3;     ///< deepest matmul pipeline proposed (each stage a copy of the tiles)
 /// FMAs in the unrolled K step of one thread (block_k x thread tile): NVRTC's
 /// time grows with it, and the tuner compiles every candidate (for sm_90 on
 /// the 2-core CPU machine, under load: about 10 s for a 128 x 8 x 8 body,
@@ -272,6 +276,7 @@ SimtGemm matmul_model(const Arch &arch, const MatmulProblem &p, const MatmulConf
   g.k_per_step = c.block_k;
   g.registers = c.registers();
   g.smem_bytes = c.shared_bytes();
+  g.stages = c.stages;
   g.acc_bytes = c.acc_bytes;
   g.a_fragment = !p.a_k_inner;
   if (banks && p.a_k_inner) {
@@ -355,11 +360,17 @@ std::vector<Candidate> propose_matmul(const ir::PrimFunc &f, const rules::Rule &
       c.block_k = bk;
       c.vector_a = move_lanes(arch, p.a_k_inner ? std::min(bk, p.k) : std::min(bm, p.m), c.a_bytes);
       c.vector_b = p.b_n_inner ? move_lanes(arch, std::min(bn, p.n), c.b_bytes) : 1;
+      c.stages = 1;
       if (c.shared_bytes() > arch.max_smem_per_block()) break;
       if (!fits_registers(arch, threads, c.registers())) break;
-      const SimtGemm g = matmul_model(arch, p, c, false);
-      if (!reads) reads = warp_reads(arch, g);
-      step.offer(estimate(arch, g, *reads).us, Key{bm, bn, tm, tn, 0, 0, 0}, c);
+      // Unpipelined, then (with cp.async) 2 and 3 stages where they fit.
+      for (int64_t stages = 1; stages <= (arch.memory.cp_async ? kMaxSimtStages : 1); ++stages) {
+        c.stages = stages;
+        if (c.shared_bytes() > arch.max_smem_per_block()) break;
+        const SimtGemm g = matmul_model(arch, p, c, false);
+        if (!reads) reads = warp_reads(arch, g);
+        step.offer(estimate(arch, g, *reads).us, Key{bm, bn, tm, tn, 0, 0, 0}, c);
+      }
     }
     if (step.best) tilings.push_back(std::move(*step.best));
   });

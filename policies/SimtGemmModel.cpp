@@ -117,6 +117,15 @@ GemmEstimate estimate(const Arch &arch, const SimtGemm &g, const WarpReads &read
   work.smem_wavefronts = double(warps) * iters * (reads.a_wavefronts + reads.b_wavefronts) +
                          double(g.k_steps) * per_step_wavefronts;
   work.stall_cycles = double(g.k_steps) * kFetchLatencyCycles;
+  if (g.stages > 1) {
+    // The fetch of step t + S - 1 is issued before step t computes: a step
+    // waits only for what S - 1 steps of the block's own issue leave of the
+    // round trip; the first fetch is waited out whole.
+    const double issue_rate = double(std::max(arch.compute.warp_schedulers_per_sm, 1));
+    const double step_cycles = (work.fma + work.other) / issue_rate / double(std::max<int64_t>(g.k_steps, 1));
+    const double exposed = std::max(0.0, kFetchLatencyCycles - double(g.stages - 1) * step_cycles);
+    work.stall_cycles = kFetchLatencyCycles + double(std::max<int64_t>(g.k_steps - 1, 0)) * exposed;
+  }
   e.sm = sm_time(arch, work, grid, threads, e.occ);
 
   e.dram_bytes = dram_traffic(arch, g, e.occ);

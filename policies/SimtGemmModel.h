@@ -21,7 +21,9 @@
 //             of its shared stores (an A gather's index arithmetic per move
 //             too); plus one global-memory round trip per K
 //             step that the block waits out at its barrier (one pipeline
-//             stage) unless other resident blocks fill it. Tiles past the
+//             stage) unless other resident blocks fill it; with S > 1
+//             stages only what S - 1 steps of the block's own issue do not
+//             cover (and the first fetch whole). Tiles past the
 //             problem's edges still issue (predicated), so padding costs its
 //             share here;
 //   DRAM time (CostModel roofline_us) of the operand traffic with L2 reuse:
@@ -63,6 +65,7 @@ struct SimtGemm {
   int64_t thread_m = 1, thread_n = 1;          ///< outputs per thread
   int64_t k_steps = 1;                         ///< K steps per block
   int64_t k_per_step = 1;  ///< reduce iterations per K step (the step as tiled, past the edge too)
+  int64_t stages = 1;      ///< shared tiles in flight (> 1: a cp.async pipeline over the K steps)
   int64_t registers = 0;   ///< per thread
   int64_t smem_bytes = 0;  ///< per block
   int64_t acc_bytes = 4;

@@ -119,6 +119,7 @@ void Conv2dConfig::validate(const Arch &arch) const {
         positive.begin(),
         {{"block_h", block_h}, {"block_w", block_w}, {"thread_h", thread_h}, {"thread_w", thread_w}});
   for (auto [name, v] : positive) require(v >= 1, rule(), name, v, "must be at least 1");
+  require(stages == 1, rule(), "stages", stages, "is not supported: the conv2d rule does not pipeline its K steps (use 1)");
   if (!implicit_gemm()) {
     require(block_h % thread_h == 0, rule(), "block_h", block_h,
             "is not a multiple of thread_h = " + std::to_string(thread_h));

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "tessera/analysis/BlockInfo.h"
+#include "tessera/ir/Functor.h"
 #include "tessera/ir/Stmt.h"
 #include "tessera/support/Error.h"
 
@@ -359,6 +360,25 @@ void schedule_gemm(Schedule &sch, const GemmPlan &p) {
       if (auto e = ir::as_const_int(sch.get(l).as<ir::For>()->extent)) per_thread *= *e;
     }
   if (p.unroll) unroll_k_inner(sch, pc.k_inner.back(), per_thread);
+
+  // Step 5. Pipeline the K steps: the fetches at stage 0 (asynchronous),
+  // the statement holding the compute at the last.
+  if (p.stages > 1) {
+    const LoopRef &k_step = pc.k_outer.back();
+    ir::Stmt body = sch.get(k_step).as<ir::For>()->body;
+    std::vector<ir::Stmt> parts = {body};
+    if (const auto *seq = body.as<ir::Seq>()) parts = seq->stmts;
+    ir::AnnValue::List stage;
+    for (const ir::Stmt &s : parts) {
+      bool computes = false;
+      ir::pre_order_visit(s, nullptr, [&](const ir::Stmt &x) {
+        if (const auto *b = x.as<ir::Block>(); b && b->name == p.block) computes = true;
+      });
+      stage.push_back(ir::AnnValue(computes ? p.stages - 1 : 0));
+    }
+    sch.annotate(k_step, "software_pipeline_stage", stage);
+    sch.annotate(k_step, "software_pipeline_async_stages", ir::AnnValue::List{0});
+  }
 }
 
 void unroll_k_inner(schedule::Schedule &sch, const schedule::LoopRef &k, int64_t per_thread) {

@@ -22,6 +22,11 @@
 //                                                        of the epilogue, reverse_compute_at,
 //                                                        split and bound as the compute)
 //
+// With `stages` S > 1 the K step loop is annotated as a software pipeline
+// (TVM's keys; lower::inject_software_pipeline builds it): the fetches at
+// stage 0 as cp.async, the compute at stage S - 1, so the tiles of step
+// t + S - 1 are in flight while step t computes, in S shared buffers each.
+//
 // The K step loop sits above the thread loops because compute_at sizes a
 // copy by relaxing only the loops below its target: there, the copy covers
 // the whole block's tile. Lowering makes the thread loops the launch's
@@ -80,6 +85,7 @@ struct GemmPlan {
   OperandPlan a, b;
   int64_t vector_c = 1;  ///< write-back vector width (divides the N per-thread piece)
   bool unroll = true;    ///< unroll the innermost K inner piece (in chunks: unroll_k_inner)
+  int64_t stages = 1;    ///< shared tiles in flight (> 1: a cp.async software pipeline over the K step)
 };
 
 /// Multiply-adds per thread that one unrolled K chunk may hold. NVVM and

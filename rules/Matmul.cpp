@@ -59,8 +59,8 @@ int64_t words(int64_t bytes) {
 }  // namespace
 
 int64_t MatmulConfig::shared_bytes() const {
-  return (block_m * block_k + pad_a * std::max(block_m, block_k)) * a_bytes +
-         (block_n * block_k + pad_b * std::max(block_n, block_k)) * b_bytes;
+  return stages * ((block_m * block_k + pad_a * std::max(block_m, block_k)) * a_bytes +
+                   (block_n * block_k + pad_b * std::max(block_n, block_k)) * b_bytes);
 }
 
 int64_t MatmulConfig::registers() const {
@@ -97,8 +97,10 @@ void MatmulConfig::check_common(const char *rule, const Arch &arch) const {
           "is not a non-negative multiple of vector_a (the padded rows must keep vector stores aligned)");
   require(pad_b >= 0 && pad_b % vector_b == 0, rule, "pad_b", pad_b,
           "is not a non-negative multiple of vector_b (the padded rows must keep vector stores aligned)");
-  require(stages == 1, rule, "stages", stages,
-          "is not supported: software pipelining is not implemented yet (use 1)");
+  require(stages >= 1 && stages <= kMaxStages, rule, "stages", stages,
+          "is not between 1 and " + std::to_string(kMaxStages));
+  require(stages == 1 || arch.memory.cp_async, rule, "stages", stages,
+          "needs cp.async, which " + arch.name + " lacks (use 1)");
   require(registers() <= arch.limits.max_regs_per_thread, rule, "registers", registers(),
           "(estimated per thread from thread_m x thread_n) exceeds the " +
               std::to_string(arch.limits.max_regs_per_thread) + " registers per thread of " + arch.name);
@@ -381,6 +383,7 @@ schedule::Schedule MatmulRule::apply(const ir::PrimFunc &f, const Match &mm, con
   p.b.pitch = detail::tile_pitch(c->block_n, m.n_extent);
   p.vector_c = c->vector_c;
   p.unroll = c->unroll;
+  p.stages = c->stages;
   return detail::schedule_gemm(f, p);
 }
 

@@ -103,6 +103,7 @@ LoweredFunc lower(const ir::PrimFunc &func) {
   run.stmt_pass("lower_blocks", f, lower_blocks);
   run.func_pass("lower_warp_buffers", f, lower_warp_buffers);
   run.func_pass("compact_buffers", f, [&](const LoweredFunc &g) { return compact_buffers(g, func.body()); });
+  run.func_pass("inject_software_pipeline", f, inject_software_pipeline);
   run.stmt_pass("simplify_division", f, simplify_division);
   run.stmt_pass("guard_single_thread_stores", f, guard_single_thread_stores);
   run.stmt_pass("insert_barriers", f, insert_barriers);

@@ -37,7 +37,9 @@
 #include <vector>
 
 #include "tessera/lower/Lower.h"
+#include "tessera/runtime/Interpreter.h"
 #include "tessera/runtime/NDArray.h"
+#include "tessera/runtime/Verify.h"
 
 namespace tessera::simt {
 
@@ -55,5 +57,14 @@ using WrittenMask = std::vector<std::vector<uint8_t>>;
 /// run as (blockIdx.x, y, z); empty runs the whole grid. Throws EmulationError.
 WrittenMask emulate(const lower::LoweredFunc &f, const std::vector<runtime::NDArray *> &args,
                     const std::vector<std::array<int64_t, 3>> &blocks = {});
+
+/// Emulates `kernel` (lowered from `f` or from a schedule of it) on random
+/// inputs of `f` at `dims` (seeded by `seed`), the values of the kernel's
+/// scalar parameters (symbolic sizes) taken from `dims`; returns the checks
+/// against f's float64 reference, or, when the emulator fails, none with
+/// its message in `*error`.
+std::vector<runtime::OutputCheck> emulate_and_check(const ir::PrimFunc &f, const lower::LoweredFunc &kernel,
+                                                    const runtime::DimBindings &dims, uint64_t seed,
+                                                    std::string *error);
 
 }  // namespace tessera::simt

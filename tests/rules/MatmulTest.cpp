@@ -220,7 +220,7 @@ TEST(MatmulRule, ValidateNamesTheField) {
   expect_error(c, "shared memory");
   c = ok, c.thread_m = 16, c.thread_n = 16, c.block_m = 64, c.block_n = 64;  // 256 accumulators
   expect_error(c, "registers");
-  c = ok, c.stages = 2;
+  c = ok, c.stages = rules::MatmulConfig::kMaxStages + 1;
   expect_error(c, "stages");
   c = ok, c.vector_a = 8;  // 32 bytes of float32
   expect_error(c, "vector_a");

@@ -22,28 +22,7 @@ namespace tessera::test {
 /// the checks against the float64 reference, or the emulator's error.
 inline std::vector<runtime::OutputCheck> emulate(const ir::PrimFunc &f, const ir::PrimFunc &scheduled,
                                           const runtime::DimBindings &dims, std::string *error) {
-  lower::LoweredFunc kernel = lower::lower(scheduled);
-  std::vector<runtime::NDArray> expected = runtime::make_random_args(f, dims, 9);
-  std::vector<runtime::NDArray> actual = expected;
-  runtime::Reference reference = runtime::compute_reference(f, expected);
-  // Scalar parameters (symbolic M) are part of the kernel's signature after the buffers.
-  std::vector<runtime::NDArray *> args;
-  for (runtime::NDArray &a : actual) args.push_back(&a);
-  std::vector<runtime::NDArray> scalars;
-  for (size_t p = args.size(); p < kernel.params.size(); ++p) {
-    const ir::Var &v = kernel.params[p].var;
-    runtime::NDArray s(v.dtype(), {});
-    s.set_int(0, dims.at(v.name()));
-    scalars.push_back(s);
-  }
-  for (runtime::NDArray &s : scalars) args.push_back(&s);
-  try {
-    simt::emulate(kernel, args);
-  } catch (const simt::EmulationError &e) {
-    *error = e.what();
-    return {};
-  }
-  return runtime::check_outputs(f, actual, reference);
+  return simt::emulate_and_check(f, lower::lower(scheduled), dims, 9, error);
 }
 
 }  // namespace tessera::test

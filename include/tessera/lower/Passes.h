@@ -65,6 +65,20 @@ LoweredFunc lower_warp_buffers(const LoweredFunc &f);
 /// constant box stay as they are.
 LoweredFunc compact_buffers(const LoweredFunc &f, const ir::Stmt &blocks);
 
+/// Runs each serial loop annotated "software_pipeline_stage" (with optional
+/// "software_pipeline_order" and "software_pipeline_async_stages", as TVM's
+/// schedules write them) as a software pipeline: child statement c of
+/// iteration i runs at step i + stage[c]: a prologue of the first steps, then
+/// one loop over the rest whose earlier-stage children are guarded by the
+/// extent (no epilogue: the body is not duplicated); buffers read
+/// across stages get a leading version dimension (stage distance + 1); in
+/// async stages, global-to-shared copies become cp.async with one commit per
+/// step and a wait plus barrier before their readers. Dependences the
+/// pipeline would break (a buffer read across stages that is a parameter, has
+/// two writers, is read before written, or lives outside the loop; an order
+/// that swaps conflicting statements) -> LowerError naming the loop and buffer.
+LoweredFunc inject_software_pipeline(const LoweredFunc &f);
+
 /// Rewrites integer `//` and `%` as C's truncating `/` and `%` where both
 /// operands are provably non-negative (loop ranges known), so codegen needs
 /// the floor helpers only where signs are unknown.

@@ -50,7 +50,11 @@ struct MatmulConfig final : Config {
   int64_t pad_a = 0;      ///< elements added to each row of the A tile in shared memory
   int64_t pad_b = 0;      ///< elements added to each row of the (K-major) B tile
   bool unroll = true;     ///< unroll the loop over the K step
-  int64_t stages = 1;     ///< shared-memory pipeline depth (1: no pipelining, the only value supported yet)
+  /// Shared-memory tiles in flight: 1 fetches each K step's tiles, then
+  /// computes on them; S > 1 (cp.async, Ampere and later) copies the tiles
+  /// of step t + S - 1 while step t computes, in S buffers (GemmSchedule.h).
+  int64_t stages = 1;
+  static constexpr int64_t kMaxStages = 4;
   int64_t a_bytes = 4;    ///< workload fact: bytes per A element (2 for float16)
   int64_t b_bytes = 4;    ///< workload fact: bytes per B element
   int64_t acc_bytes = 4;  ///< workload fact: bytes per accumulator element
@@ -67,7 +71,7 @@ struct MatmulConfig final : Config {
   /// validate() without the shared memory check, errors under `rule` (the
   /// conv2d config checks its GEMM view this way and sizes its own tiles).
   void check_common(const char *rule, const Arch &arch) const;
-  /// Shared memory the tiles take (an upper bound with the padding).
+  /// Shared memory the tiles take, every stage's (an upper bound with the padding).
   int64_t shared_bytes() const;
   /// Registers per thread, estimated: accumulators, fragments, fetch chunks and
   /// 40 for addresses and loop state (ptxas: 85 to 90 for 8 x 4 float32 tiles).
