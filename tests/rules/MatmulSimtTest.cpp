@@ -14,6 +14,8 @@
 #include "tessera/codegen/CodegenCUDA.h"
 #include "tessera/ir/Functor.h"
 #include "tessera/rules/Matmul.h"
+#include "tessera/script/Parser.h"
+#include "tessera/script/Printer.h"
 
 namespace tessera::test {
 namespace {
@@ -95,6 +97,27 @@ TEST(MatmulSimt, BoundSizesCopyWholeVectors) {
     // Rows of 48 and 72 elements: every tile row starts 16-byte aligned.
     EXPECT_EQ(async_copies(kernel).second, 16) << c.str() << "\n" << codegen::codegen_cuda(kernel);
   }
+}
+
+TEST(MatmulSimt, ThePrintedPipelineParsesToTheSameKernel) {
+  // What a user pastes: the scheduled TVMScript, its K loop annotated as
+  // TVM prints it (T.serial(..., annotations={"software_pipeline_stage": ...})).
+  const Entry e = find_entry("matmul_nt_f32");
+  ir::PrimFunc f = load_func(e);
+  auto m = rules::matmul_rule().match(f, test_arch());
+  ASSERT_TRUE(m) << m.reason();
+  ir::PrimFunc scheduled = rules::matmul_rule().apply(f, **m, small_tiling(**m, 3)).func();
+  std::string text = script::print(scheduled);
+  ASSERT_NE(text.find("annotations={\"software_pipeline_async_stages\": [0], \"software_pipeline_stage\": [0, 0, 2]}"),
+            std::string::npos)
+      << text;
+  ir::PrimFunc parsed = script::parse_func(text);
+  lower::LoweredFunc kernel = lower::lower(parsed);
+  EXPECT_EQ(codegen::codegen_cuda(kernel), codegen::codegen_cuda(lower::lower(scheduled)));
+  std::string error;
+  for (const runtime::OutputCheck &c : simt::emulate_and_check(f, kernel, {{"m", 37}, {"n", 77}, {"k", 50}}, 4, &error))
+    EXPECT_TRUE(c.ok) << c.str();
+  EXPECT_EQ(error, "");
 }
 
 TEST(MatmulSimt, StagesNeedCpAsync) {

@@ -10,6 +10,8 @@
 //     block predicates and reduction inits are `if` guards;
 //   - function-level "shared"/"local" buffers (cache_read/cache_write copies
 //     at the cached buffer's shape) shrink to the tile their accesses touch;
+//   - loops annotated "software_pipeline_stage" (TVM's keys) run as
+//     software pipelines: multi-buffered tiles, cp.async for async stages;
 //   - thread-bound loops are gone: their variables are the launch variables
 //     (`launch.thread_vars`, printed blockIdx.x / threadIdx.x by codegen) and
 //     their extents make up the grid and block dimensions;
