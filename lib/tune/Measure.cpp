@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "tessera/analysis/Specialize.h"
+#include "tessera/arith/Analyzer.h"
 #include "tessera/ir/Functor.h"
 #include "tessera/runtime/CudaDriver.h"
 #include "tessera/runtime/Interpreter.h"
@@ -26,14 +27,19 @@ int64_t saturating_mul(int64_t a, int64_t b) {
   return a > kSaturated / b ? kSaturated : a * b;
 }
 
-/// Sums, over the statements at the leaves of the loop nest, the product of
-/// their enclosing loop extents.
+/// Sums, over the stores at the leaves of the loop nest, the product of
+/// their enclosing loop extents, each at its largest given the loops around
+/// it (`for j in range(i + 8)` under `for i in range(8)`: 15; a negative
+/// extent: 0).
 struct IterationCounter : ir::IRVisitor {
+  arith::Analyzer ana;
   int64_t trip = 1, total = 0;
   void visit_(const ir::For *op) override {
-    auto e = ir::as_const_int(op->extent);
+    arith::IntBound e = ana.const_bound(op->extent);
     int64_t saved = trip;
-    trip = e ? saturating_mul(trip, std::max<int64_t>(*e, 0)) : kSaturated;
+    trip = e.max == arith::IntBound::kPosInf ? kSaturated : saturating_mul(trip, std::max<int64_t>(e.max, 0));
+    arith::Analyzer::Scope scope(ana);
+    ana.bind(op->loop_var, ir::Range{op->min, op->extent});
     ir::IRVisitor::visit_(op);
     trip = saved;
   }
@@ -91,8 +97,18 @@ double available_memory_bytes() {
 }
 
 int64_t loop_iterations(const ir::PrimFunc &func, const runtime::DimBindings &dims) {
-  ir::PrimFunc bound = dims.empty() ? func : analysis::specialize(func, dims);
+  // Shape variables are specialised; an integer scalar parameter takes its
+  // value from `dims` too, or else one in [1, 8] (runtime::make_random_args).
+  runtime::DimBindings shapes;
+  for (const ir::Var &v : func.shape_vars())
+    if (auto it = dims.find(v.name()); it != dims.end()) shapes.insert(*it);
+  ir::PrimFunc bound = shapes.empty() ? func : analysis::specialize(func, shapes);
   IterationCounter c;
+  for (const ir::Var &p : bound.params()) {
+    if (bound.buffer_of(p).defined() || !p.dtype().is_integer() || shapes.count(p.name())) continue;
+    auto it = dims.find(p.name());
+    it == dims.end() ? c.ana.bind(p, 1, 8) : c.ana.bind(p, it->second, it->second);
+  }
   c.visit(bound.body());
   return c.total;
 }

@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include <gtest/gtest.h>
 
+#include "tessera/script/Parser.h"
+
 #include "../workloads/Workloads.h"
 #include "tessera/analysis/Specialize.h"
 #include "tessera/ir/StructuralEqual.h"
@@ -168,6 +170,27 @@ TEST(FastTuneMeasure, SizesOfArgumentsAndLoopsWithSymbolicDimensions) {
   EXPECT_EQ(loop_iterations(f, {{"m", 4}, {"n", 5}, {"k", 6}}), 2 * 4 * 5 * 6);
   // Symbolic loops count as unbounded.
   EXPECT_EQ(loop_iterations(f, {}), std::numeric_limits<int64_t>::max());
+  // An extent that depends on the loops around it counts at its largest, a
+  // negative one as none; an unbound scalar parameter at 8, make_random_args'
+  // largest value; an extent read from a buffer at its type's largest.
+  ir::PrimFunc g = script::parse_func(R"(@T.prim_func
+def main(a: T.Buffer((16,), "float32"), idx: T.Buffer((4,), "int32"), n: T.int32) -> None:
+    for i in range(8):
+        for j in range(i + 8):
+            a[j] = a[i] * T.float32(2)
+        for j in range(i - 20):
+            a[j] = T.float32(0)
+    for i in range(n):
+        a[i] = T.float32(1)
+)");
+  EXPECT_EQ(loop_iterations(g, {}), 8 * 15 + 0 + 8);
+  EXPECT_EQ(loop_iterations(g, {{"n", 3}}), 8 * 15 + 3);
+  ir::PrimFunc h = script::parse_func(R"(@T.prim_func
+def main(a: T.Buffer((16,), "float32"), idx: T.Buffer((4,), "int32")) -> None:
+    for i in range(idx[0]):
+        a[i] = T.float32(1)
+)");
+  EXPECT_EQ(loop_iterations(h, {}), std::numeric_limits<int32_t>::max());
 }
 
 }  // namespace

@@ -26,8 +26,12 @@
 namespace tessera::tune {
 
 /// Stores the unscheduled `func` executes with `dims` bound, counted where they
-/// stand (a block init under a reduce loop counts per iteration: an upper bound)
-/// (saturating; INT64_MAX when an extent is not a constant after binding): the
+/// stand (a block init under a reduce loop counts per iteration: an upper bound),
+/// each loop at its largest extent given the loops around it, an unbound
+/// integer scalar parameter at its value in `dims` or else at 8
+/// (make_random_args' largest), one read from a buffer at its type's largest
+/// (saturating; INT64_MAX when an extent has no bound, e.g. a symbolic size
+/// left out of `dims`): the
 /// interpreter's work, give or take a constant factor.
 int64_t loop_iterations(const ir::PrimFunc &func, const runtime::DimBindings &dims);
 
