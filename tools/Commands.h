@@ -228,6 +228,10 @@ struct DynamicCommandOptions {
   /// the measurements go to the tuning database `db` ("" the default, "none").
   bool measure = false;
   double budget_ms = 5000;
+  /// With `measure`: the cells past the budget are measured in the
+  /// background; the kernel is reported ready at the budget, then the
+  /// command waits for the rest (DynamicMeasureOptions::background).
+  bool background = false;
   std::string db;
 };
 

@@ -45,9 +45,17 @@ int dynamic_command(const DynamicCommandOptions &opts, std::ostream &out, std::o
         } else {
           std::optional<tune::Database> db = open_database(opts.db, err);
           k.load(0);
-          tune::DynamicMeasureReport r = k.measure(
-              k.device_timer(0), {.budget_ms = opts.budget_ms, .db = db ? &*db : nullptr, .cache = cache ? &*cache : nullptr});
+          tune::DynamicMeasureReport r =
+              k.measure(k.device_timer(0), {.budget_ms = opts.budget_ms,
+                                            .db = db ? &*db : nullptr,
+                                            .cache = cache ? &*cache : nullptr,
+                                            .background = opts.background});
           out << "# " << r.str() << "\n";
+          if (r.background_cells > 0) {
+            out << "# ready; the rest is measured in the background\n";
+            r = k.finish_measuring();
+            out << "# background done: " << r.str() << "\n";
+          }
           if (db) out << "# database: " << db->path() << " (" << r.measurements << " records appended)\n";
         }
       }

@@ -128,6 +128,9 @@ int main(int argc, char **argv) {
   dyn_cmd->add_flag("--measure", dyn.measure,
                     "Build, then time each cell's kernel and its close runners-up on the device and keep the fastest");
   dyn_cmd->add_option("--budget-ms", dyn.budget_ms, "With --measure: the time it may take")->capture_default_str();
+  dyn_cmd->add_flag("--background", dyn.background,
+                    "With --measure: measure the cells past the budget on a background thread (the kernel is usable "
+                    "at the budget), then wait for them");
   dyn_cmd->add_option("--db", dyn.db,
                       "With --measure: tuning database for the measurements; 'none' for none (default: $TESSERA_DB or "
                       "~/.cache/tessera/tuning.jsonl)");

@@ -90,10 +90,11 @@ DynamicKernel DynamicKernel::begin(const DynamicRequest &request, const Arch &ar
         k.plan_ = m.at("plan");
         k.rule_ = k.plan_.at("rule").get<std::string>();
         for (const rules::Json &c : k.plan_.at("configs")) k.configs_.push_back(c);
-        for (const rules::Json &c : k.plan_.at("cells")) k.kernel_of_cell_.push_back(c.at("config").get<int>());
+        std::vector<int> cell_kernels;
+        for (const rules::Json &c : k.plan_.at("cells")) cell_kernels.push_back(c.at("config").get<int>());
         size_t cells = 1;
         for (const auto &e : k.ends_) cells *= e.size();
-        if (k.kernel_of_cell_.size() != cells) throw UserError("the manifest's cells are not the spec's");
+        if (cell_kernels.size() != cells) throw UserError("the manifest's cells are not the spec's");
         for (const rules::Json &j : m.at("kernels")) {
           PlannedKernel pk;
           pk.entry = j.at("entry").get<std::string>();
@@ -111,8 +112,9 @@ DynamicKernel DynamicKernel::begin(const DynamicRequest &request, const Arch &ar
           pk.cubin = std::move(r->cubin);
           k.kernels_.push_back(std::move(pk));
         }
-        for (int c : k.kernel_of_cell_)
+        for (int c : cell_kernels)
           if (c < 0 || c >= int(k.kernels_.size())) throw UserError("a cell names no kernel");
+        k.kernel_of_cell_.assign(cell_kernels);
         k.counters_.warm = true;
         k.counters_.kernels = static_cast<int64_t>(k.kernels_.size());
         k.counters_.cache_reads = k.counters_.kernels;
@@ -122,7 +124,7 @@ DynamicKernel DynamicKernel::begin(const DynamicRequest &request, const Arch &ar
       } catch (const std::exception &) {
         // Not whole: built again below, and the manifest rewritten.
         k.plan_ = rules::Json();
-        k.configs_.clear(), k.kernels_.clear(), k.kernel_of_cell_.clear();
+        k.configs_.clear(), k.kernels_.clear();
       }
     }
   }
@@ -137,7 +139,9 @@ DynamicKernel DynamicKernel::begin(const DynamicRequest &request, const Arch &ar
   k.counters_.rule_applications = plan.rule_applications;
   k.plan_ = plan.to_json();
   k.rule_ = plan.rule;
-  for (const Cell &c : plan.cells) k.kernel_of_cell_.push_back(c.config);
+  std::vector<int> cell_kernels;
+  for (const Cell &c : plan.cells) cell_kernels.push_back(c.config);
+  k.kernel_of_cell_.assign(cell_kernels);
   auto t_build = Clock::now();
   const rules::Rule &rule = *rules::find_rule(plan.rule);
   auto match = rule.match(k.func_, arch);
@@ -249,6 +253,11 @@ std::vector<DynamicKernel> DynamicKernel::create_many(const std::vector<DynamicR
     out.push_back(std::move(*made[i]));
   }
   return out;
+}
+
+void DynamicKernel::CellKernels::assign(const std::vector<int> &kernels) {
+  table_ = std::make_shared<std::vector<std::atomic<int>>>(kernels.size());
+  for (size_t i = 0; i < kernels.size(); ++i) (*table_)[i].store(kernels[i], std::memory_order_relaxed);
 }
 
 KernelLaunch DynamicKernel::select(const int64_t *sizes) const {

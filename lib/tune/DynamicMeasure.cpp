@@ -10,7 +10,11 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <functional>
 #include <map>
+#include <mutex>
+#include <optional>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -72,20 +76,141 @@ std::vector<int> to_measure(const PlanCell &c, double within) {
   return out;
 }
 
+/// What a cell's records need to know of the function.
+struct RecordContext {
+  ir::PrimFunc func;
+  Arch arch;
+  std::vector<std::string> symbols;
+  std::string rule;
+  std::vector<rules::Json> configs;
+  bool wanted = false;  ///< whether records are made at all (a database was given)
+};
+
+/// What measuring one cell found.
+struct CellOutcome {
+  size_t index = 0;
+  int planned = 0;
+  rules::Json times = rules::Json::object();
+  int fastest = -1;
+  double fastest_us = std::numeric_limits<double>::infinity(), own_us = kNaN;
+  int64_t measurements = 0, failed = 0;
+  std::vector<Record> records;
+};
+
+/// Times `cell`'s kernel and its runners-up at its upper ends while
+/// `go()` says so (each kernel once; the cells' upper ends are distinct, so
+/// no size is measured twice across cells either).
+CellOutcome measure_cell(const RecordContext &ctx, size_t index, const PlanCell &cell, const KernelTimerFn &time,
+                         double within, const std::function<bool()> &go) {
+  CellOutcome o;
+  o.index = index;
+  o.planned = cell.kernel;
+  const std::vector<int64_t> sizes = cell.upper_ends();
+  std::optional<TuningKey> key;
+  rules::Json workload;
+  if (ctx.wanted) {
+    std::map<std::string, int64_t> at;
+    for (size_t s = 0; s < ctx.symbols.size(); ++s) at[ctx.symbols[s]] = sizes[s];
+    ir::PrimFunc sized = analysis::specialize(ctx.func, at);
+    key = TuningKey::of(sized, ctx.arch);
+    workload = workload_summary(sized);
+    rules::Json bounds;
+    for (size_t s = 0; s < ctx.symbols.size(); ++s) bounds[ctx.symbols[s]] = {cell.bounds[s].first, cell.bounds[s].second};
+    workload["dynamic_cell"] = bounds;
+  }
+  for (int k : to_measure(cell, within)) {
+    if (!go()) break;
+    double us = kNaN;
+    std::string error;
+    try {
+      us = time(k, sizes);
+    } catch (const std::exception &e) {
+      error = e.what();
+    }
+    ++o.measurements;
+    const bool ok = std::isfinite(us) && us > 0;
+    if (!ok) {
+      ++o.failed;
+      if (error.empty()) error = "the timer gave no time";
+    }
+    if (key) {
+      Record r{.key = *key, .workload = workload, .rule = ctx.rule, .config = ctx.configs[size_t(k)]};
+      r.status = ok ? RecordStatus::Ok : RecordStatus::LaunchError;
+      if (ok) r.time_us = us;
+      r.error = error;
+      o.records.push_back(std::move(r));
+    }
+    if (!ok) continue;
+    o.times[std::to_string(k)] = us;
+    if (k == cell.kernel) o.own_us = us;
+    if (us < o.fastest_us) o.fastest_us = us, o.fastest = k;
+  }
+  return o;
+}
+
+/// A report's running sums, and how cell outcomes enter the plan's JSON.
+struct Tally {
+  DynamicMeasureReport report;
+  double log_gain = 0;
+  int64_t gains = 0;
+
+  void add(CellOutcome &o, rules::Json &cells_json, const DynamicMeasureOptions &options) {
+    report.measurements += o.measurements;
+    report.failed += o.failed;
+    if (options.db && !o.records.empty()) options.db->append(std::move(o.records));
+    if (o.times.empty()) return;
+    ++report.cells_measured;
+    rules::Json &cell = cells_json[o.index];
+    cell["measured_us"] = o.times;
+    if (std::isfinite(o.own_us)) log_gain += std::log(o.own_us / o.fastest_us), ++gains;
+    if (o.fastest >= 0 && o.fastest != o.planned) {
+      ++report.reassigned;
+      cell["config"] = o.fastest;
+      cell["predicted_config"] = o.planned;
+    }
+  }
+  DynamicMeasureReport finish(rules::Json &plan) {
+    if (gains > 0) report.geomean_gain = std::exp(log_gain / double(gains));
+    plan["measured"] = {{"cells", report.cells_measured}, {"reassigned", report.reassigned}};
+    return report;
+  }
+};
+
 }  // namespace
+
+/// The cells a measure() left to a thread: what it found, handed over to
+/// finish_measuring(). The destructor stops the thread after its current
+/// timing and joins it.
+struct DynamicKernel::Background {
+  std::atomic<bool> stop{false}, done{false};
+  std::mutex mutex;
+  std::vector<CellOutcome> outcomes;  ///< guarded by `mutex`
+  Tally tally;                        ///< the foreground's, continued by finish_measuring()
+  DynamicMeasureOptions options;
+  Clock::time_point start;
+  std::thread thread;
+
+  ~Background() {
+    stop = true;
+    if (thread.joinable()) thread.join();
+  }
+};
 
 std::string DynamicMeasureReport::str() const {
   return fmt::format("measured {} of {} cells ({} measurements, {} failed): {} cells reassigned, the predicted "
-                     "kernel {:.3f}x the fastest measured (geomean); {:.1f} ms",
-                     cells_measured, cells, measurements, failed, reassigned, geomean_gain, ms);
+                     "kernel {:.3f}x the fastest measured (geomean){}; {:.1f} ms",
+                     cells_measured, cells, measurements, failed, reassigned, geomean_gain,
+                     background_cells ? fmt::format(", {} cells left to the background", background_cells) : "",
+                     ms);
 }
 
 DynamicMeasureReport DynamicKernel::measure(const KernelTimerFn &time, const DynamicMeasureOptions &options) {
+  if (background_) throw UserError("measure: a background measurement is running; finish_measuring() first");
   const auto start = Clock::now();
-  auto elapsed_ms = [&] { return std::chrono::duration<double, std::milli>(Clock::now() - start).count(); };
-  DynamicMeasureReport report;
+  auto elapsed_ms = [start] { return std::chrono::duration<double, std::milli>(Clock::now() - start).count(); };
   rules::Json &cells_json = plan_.at("cells");
-  report.cells = static_cast<int64_t>(cells_json.size());
+  Tally tally;
+  tally.report.cells = static_cast<int64_t>(cells_json.size());
   // Exact cells (M = 1, a hot batch size) first: an engine serves them most.
   std::vector<size_t> order;
   std::vector<PlanCell> cells;
@@ -94,73 +219,56 @@ DynamicMeasureReport DynamicKernel::measure(const KernelTimerFn &time, const Dyn
     for (size_t i = 0; i < cells.size(); ++i)
       if (cells[i].exact() == (pass == 0)) order.push_back(i);
 
-  double log_gain = 0;
-  int64_t gains = 0;
-  for (size_t i : order) {
-    if (elapsed_ms() >= options.budget_ms) break;
-    const PlanCell &cell = cells[i];
-    const std::vector<int64_t> sizes = cell.upper_ends();
-    std::map<std::string, int64_t> at;
-    for (size_t s = 0; s < symbols_.size(); ++s) at[symbols_[s]] = sizes[s];
-    std::vector<Record> records;
-    std::optional<TuningKey> key;
-    rules::Json workload;
-    if (options.db) {
-      ir::PrimFunc sized = analysis::specialize(func_, at);
-      key = TuningKey::of(sized, arch_);
-      workload = workload_summary(sized);
-      rules::Json bounds;
-      for (size_t s = 0; s < symbols_.size(); ++s) bounds[symbols_[s]] = {cell.bounds[s].first, cell.bounds[s].second};
-      workload["dynamic_cell"] = bounds;
-    }
-    rules::Json times = rules::Json::object();
-    int fastest = -1;
-    double fastest_us = std::numeric_limits<double>::infinity(), own_us = kNaN;
-    // Each kernel once (the cells' upper ends are distinct, so no size is
-    // measured twice across cells either).
-    for (int k : to_measure(cell, options.runner_up_within)) {
-      if (elapsed_ms() >= options.budget_ms) break;
-      double us = kNaN;
-      std::string error;
-      try {
-        us = time(k, sizes);
-      } catch (const std::exception &e) {
-        error = e.what();
-      }
-      ++report.measurements;
-      const bool ok = std::isfinite(us) && us > 0;
-      if (!ok) {
-        ++report.failed;
-        if (error.empty()) error = "the timer gave no time";
-      }
-      if (key) {
-        Record r{.key = *key, .workload = workload, .rule = rule_, .config = configs_[size_t(k)]};
-        r.status = ok ? RecordStatus::Ok : RecordStatus::LaunchError;
-        if (ok) r.time_us = us;
-        r.error = error;
-        records.push_back(std::move(r));
-      }
-      if (!ok) continue;
-      times[std::to_string(k)] = us;
-      if (k == cell.kernel) own_us = us;
-      if (us < fastest_us) fastest_us = us, fastest = k;
-    }
-    if (options.db && !records.empty()) options.db->append(std::move(records));
-    if (times.empty()) continue;
-    ++report.cells_measured;
-    cells_json[i]["measured_us"] = times;
-    if (std::isfinite(own_us)) log_gain += std::log(own_us / fastest_us), ++gains;
-    if (fastest >= 0 && fastest != cell.kernel) {
-      ++report.reassigned;
-      kernel_of_cell_[i] = fastest;
-      cells_json[i]["config"] = fastest;
-      cells_json[i]["predicted_config"] = cell.kernel;
-    }
+  const RecordContext ctx{func_, arch_, symbols_, rule_, configs_, options.db != nullptr};
+  auto in_budget = [&] { return elapsed_ms() < options.budget_ms; };
+  size_t next = 0;
+  for (; next < order.size() && in_budget(); ++next) {
+    CellOutcome o = measure_cell(ctx, order[next], cells[order[next]], time, options.runner_up_within, in_budget);
+    if (o.fastest >= 0) kernel_of_cell_.set(o.index, o.fastest);
+    tally.add(o, cells_json, options);
   }
-  if (gains > 0) report.geomean_gain = std::exp(log_gain / double(gains));
-  plan_["measured"] = {{"cells", report.cells_measured}, {"reassigned", report.reassigned}};
+  if (options.background && next < order.size()) {
+    // The rest on a thread that shares only the cell table, not this object.
+    auto bg = std::make_shared<Background>();
+    bg->options = options;
+    bg->start = start;
+    std::vector<std::pair<size_t, PlanCell>> rest;
+    for (; next < order.size(); ++next) rest.emplace_back(order[next], cells[order[next]]);
+    tally.report.background_cells = static_cast<int64_t>(rest.size());
+    bg->thread = std::thread([state = bg.get(), table = kernel_of_cell_, ctx, rest = std::move(rest), time,
+                              within = options.runner_up_within] {
+      auto go = [state] { return !state->stop.load(); };
+      for (const auto &[i, cell] : rest) {
+        if (!go()) break;
+        CellOutcome o = measure_cell(ctx, i, cell, time, within, go);
+        if (o.fastest >= 0) table.set(o.index, o.fastest);
+        std::lock_guard<std::mutex> lock(state->mutex);
+        state->outcomes.push_back(std::move(o));
+      }
+      state->done = true;
+    });
+    bg->tally = tally;
+    background_ = std::move(bg);
+  }
+  DynamicMeasureReport report = tally.finish(plan_);
   if (options.cache) write_manifest(*options.cache);
   report.ms = elapsed_ms();
+  return report;
+}
+
+bool DynamicKernel::measuring() const { return background_ && !background_->done; }
+
+DynamicMeasureReport DynamicKernel::finish_measuring() {
+  if (!background_) return {};
+  std::shared_ptr<Background> bg = std::move(background_);
+  if (bg->thread.joinable()) bg->thread.join();
+  rules::Json &cells_json = plan_.at("cells");
+  Tally &tally = bg->tally;
+  tally.report.background_cells = 0;
+  for (CellOutcome &o : bg->outcomes) tally.add(o, cells_json, bg->options);
+  DynamicMeasureReport report = tally.finish(plan_);
+  if (bg->options.cache) write_manifest(*bg->options.cache);
+  report.ms = std::chrono::duration<double, std::milli>(Clock::now() - bg->start).count();
   return report;
 }
 

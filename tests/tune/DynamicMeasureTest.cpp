@@ -7,12 +7,17 @@
 // it; every measurement is a database record keyed by the function at the
 // cell's sizes, with the cell; the manifest keeps the measured assignment
 // for the next start; a KernelStore serves every start of a process and
-// keeps what was measured. device_timer() is exercised by DynamicKernelGpuTest.
+// keeps what was measured; with `background` the cells past the budget are
+// measured on a thread while select() keeps serving, and destroying the
+// kernel stops it. device_timer() is exercised by DynamicKernelGpuTest.
 //
 //===----------------------------------------------------------------------===//
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <filesystem>
+#include <thread>
 #include <set>
 
 #include "../support/ScratchDir.h"
@@ -128,6 +133,76 @@ TEST(DynamicMeasure, AFailingKernelIsNeverChosenAndTheBudgetStops) {
         << rec.error;
   }
   EXPECT_TRUE(saw_failure);
+}
+
+TEST(DynamicMeasure, TheCellsPastTheBudgetGoOnInTheBackground) {
+  if (!runtime::nvrtc_available()) GTEST_SKIP() << "NVRTC is not available";
+  fs::path dir = fresh_dir();
+  runtime::KernelCache cache(dir / "kernels");
+  Database db = Database::open((dir / "tuning.jsonl").string());
+  const Arch arch = Arch::by_name("h100");
+  DynamicKernel k = DynamicKernel::create(gemm(), spec(), arch, {.cache = &cache});
+  ASSERT_GE(k.kernels().size(), 2u);
+  const int last = int(k.kernels().size()) - 1;
+  std::atomic<int> timings{0};
+  KernelTimerFn timer = [&](int kernel, const std::vector<int64_t> &) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    ++timings;
+    return kernel == last ? 5.0 : 10.0 + kernel;
+  };
+  // Nothing fits the budget: everything is left to the thread.
+  DynamicMeasureReport now =
+      k.measure(timer, {.budget_ms = 0, .runner_up_within = 1e9, .db = &db, .cache = &cache, .background = true});
+  EXPECT_EQ(now.cells_measured, 0);
+  EXPECT_EQ(now.background_cells, now.cells);
+  EXPECT_NE(now.str().find("left to the background"), std::string::npos) << now.str();
+  EXPECT_THROW(k.measure(timer, {}), UserError);
+  // Meanwhile select() serves every size, the plan's kernel or the measured one.
+  int served = 0;
+  while (k.measuring()) {
+    for (int64_t m : kSizes) {
+      int kernel = k.select({m}).kernel;
+      EXPECT_GE(kernel, 0);
+      EXPECT_LT(kernel, int(k.kernels().size()));
+      ++served;
+    }
+  }
+  EXPECT_GT(served, 0);
+  // The thread published every cell's fastest as it went.
+  for (int64_t m : kSizes) EXPECT_EQ(k.select({m}).kernel, last) << "M = " << m;
+  DynamicMeasureReport all = k.finish_measuring();
+  EXPECT_EQ(all.cells_measured, all.cells) << all.str();
+  EXPECT_EQ(all.background_cells, 0);
+  EXPECT_EQ(all.measurements, timings.load());
+  EXPECT_GT(all.reassigned, 0);
+  EXPECT_EQ(int64_t(db.records().size()), all.measurements);
+  for (const auto &c : k.plan().at("cells")) EXPECT_TRUE(c.contains("measured_us")) << c.dump();
+  EXPECT_EQ(k.finish_measuring().cells, 0) << "nothing is left to finish";
+  // The manifest has the background's assignment for the next start.
+  DynamicKernel again = DynamicKernel::create(gemm(), spec(), arch, {.cache = &cache});
+  EXPECT_TRUE(again.counters().warm);
+  for (int64_t m : kSizes) EXPECT_EQ(again.select({m}).kernel, last) << "M = " << m;
+}
+
+TEST(DynamicMeasure, DestroyingTheKernelStopsItsBackgroundMeasurement) {
+  if (!runtime::nvrtc_available()) GTEST_SKIP() << "NVRTC is not available";
+  std::atomic<int> timings{0};
+  const auto start = std::chrono::steady_clock::now();
+  {
+    DynamicKernel k = DynamicKernel::create(gemm(), spec(), Arch::by_name("h100"));
+    k.measure(
+        [&](int, const std::vector<int64_t> &) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(20));
+          ++timings;
+          return 1.0;
+        },
+        {.budget_ms = 0, .runner_up_within = 1e9, .background = true});
+    EXPECT_TRUE(k.measuring());
+  }
+  // Stopped after the timing under way: far from the whole plan's.
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LE(timings.load(), 2);
+  EXPECT_LT(ms, 20000.0);
 }
 
 TEST(KernelStore, OpenedPerProcessItServesEveryStartAndKeepsTheMeasurements) {

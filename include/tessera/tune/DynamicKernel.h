@@ -31,6 +31,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -127,11 +128,17 @@ struct DynamicMeasureOptions {
   /// The manifest is rewritten here with the measured assignment, so later
   /// starts use it. Null: this process only.
   runtime::KernelCache *cache = nullptr;
+  /// The cells the budget leaves are measured on a background thread (no
+  /// budget), each cell's fastest published to select()/launch() as soon as
+  /// it is known; finish_measuring() waits for the rest and records it.
+  bool background = false;
 };
 
 /// What measure() did.
 struct DynamicMeasureReport {
   int64_t cells = 0, cells_measured = 0, measurements = 0, reassigned = 0, failed = 0;
+  /// Cells left to a background measurement (DynamicMeasureOptions::background).
+  int64_t background_cells = 0;
   /// Over the measured cells: the predicted kernel's time / the fastest
   /// measured one's (geomean; 1 when nothing changed).
   double geomean_gain = 1;
@@ -195,8 +202,19 @@ class DynamicKernel {
   /// (tuning a plan by measurement: ../shared/reference/DYNAMIC_SHAPES.md).
   /// Stops at the budget. A kernel that fails at a cell is never chosen
   /// there (its record says why); a cell where every measurement failed
-  /// keeps its kernel. Not thread-safe against select()/launch().
+  /// keeps its kernel. With options.background the cells past the budget
+  /// go on in the background (see there): select()/launch() stay safe to
+  /// call meanwhile (they read the cell table without a lock), the rest of
+  /// the object is not to be used until finish_measuring(), and the object
+  /// must not move (the timer points into it); its destruction stops the
+  /// measurement after the current timing. UserError while one runs.
   DynamicMeasureReport measure(const KernelTimerFn &time, const DynamicMeasureOptions &options = {});
+  /// Whether a background measurement is still timing cells.
+  bool measuring() const;
+  /// Waits for the background measurement, then does what measure() does
+  /// with its cells (plan, database, manifest); the report covers the
+  /// foreground and the background. An empty report when none was started.
+  DynamicMeasureReport finish_measuring();
   /// A timer on `device` (after load(device)): each call allocates the
   /// function's buffers at `sizes` (zeroed; the scalar sizes bound) and
   /// times the kernel with runtime::time_launches.
@@ -227,7 +245,23 @@ class DynamicKernel {
   /// Per symbol, the upper end of each of its cells (ascending) and its lower end.
   std::vector<std::vector<int64_t>> ends_;
   std::vector<int64_t> lows_;
-  std::vector<int> kernel_of_cell_;  ///< dense, the symbols' cells in row-major order
+  /// Cell -> kernel, dense, the symbols' cells in row-major order; read by
+  /// select() without a lock while a background measurement writes it
+  /// (copies of the object share it).
+  class CellKernels {
+   public:
+    void assign(const std::vector<int> &kernels);
+    int operator[](size_t cell) const { return (*table_)[cell].load(std::memory_order_acquire); }
+    void set(size_t cell, int kernel) const { (*table_)[cell].store(kernel, std::memory_order_release); }
+    size_t size() const { return table_ ? table_->size() : 0; }
+
+   private:
+    std::shared_ptr<std::vector<std::atomic<int>>> table_;
+  };
+  CellKernels kernel_of_cell_;
+  /// The measurement going on in the background, if any (DynamicMeasure.cpp).
+  struct Background;
+  std::shared_ptr<Background> background_;
   DynamicKernelCounters counters_;
   /// The loaded modules and kernels (by kernel index), once load() ran.
   std::shared_ptr<std::vector<runtime::Module>> modules_;
