@@ -29,10 +29,12 @@
 //   K steps      the same sizes over K (input channels for direct conv2d), growing
 //                while the tiles fit the opt-in shared memory and the unrolled
 //                K step stays small enough to compile in a second or two;
-//   stages       for the matmul, each K step unpipelined and, where the GPU has
+//   stages       each K step unpipelined and, where the GPU has
 //                cp.async, as a 2- and 3-stage pipeline (that many copies of
 //                the tiles in shared memory, the fetch latency hidden behind
-//                the steps in flight); per thread tiling only its best K step
+//                the steps in flight); not for a padded convolution, whose
+//                input gather goes through registers (ptxas hoists the next
+//                tile's loads over the compute and spills); per thread tiling only its best K step
 //                and depth is kept, so that the top k are k different tilings;
 //   layout       the rule's own vectors and pads for each of the best 2k
 //                tilings (fit_matmul_layout, fit_conv2d_layout), with a
@@ -214,6 +216,18 @@ struct BestStep {
   void offer(double us, const Key &key, const C &c) {
     if (std::isfinite(us) && (!best || us < best->us)) best = Scored<C>{us, key, c};
   }
+  /// Offers `c` unpipelined and, where the GPU has cp.async and `pipeline`
+  /// allows, as 2- and 3-stage pipelines while they fit its shared memory,
+  /// each scored by `score`; `c` is left unpipelined.
+  template <class Score>
+  void offer_stages(const Arch &arch, bool pipeline, C &c, const Key &key, Score &&score) {
+    for (int64_t stages = 1; stages <= (arch.memory.cp_async && pipeline ? kMaxSimtStages : 1); ++stages) {
+      c.stages = stages;
+      if (c.shared_bytes() > arch.max_smem_per_block()) break;
+      offer(score(c), key, c);
+    }
+    c.stages = 1;
+  }
 };
 
 //===----------------------------------------------------------------------===//
@@ -360,17 +374,13 @@ std::vector<Candidate> propose_matmul(const ir::PrimFunc &f, const rules::Rule &
       c.block_k = bk;
       c.vector_a = move_lanes(arch, p.a_k_inner ? std::min(bk, p.k) : std::min(bm, p.m), c.a_bytes);
       c.vector_b = p.b_n_inner ? move_lanes(arch, std::min(bn, p.n), c.b_bytes) : 1;
-      c.stages = 1;
       if (c.shared_bytes() > arch.max_smem_per_block()) break;
       if (!fits_registers(arch, threads, c.registers())) break;
-      // Unpipelined, then (with cp.async) 2 and 3 stages where they fit.
-      for (int64_t stages = 1; stages <= (arch.memory.cp_async ? kMaxSimtStages : 1); ++stages) {
-        c.stages = stages;
-        if (c.shared_bytes() > arch.max_smem_per_block()) break;
-        const SimtGemm g = matmul_model(arch, p, c, false);
+      step.offer_stages(arch, true, c, Key{bm, bn, tm, tn, 0, 0, 0}, [&](const MatmulConfig &x) {
+        const SimtGemm g = matmul_model(arch, p, x, false);
         if (!reads) reads = warp_reads(arch, g);
-        step.offer(estimate(arch, g, *reads).us, Key{bm, bn, tm, tn, 0, 0, 0}, c);
-      }
+        return estimate(arch, g, *reads).us;
+      });
     }
     if (step.best) tilings.push_back(std::move(*step.best));
   });
@@ -421,6 +431,7 @@ SimtGemm conv_model(const Arch &arch, const ConvProblem &cp, const Conv2dConfig 
   g.k_per_step = c.kernel_h * c.kernel_w * c.block_k;
   g.registers = c.gemm().registers();
   g.smem_bytes = c.shared_bytes();
+  g.stages = c.stages;
   g.acc_bytes = c.acc_bytes;
   if (banks && p.in_channels_inner) {
     // Thread (y, x) of the pixel grid reads its first pixel's channel from
@@ -496,6 +507,7 @@ SimtGemm implicit_model(const Arch &arch, const ConvProblem &cp, const Conv2dCon
   g.k_per_step = c.block_k;
   g.registers = c.gemm().registers();
   g.smem_bytes = c.shared_bytes();
+  g.stages = c.stages;
   g.acc_bytes = c.acc_bytes;
   if (banks) {
     // Thread row r reads row r x thread_m of the [block_m, pitch + pad] tile.
@@ -555,9 +567,11 @@ void implicit_tilings(const ConvProblem &cp, const Conv2dConfig &facts, const Ar
                        : move_lanes(arch, std::gcd(std::min(bk, K), p.in_c), c.a_bytes);
       if (c.shared_bytes() > arch.max_smem_per_block()) break;
       if (!fits_registers(arch, threads, c.gemm().registers())) break;
-      const SimtGemm g = implicit_model(arch, cp, c, false);
-      if (!reads) reads = warp_reads(arch, g);
-      step.offer(estimate(arch, g, *reads).us, Key{1, bm, bn, tm, tn, 0, 0}, c);
+      step.offer_stages(arch, !p.padded, c, Key{1, bm, bn, tm, tn, 0, 0}, [&](const Conv2dConfig &x) {
+        const SimtGemm g = implicit_model(arch, cp, x, false);
+        if (!reads) reads = warp_reads(arch, g);
+        return estimate(arch, g, *reads).us;
+      });
     }
     if (step.best) tilings.push_back(std::move(*step.best));
   });
@@ -638,9 +652,11 @@ std::vector<Candidate> propose_conv2d(const rules::Rule &rule, const rules::Matc
                     p.padded || !p.in_channels_inner ? 1 : move_lanes(arch, std::min(bk, p.in_c), c.a_bytes);
                 if (c.shared_bytes() > arch.max_smem_per_block()) break;
                 if (!fits_registers(arch, threads, c.gemm().registers())) break;
-                const SimtGemm g = conv_model(arch, cp, c, false);
-                if (!reads) reads = warp_reads(arch, g);
-                step.offer(estimate(arch, g, *reads).us, Key{0, bh, bw, bn, th, tw, tn}, c);
+                step.offer_stages(arch, !p.padded, c, Key{0, bh, bw, bn, th, tw, tn}, [&](const Conv2dConfig &x) {
+                  const SimtGemm g = conv_model(arch, cp, x, false);
+                  if (!reads) reads = warp_reads(arch, g);
+                  return estimate(arch, g, *reads).us;
+                });
               }
               if (step.best) tilings.push_back(std::move(*step.best));
             }

@@ -103,8 +103,8 @@ MatmulConfig Conv2dConfig::gemm() const {
 
 int64_t Conv2dConfig::shared_bytes() const {
   if (implicit_gemm()) return gemm().shared_bytes();
-  return halo_h() * halo_w() * (block_k + pad_a) * a_bytes +
-         kernel_h * kernel_w * block_k * (block_n + pad_b) * b_bytes;
+  return stages * (halo_h() * halo_w() * (block_k + pad_a) * a_bytes +
+                   kernel_h * kernel_w * block_k * (block_n + pad_b) * b_bytes);
 }
 
 void Conv2dConfig::validate(const Arch &arch) const {
@@ -119,7 +119,6 @@ void Conv2dConfig::validate(const Arch &arch) const {
         positive.begin(),
         {{"block_h", block_h}, {"block_w", block_w}, {"thread_h", thread_h}, {"thread_w", thread_w}});
   for (auto [name, v] : positive) require(v >= 1, rule(), name, v, "must be at least 1");
-  require(stages == 1, rule(), "stages", stages, "is not supported: the conv2d rule does not pipeline its K steps (use 1)");
   if (!implicit_gemm()) {
     require(block_h % thread_h == 0, rule(), "block_h", block_h,
             "is not a multiple of thread_h = " + std::to_string(thread_h));
@@ -607,6 +606,7 @@ schedule::Schedule apply_implicit_gemm(const ir::PrimFunc &f, const ConvMatch &m
   p.b.pitch = detail::tile_pitch(c.block_n, m.out_c);
   p.vector_c = m.out_inner_is_n ? c.vector_c : 1;
   p.unroll = c.unroll;
+  p.stages = c.stages;
   detail::schedule_gemm(sch, p);
   return sch;
 }
@@ -654,6 +654,7 @@ schedule::Schedule Conv2dRule::apply(const ir::PrimFunc &f, const Match &mm, con
   p.b.pitch = detail::tile_pitch(c->block_n, m.out_c);
   p.vector_c = m.out_inner_is_n ? c->vector_c : 1;
   p.unroll = c->unroll;
+  p.stages = c->stages;
   return detail::schedule_gemm(f, p);
 }
 

@@ -64,8 +64,19 @@ int64_t MatmulConfig::shared_bytes() const {
 }
 
 int64_t MatmulConfig::registers() const {
-  return thread_m * thread_n * words(acc_bytes) + words(thread_m * a_bytes) + words(thread_n * b_bytes) +
-         words(vector_a * a_bytes) + words(vector_b * b_bytes) + 40;
+  int64_t r = thread_m * thread_n * words(acc_bytes) + words(thread_m * a_bytes) + words(thread_n * b_bytes) +
+              words(vector_a * a_bytes) + words(vector_b * b_bytes) + 40;
+  if (stages > 1) {
+    // A pipeline's fetch of moves under 4 bytes (no cp.async for them) goes
+    // through registers, which ptxas keeps across the step it overlaps:
+    // one per move.
+    auto held = [&](int64_t rows, int64_t vector, int64_t bytes) -> int64_t {
+      if (vector * bytes >= 4) return 0;
+      return (rows * block_k + threads() * vector - 1) / (threads() * vector);
+    };
+    r += held(block_m, vector_a, a_bytes) + held(block_n, vector_b, b_bytes);
+  }
+  return r;
 }
 
 void MatmulConfig::check_common(const char *rule, const Arch &arch) const {

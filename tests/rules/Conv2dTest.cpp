@@ -311,7 +311,7 @@ TEST(Conv2dRule, ConfigJsonRoundTripsAndValidateNamesTheField) {
   expect_error(x, "block_h");
   x = c, x.stride_w = 0;
   expect_error(x, "stride_w");
-  x = c, x.stages = 3;
+  x = c, x.stages = rules::MatmulConfig::kMaxStages + 1;
   expect_error(x, "stages");
   x = g, x.block_m = 30, x.thread_m = 4;
   expect_error(x, "block_m");

@@ -86,7 +86,7 @@ struct Conv2dConfig final : Config {
   int64_t pad_a = 0;     ///< elements added to each pixel (direct) / row (implicit_gemm) of the input tile
   int64_t pad_b = 0;     ///< elements added to each row of the weight tile
   bool unroll = true;    ///< unroll the innermost loop of the K step
-  int64_t stages = 1;    ///< pipeline depth (1 only: the K steps of conv2d are not pipelined)
+  int64_t stages = 1;    ///< shared tiles in flight, as the matmul's (> 1: a cp.async pipeline over the K steps)
   int64_t a_bytes = 2, b_bytes = 2, acc_bytes = 4;  ///< workload facts: element sizes
   int64_t kernel_h = 3, kernel_w = 3;               ///< workload facts: window size
   int64_t stride_h = 1, stride_w = 1;               ///< workload facts: strides

@@ -74,7 +74,8 @@ struct MatmulConfig final : Config {
   /// Shared memory the tiles take, every stage's (an upper bound with the padding).
   int64_t shared_bytes() const;
   /// Registers per thread, estimated: accumulators, fragments, fetch chunks and
-  /// 40 for addresses and loop state (ptxas: 85 to 90 for 8 x 4 float32 tiles).
+  /// 40 for addresses and loop state (ptxas: 85 to 90 for 8 x 4 float32 tiles);
+  /// with stages > 1, one per fetch move under 4 bytes (held across a step).
   int64_t registers() const;
 };
 

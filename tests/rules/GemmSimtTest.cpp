@@ -1,11 +1,12 @@
-//===- tests/rules/MatmulSimtTest.cpp - SIMT matmul kernels on the emulator -===//
+//===- tests/rules/GemmSimtTest.cpp - SIMT GEMM kernels on the emulator -----===//
 //
-// The SIMT matmul rule's kernels lowered and run by the SIMT emulator (one
-// CPU thread per GPU thread, barriers, cp.async landing at its wait, race
-// checks), against the float64 reference, unpipelined and as 2- and
-// 3-stage cp.async pipelines (lower::inject_software_pipeline): at shapes
-// that divide no tile, with fewer K steps than stages, symbolic and with
-// the sizes bound (where 16-byte runs become one cp.async each).
+// The SIMT matmul and conv2d rules' kernels lowered and run by the SIMT
+// emulator (one CPU thread per GPU thread, barriers, cp.async landing at its
+// wait, race checks), against the float64 reference, unpipelined and as 2-
+// and 3-stage cp.async pipelines (lower::inject_software_pipeline): at
+// shapes that divide no tile, with fewer K steps than stages, symbolic and
+// with the sizes bound (where 16-byte runs become one cp.async each); the
+// convolution in its direct and implicit-GEMM forms.
 //
 //===----------------------------------------------------------------------===//
 #include "../codegen/SimtEmulator.h"
@@ -13,6 +14,7 @@
 #include "tessera/analysis/Specialize.h"
 #include "tessera/codegen/CodegenCUDA.h"
 #include "tessera/ir/Functor.h"
+#include "tessera/rules/Conv2d.h"
 #include "tessera/rules/Matmul.h"
 #include "tessera/script/Parser.h"
 #include "tessera/script/Printer.h"
@@ -118,6 +120,55 @@ TEST(MatmulSimt, ThePrintedPipelineParsesToTheSameKernel) {
   for (const runtime::OutputCheck &c : simt::emulate_and_check(f, kernel, {{"m", 37}, {"n", 77}, {"k", 50}}, 4, &error))
     EXPECT_TRUE(c.ok) << c.str();
   EXPECT_EQ(error, "");
+}
+
+/// A strided, dilated float32 convolution (no padding) and the corpus's
+/// float16 one (padding 1), whose input tile is gathered with its padding
+/// (a plain store: synchronous) and whose weights are copied (cp.async).
+const char *kStridedConv = R"(
+@T.prim_func
+def main(I: T.Buffer((2, 13, 15, 8), "float32"), W: T.Buffer((3, 2, 8, 6), "float32"), O: T.Buffer((2, 5, 6, 6), "float32")):
+    T.func_attr({"tir.noalias": True})
+    for b, y, x, o, r, s, c in T.grid(2, 5, 6, 6, 3, 2, 8):
+        with T.block("O"):
+            vb, vy, vx, vo, vr, vs, vc = T.axis.remap("SSSSRRR", [b, y, x, o, r, s, c])
+            with T.init():
+                O[vb, vy, vx, vo] = T.float32(0)
+            O[vb, vy, vx, vo] = O[vb, vy, vx, vo] + I[vb, vy * 2 + vr * 2, vx * 2 + vs * 3, vc] * W[vr, vs, vc, vo]
+)";
+
+TEST(Conv2dSimt, PipelinedKernelsMatchTheReference) {
+  const rules::Rule &rule = rules::conv2d_rule();
+  SmallWorkload corpus = small_workload(find_entry("conv2d_nhwc_f16"));
+  for (auto [name, f, dims] : {std::tuple{"strided float32", script::parse_func(kStridedConv), runtime::DimBindings{}},
+                               {"conv2d_nhwc_f16", corpus.func, corpus.dims}}) {
+    SCOPED_TRACE(name);
+    auto m = rule.match(f, test_arch());
+    ASSERT_TRUE(m) << m.reason();
+    auto def = dynamic_cast<const rules::Conv2dConfig &>(*rule.default_config(**m, test_arch()));
+    // Direct: 2 x 4 pixels x 8 channels per block, 4 input channels a step;
+    // implicit GEMM: 16 x 8, K step 8.
+    rules::Conv2dConfig direct = def, implicit = def;
+    direct.block_h = 2, direct.block_w = 4, direct.block_n = 8, direct.block_k = 4;
+    direct.thread_h = 1, direct.thread_w = 2, direct.thread_n = 2;
+    direct.vector_a = direct.vector_b = direct.vector_c = 1, direct.pad_a = direct.pad_b = 0;
+    implicit.form = rules::Conv2dConfig::kImplicitGemm;
+    implicit.block_m = 16, implicit.block_n = 8, implicit.block_k = 8, implicit.thread_m = 2, implicit.thread_n = 2;
+    implicit.vector_a = implicit.vector_b = implicit.vector_c = 1, implicit.pad_a = implicit.pad_b = 0;
+    for (rules::Conv2dConfig c : {direct, implicit})
+      for (int64_t stages : {1, 2, 3}) {
+        c.stages = stages;
+        SCOPED_TRACE(c.str());
+        c.validate(test_arch());
+        lower::LoweredFunc kernel = lower::lower(rule.apply(f, **m, c).func());
+        std::string error;
+        for (const runtime::OutputCheck &oc : simt::emulate_and_check(f, kernel, dims, 5, &error))
+          EXPECT_TRUE(oc.ok) << oc.str() << "\n" << codegen::codegen_cuda(kernel);
+        EXPECT_EQ(error, "") << codegen::codegen_cuda(kernel);
+        if (stages > 1 && std::string(name) == "strided float32")
+          EXPECT_GT(async_copies(kernel).first, 0) << "float32 tiles copy by cp.async";
+      }
+  }
 }
 
 TEST(MatmulSimt, StagesNeedCpAsync) {
