@@ -229,6 +229,9 @@ void poison(std::vector<uint8_t> &mem, ir::DataType t);
 /// access outside its buffer (the interpreter's error, and the LLVM JIT's).
 std::string out_of_bounds_message(const std::string &what, const std::string &block, bool store,
                                   const int64_t *idx, const int64_t *shape, int ndim);
+/// "T.assume does not hold in block 'B': ..." (the interpreter's error, and
+/// the LLVM JIT's), saying which assumptions random inputs are made to keep.
+std::string assume_failed_message(const std::string &block);
 /// Throws the out-of-bounds InterpretError for an access.
 [[noreturn]] void throw_out_of_bounds(const ErrCtx *ctx, bool store, const int64_t *idx,
                                       const BufState &b);

@@ -138,7 +138,7 @@ IntPtr compile_int_call(Compiler &cc, const ir::Call &c) {
     case Intrinsic::ShflXor: throw_cross_lane(c, cc);
     case Intrinsic::Assume: {
       // The program's promise, checked: a false assumption is the input's fault.
-      std::string what = "T.assume does not hold in block '" + cc.block() + "'";
+      std::string what = assume_failed_message(cc.block());
       return iun(cc.compile_int(c.args[0]), [what](int64_t v) -> int64_t {
         if (!v) throw InterpretError(what);
         return 1;

@@ -50,6 +50,12 @@ std::string out_of_bounds_message(const std::string &what, const std::string &bl
          format_index(shape, ndim) + ") in block '" + block + "'";
 }
 
+std::string assume_failed_message(const std::string &block) {
+  return "T.assume does not hold in block '" + block +
+         "': the inputs break an assumption of the program (random inputs are made to keep only "
+         "`B[indices] == value` and `n == value`, possibly `or` other conditions)";
+}
+
 void throw_out_of_bounds(const ErrCtx *ctx, bool store, const int64_t *idx, const BufState &b) {
   throw InterpretError(out_of_bounds_message(ctx->what, ctx->block, store, idx, b.shape, b.ndim));
 }

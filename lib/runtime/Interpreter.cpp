@@ -214,6 +214,7 @@ std::vector<NDArray> make_random_args(const ir::PrimFunc &f, const DimBindings &
     a.fill_random(rng);
     out[i] = std::move(a);
   }
+  satisfy_assumptions(f, out);
   return out;
 }
 

@@ -111,8 +111,16 @@ using DimBindings = std::map<std::string, int64_t>;
 /// name if any, else a random small positive value: an integer in [1, 8], a
 /// float in [0.5, 2). An integer scalar parameter that is also a shape
 /// variable sizes the buffers with that value. Names in `dims` that the
-/// function does not use are ignored.
+/// function does not use are ignored. Then satisfy_assumptions.
 std::vector<NDArray> make_random_args(const ir::PrimFunc &f, const DimBindings &dims, uint64_t seed);
+
+/// Makes `args` (one per parameter of `f`) keep what f's T.assume calls say
+/// of its inputs where that is a value: for `T.assume(B[indices] == value)`,
+/// possibly `or` other clauses, B[indices] is set to the value wherever the
+/// other clauses fail (over the loops, conditions and lets around the call);
+/// for `T.assume(n == value)` at the top, the scalar parameter n is. Other
+/// assumptions are left to the run to report. (lib/runtime/Assumptions.cpp)
+void satisfy_assumptions(const ir::PrimFunc &f, std::vector<NDArray> &args);
 
 /// Convenience: interprets `f` on `args` (see Interpreter::run).
 void interpret(const ir::PrimFunc &f, std::vector<NDArray> &args);

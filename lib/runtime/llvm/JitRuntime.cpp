@@ -34,7 +34,7 @@ void tessera_jit_fail(JitRunState *st, int32_t site, const int64_t *v) {
       os << "iter var '" << s.what << "' = " << v[0] << " is outside its domain [" << v[1] << ", " << v[1] + v[2]
          << ") in block '" << s.block << "'";
       break;
-    case K::Assume: os << "T.assume does not hold in block '" << s.block << "'"; break;
+    case K::Assume: os << tessera::runtime::detail::assume_failed_message(s.block); break;
     case K::NegativeDim:
       os << "alloc_buffer '" << s.what << "' has negative dimension " << v[0] << " = " << v[1] << " in block '"
          << s.block << "'";
