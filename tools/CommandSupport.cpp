@@ -44,11 +44,10 @@ ir::PrimFunc select_func(const ir::Module &m, const std::string &wanted, const s
   throw UserError(file + " holds several functions (" + names + "): choose one with --func");
 }
 
-void check_dims(const ir::PrimFunc &f, const runtime::DimBindings &dims) {
+void default_dims(const ir::PrimFunc &f, runtime::DimBindings &dims, std::ostream &out) {
   for (const ir::Var &v : f.shape_vars())
-    if (!dims.count(v.name()))
-      throw UserError("function '" + f.name() + "' has a symbolic dimension '" + v.name() +
-                      "' with no value: pass --dim " + v.name() + "=N");
+    if (dims.emplace(v.name(), kDefaultDim).second)
+      out << "# " << v.name() << " = " << kDefaultDim << ": no --dim " << v.name() << "=N given\n";
 }
 
 std::string read_text(const std::string &path) {

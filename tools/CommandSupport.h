@@ -30,9 +30,11 @@ int guarded(std::ostream &err, const std::function<int()> &body);
 /// function, or its "main"; a UserError listing the names otherwise.
 ir::PrimFunc select_func(const ir::Module &m, const std::string &wanted, const std::string &file);
 
-/// Every symbolic dimension of `f` needs a value in `dims` (UserError naming
-/// the first one without, and how to pass it).
-void check_dims(const ir::PrimFunc &f, const runtime::DimBindings &dims);
+/// Binds each symbolic dimension of `f` that `dims` leaves out to
+/// kDefaultDim, and says so on `out` ("# n = 64: no --dim n=N given"), so
+/// that `run` and `schedule --verify` work on a symbolic function as it is.
+inline constexpr int64_t kDefaultDim = 64;
+void default_dims(const ir::PrimFunc &f, runtime::DimBindings &dims, std::ostream &out);
 
 /// The whole file; UserError when it cannot be read.
 std::string read_text(const std::string &path);

@@ -82,7 +82,7 @@ int run_command(const RunOptions &opts, std::ostream &out, std::ostream &err) {
     if (opts.device == "cpu" && (opts.time || !opts.arch.empty()))
       throw UserError("--time and --arch need --device cuda");
     auto [f, dims] = load_func(opts.file, opts.func, opts.dims);
-    check_dims(f, dims);
+    default_dims(f, dims, out);
     if (opts.device == "cuda") return run_on_gpu(opts, f, dims, out, err);
     std::vector<runtime::NDArray> args = runtime::make_random_args(f, dims, opts.seed);
     runtime::interpret(f, args);
@@ -147,7 +147,8 @@ int schedule_command(const ScheduleCommandOptions &opts, std::ostream &out, std:
       f = analysis::specialize(f, dims);
       dims.clear();  // now constants: nothing left to bind for --verify
     }
-    if (opts.verify) check_dims(f, dims);
+    std::ostringstream defaulted;  // printed with the verification, after the schedule
+    if (opts.verify) default_dims(f, dims, defaulted);
     ir::PrimFunc scheduled;
     std::string notes;
     if (!opts.trace.empty()) {
@@ -199,8 +200,8 @@ int schedule_command(const ScheduleCommandOptions &opts, std::ostream &out, std:
     runtime::Oracle used_ref = oracle, used_sched = oracle;
     runtime::Reference want = runtime::compute_reference(f, got, oracle, &used_ref);
     used_sched = runtime::execute(scheduled, got, oracle);
-    out << "# oracle: " << runtime::oracle_name(used_ref) << " (reference), " << runtime::oracle_name(used_sched)
-        << " (scheduled)\n";
+    out << defaulted.str() << "# oracle: " << runtime::oracle_name(used_ref) << " (reference), "
+        << runtime::oracle_name(used_sched) << " (scheduled)\n";
     return report_checks(runtime::check_outputs(f, got, want), "# verify: ",
                          "the scheduled function is outside what rounding explains", out, err);
   });
