@@ -116,6 +116,9 @@ struct ParamBuffer {
   std::vector<IntPtr> dims, strides;
   /// For each dimension that is a plain shape variable: its int slot, else -1.
   std::vector<int> dim_var_slot;
+  /// For each dimension, the int slots of the variables it mentions (a
+  /// shape variable found only inside `n * 32` is solved from it).
+  std::vector<std::vector<int>> dim_slots;
 };
 
 struct ScalarParam {

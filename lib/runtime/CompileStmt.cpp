@@ -7,11 +7,13 @@
 // the program is compiled, not when it runs.
 //
 //===----------------------------------------------------------------------===//
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <sstream>
 
 #include "Closures.h"
+#include "tessera/ir/Functor.h"
 #include "Scalar.h"
 
 namespace tessera::runtime::detail {
@@ -429,6 +431,13 @@ std::unique_ptr<Program> compile_program(const ir::PrimFunc &f) {
     for (const Expr &e : b.shape()) {
       pb.dims.push_back(c.compile_int(e));
       pb.dim_var_slot.push_back(c.int_var_slot(e));
+      std::vector<int> slots;
+      ir::pre_order_visit(ir::Evaluate::make(e), [&](const Expr &x) {
+        if (!x.as<ir::VarNode>()) return;
+        int s = c.int_var_slot(x);
+        if (s >= 0 && std::find(slots.begin(), slots.end(), s) == slots.end()) slots.push_back(s);
+      }, nullptr);
+      pb.dim_slots.push_back(std::move(slots));
     }
     for (const Expr &e : b->strides) pb.strides.push_back(c.compile_int(e));
     pb.slot = c.bind_buffer(b);

@@ -90,6 +90,7 @@ class ArgBinder {
         if (const auto *v = b.shape()[d].as<ir::VarNode>(); v && !values_.count(v))
           bind(ir::Var::from(b.shape()[d]), a.shape()[d]);
     }
+    solve_inner_shape_vars();
     // Every dimension and stride.
     for (size_t i = 0; i < params.size(); ++i) {
       ir::Buffer b = f.buffer_of(params[i]);
@@ -110,6 +111,41 @@ class ArgBinder {
           throw UserError(arg_name(i) + ": the strides of buffer '" + b.name() + "' reach element " +
                           std::to_string(last) + " but the array " + a.type_str() + " has " +
                           std::to_string(a.numel()));
+      }
+    }
+  }
+
+  /// A shape variable found only inside dimensions (`n * 32`) from a
+  /// dimension affine in it and in no other unbound variable, as the
+  /// interpreter solves it (the dimension check after catches a wrong guess).
+  void solve_inner_shape_vars() {
+    for (bool progress = true; progress;) {
+      progress = false;
+      for (size_t i = 0; i < args_.size(); ++i) {
+        ir::Buffer b = f_.buffer_of(f_.params()[i]);
+        if (!b.defined()) continue;
+        for (int d = 0; d < b.ndim(); ++d) {
+          std::vector<ir::Var> unbound;
+          ir::pre_order_visit(ir::Evaluate::make(b.shape()[d]), [&](const ir::Expr &x) {
+            const auto *v = x.as<ir::VarNode>();
+            if (!v || values_.count(v)) return;
+            for (const ir::Var &u : unbound)
+              if (u.get() == v) return;
+            unbound.push_back(ir::Var::from(x));
+          }, nullptr);
+          if (unbound.size() != 1) continue;
+          const ir::Var &v = unbound[0];
+          auto at = [&](int64_t x) {
+            values_[v.get()] = x;
+            int64_t r = eval(b.shape()[d], "dimension " + std::to_string(d) + " of buffer '" + b.name() + "'");
+            values_.erase(v.get());
+            return r;
+          };
+          const int64_t f0 = at(0), f1 = at(1), f2 = at(2), slope = f1 - f0, got = args_[i].shape()[d];
+          if (slope == 0 || f2 - f1 != slope || (got - f0) % slope != 0 || (got - f0) / slope < 0) continue;
+          bind(v, (got - f0) / slope);
+          progress = true;
+        }
       }
     }
   }

@@ -92,6 +92,28 @@ void bind_arguments(const Program &p, const std::vector<NDArray *> &args, Frame 
     }
   }
 
+  // Step 2b. A shape variable that appears only inside dimensions (`n * 32`)
+  // is solved from one that is affine in it and mentions no other unbound
+  // variable: three evaluations give its slope and offset (Step 3 then
+  // checks every dimension, so a wrong guess is still a mismatch).
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (const detail::ParamBuffer &pb : p.buffers)
+      for (int d = 0; d < pb.buffer.ndim(); ++d) {
+        int unbound = -1, count = 0;
+        for (int s : pb.dim_slots[d])
+          if (bound_from[s].empty() && p.shape_var_names.count(s)) unbound = s, ++count;
+        if (count != 1) continue;
+        auto at = [&](int64_t v) { return f.iv[unbound] = v, pb.dims[d]->eval(f); };
+        const int64_t f0 = at(0), f1 = at(1), f2 = at(2), slope = f1 - f0, got = args[pb.param_index]->shape()[d];
+        f.iv[unbound] = 0;
+        if (slope == 0 || f2 - f1 != slope || (got - f0) % slope != 0 || (got - f0) / slope < 0) continue;
+        f.iv[unbound] = (got - f0) / slope;
+        bound_from[unbound] = "buffer '" + pb.buffer.name() + "' dimension " + std::to_string(d);
+        progress = true;
+      }
+  }
+
   // Step 3. Every dimension (and stride) against the array.
   for (const detail::ParamBuffer &pb : p.buffers) {
     NDArray &a = *args[pb.param_index];

@@ -121,6 +121,33 @@ def main(A: T.Buffer((4,), "int8"), B: T.Buffer((4,), "int32"), C: T.Buffer((4,)
   }
 }
 
+TEST(Script, ShapeVariablesInsideDimensionsAreSolved) {
+  // TVM's `(n * 32,)` and `[m, x * 8]`: n and x appear only inside
+  // expressions, and are solved from the arrays' dimensions.
+  ir::PrimFunc f = script::parse_func(R"(@T.prim_func
+def main(a: T.handle, b: T.handle):
+    n = T.int64()
+    x = T.int32()
+    A = T.match_buffer(a, (n * 32 - 1,), "float32")
+    B = T.match_buffer(b, (4, x * 8 + 2), "int32")
+    A[n - 1] = T.float32(7)
+    B[0, 0] = x
+)");
+  std::vector<runtime::NDArray> args = {runtime::NDArray(ir::DataType::float32(), {32 * 5 - 1}),
+                                         runtime::NDArray(ir::DataType::int32(), {4, 3 * 8 + 2})};
+  runtime::interpret(f, args);
+  EXPECT_EQ(args[0].get(4), 7.0);
+  EXPECT_EQ(args[1].get_int(0), 3);
+  // A size no x gives is still a mismatch.
+  args[1] = runtime::NDArray(ir::DataType::int32(), {4, 27});
+  try {
+    runtime::interpret(f, args);
+    ADD_FAILURE() << "x * 8 + 2 = 27 accepted";
+  } catch (const runtime::InterpretError &e) {
+    EXPECT_NE(std::string(e.what()).find("shape mismatch for buffer 'B' dimension 1"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Script, OutOfBoundsNamesBlock) {
   ir::PrimFunc f = script::parse_func(R"(
 @T.prim_func
