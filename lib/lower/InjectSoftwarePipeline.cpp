@@ -59,6 +59,7 @@
 #include "tessera/ir/Op.h"
 #include "tessera/ir/StructuralEqual.h"
 #include "tessera/lower/Passes.h"
+#include "ThreadLoops.h"
 #include "LoopScopedMutator.h"
 
 namespace tessera::lower {
@@ -654,13 +655,7 @@ class PipelineInjector : public detail::LoopScopedMutator {
   }
 
  private:
-  bool depends_on_thread(const Expr &e) const {
-    bool found = false;
-    pre_order_visit(Evaluate::make(e), [&](const Expr &x) {
-      if (const auto *v = x.as<VarNode>(); v && thread_vars_.count(v)) found = true;
-    }, nullptr);
-    return found;
-  }
+  bool depends_on_thread(const Expr &e) const { return detail::depends_on(e, thread_vars_); }
 
   LoweredFunc &f_;
   std::unordered_map<const BufferNode *, int64_t> total_refs_;

@@ -27,6 +27,7 @@
 
 #include "tessera/ir/Functor.h"
 #include "tessera/lower/Passes.h"
+#include "ThreadLoops.h"
 
 namespace tessera::lower {
 
@@ -134,13 +135,7 @@ class BarrierInserter {
   }
 
  private:
-  bool depends_on_thread(const Expr &e) const {
-    bool found = false;
-    pre_order_visit(Evaluate::make(e), [&](const Expr &x) {
-      if (const auto *v = x.as<VarNode>(); v && thread_vars_.count(v)) found = true;
-    }, nullptr);
-    return found;
-  }
+  bool depends_on_thread(const Expr &e) const { return detail::depends_on(e, thread_vars_); }
 
   Synced visit_list(const std::vector<Stmt> &stmts, bool loop_carried) {
     Synced r;

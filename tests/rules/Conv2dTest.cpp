@@ -14,6 +14,7 @@
 #include "tessera/lower/Lower.h"
 #include "tessera/rules/Conv2d.h"
 #include "tessera/script/Parser.h"
+#include "Conv2dPrograms.h"
 
 namespace tessera::test {
 namespace {
@@ -26,18 +27,6 @@ bool contains(const std::string &text, const std::string &part) {
   return text.find(part) != std::string::npos;
 }
 
-/// Stride 2 x 2, dilation 2 x 3, a 3 x 2 window, no padding, float32.
-const char *kStrided = R"(
-@T.prim_func
-def main(I: T.Buffer((2, 13, 15, 4), "float32"), W: T.Buffer((3, 2, 4, 6), "float32"), O: T.Buffer((2, 5, 6, 6), "float32")):
-    T.func_attr({"tir.noalias": True})
-    for b, y, x, o, r, s, c in T.grid(2, 5, 6, 6, 3, 2, 4):
-        with T.block("O"):
-            vb, vy, vx, vo, vr, vs, vc = T.axis.remap("SSSSRRR", [b, y, x, o, r, s, c])
-            with T.init():
-                O[vb, vy, vx, vo] = T.float32(0)
-            O[vb, vy, vx, vo] = O[vb, vy, vx, vo] + I[vb, vy * 2 + vr * 2, vx * 2 + vs * 3, vc] * W[vr, vs, vc, vo]
-)";
 
 /// A 5 x 5 window with padding 2 (a padding block), then bias + ReLU.
 const char *kPadded = R"(
@@ -120,7 +109,7 @@ TEST(Conv2dRule, MatchesConvolutionsWithTheirGeometry) {
   EXPECT_EQ((*m)->describe(),
             "block 'acc': conv2d 3x3 window, stride 1x1, dilation 1x1, output 9x11x10 from 6 "
             "channels, padding inlined, epilogue");
-  auto s = rule().match(script::parse_func(kStrided), test_arch());
+  auto s = rule().match(script::parse_func(kStridedConv2d), test_arch());
   ASSERT_TRUE(s) << s.reason();
   EXPECT_TRUE(contains((*s)->describe(), "3x2 window, stride 2x2, dilation 2x3")) << (*s)->describe();
   auto c = dynamic_cast<const rules::Conv2dConfig &>(*rule().default_config(**s, test_arch()));
@@ -181,7 +170,7 @@ TEST(Conv2dRule, DefaultAndOtherConfigsMatchTheInterpreter) {
 TEST(Conv2dRule, StrideDilationAndPaddingComeFromTheIndices) {
   Entry e;
   e.name = "strided";
-  ir::PrimFunc strided = script::parse_func(kStrided);
+  ir::PrimFunc strided = script::parse_func(kStridedConv2d);
   auto m = rule().match(strided, test_arch());
   ASSERT_TRUE(m);
   auto def = rule().default_config(**m, test_arch());
@@ -210,7 +199,7 @@ TEST(Conv2dRule, ImplicitGemmMatchesTheInterpreter) {
   expect_configs_match(corpus, w.func, w.dims,
                        {implicit_gemm(*def, 32, 8, 8, 4, 2, 1, 2, 2, 0, 0, true),
                         implicit_gemm(*def, 16, 16, 16, 2, 4, 2, 2, 1, 2, 2, false)});
-  for (auto [name, text] : {std::pair{"strided", kStrided},
+  for (auto [name, text] : {std::pair{"strided", kStridedConv2d},
                             {"strided_dilated_padded", kStridedDilatedPadded},
                             {"padded", kPadded}}) {
     Entry e;
@@ -232,7 +221,7 @@ TEST(Conv2dRule, FitLayoutKeepsImplicitGemmVectorsWithinATap) {
   // input stays scalar.
   Entry e;
   e.name = "strided";
-  ir::PrimFunc f = script::parse_func(kStrided);
+  ir::PrimFunc f = script::parse_func(kStridedConv2d);
   auto m = rule().match(f, test_arch());
   ASSERT_TRUE(m);
   auto def = rule().default_config(**m, test_arch());

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "../codegen/SimtEmulator.h"
+#include "Conv2dPrograms.h"
 #include "RuleTestUtil.h"
 #include "tessera/analysis/Specialize.h"
 #include "tessera/codegen/CodegenCUDA.h"
@@ -122,25 +123,14 @@ TEST(MatmulSimt, ThePrintedPipelineParsesToTheSameKernel) {
   EXPECT_EQ(error, "");
 }
 
-/// A strided, dilated float32 convolution (no padding) and the corpus's
-/// float16 one (padding 1), whose input tile is gathered with its padding
-/// (a plain store: synchronous) and whose weights are copied (cp.async).
-const char *kStridedConv = R"(
-@T.prim_func
-def main(I: T.Buffer((2, 13, 15, 8), "float32"), W: T.Buffer((3, 2, 8, 6), "float32"), O: T.Buffer((2, 5, 6, 6), "float32")):
-    T.func_attr({"tir.noalias": True})
-    for b, y, x, o, r, s, c in T.grid(2, 5, 6, 6, 3, 2, 8):
-        with T.block("O"):
-            vb, vy, vx, vo, vr, vs, vc = T.axis.remap("SSSSRRR", [b, y, x, o, r, s, c])
-            with T.init():
-                O[vb, vy, vx, vo] = T.float32(0)
-            O[vb, vy, vx, vo] = O[vb, vy, vx, vo] + I[vb, vy * 2 + vr * 2, vx * 2 + vs * 3, vc] * W[vr, vs, vc, vo]
-)";
 
+/// A strided, dilated float32 convolution (no padding: its tiles copy by
+/// cp.async) and the corpus's float16 one (padding 1, gathered with its
+/// padding: a plain store).
 TEST(Conv2dSimt, PipelinedKernelsMatchTheReference) {
   const rules::Rule &rule = rules::conv2d_rule();
   SmallWorkload corpus = small_workload(find_entry("conv2d_nhwc_f16"));
-  for (auto [name, f, dims] : {std::tuple{"strided float32", script::parse_func(kStridedConv), runtime::DimBindings{}},
+  for (auto [name, f, dims] : {std::tuple{"strided float32", script::parse_func(kStridedConv2d), runtime::DimBindings{}},
                                {"conv2d_nhwc_f16", corpus.func, corpus.dims}}) {
     SCOPED_TRACE(name);
     auto m = rule.match(f, test_arch());

@@ -51,15 +51,22 @@ DynamicSpec spec() {
   return s;
 }
 
+/// A fresh kernel cache and tuning database, and the GEMM's dynamic kernel
+/// built into them on the h100 preset.
+struct Started {
+  fs::path dir = fresh_dir();
+  runtime::KernelCache cache{dir / "kernels"};
+  Database db = Database::open((dir / "tuning.jsonl").string());
+  Arch arch = Arch::by_name("h100");
+  DynamicKernel k = DynamicKernel::create(gemm(), spec(), arch, {.cache = &cache});
+};
+
 const std::vector<int64_t> kSizes = {1, 2, 3, 4, 5, 17, 33, 100, 257, 1000, 2049, 4096};
 
 TEST(DynamicMeasure, EachCellTakesTheFastestAndTheNextStartKeepsIt) {
   if (!runtime::nvrtc_available()) GTEST_SKIP() << "NVRTC is not available";
-  fs::path dir = fresh_dir();
-  runtime::KernelCache cache(dir / "kernels");
-  Database db = Database::open((dir / "tuning.jsonl").string());
-  const Arch arch = Arch::by_name("h100");
-  DynamicKernel k = DynamicKernel::create(gemm(), spec(), arch, {.cache = &cache});
+  Started started;
+  auto &[dir, cache, db, arch, k] = started;
   ASSERT_GE(k.kernels().size(), 2u) << "the test needs a plan with several kernels";
   const int last = int(k.kernels().size()) - 1;
   // The last kernel is the fastest everywhere (the others slower by index).
@@ -137,12 +144,9 @@ TEST(DynamicMeasure, AFailingKernelIsNeverChosenAndTheBudgetStops) {
 
 TEST(DynamicMeasure, TheCellsPastTheBudgetGoOnInTheBackground) {
   if (!runtime::nvrtc_available()) GTEST_SKIP() << "NVRTC is not available";
-  fs::path dir = fresh_dir();
-  runtime::KernelCache cache(dir / "kernels");
-  Database db = Database::open((dir / "tuning.jsonl").string());
-  const Arch arch = Arch::by_name("h100");
-  DynamicKernel k = DynamicKernel::create(gemm(), spec(), arch, {.cache = &cache});
-  ASSERT_GE(k.kernels().size(), 2u);
+  Started started;
+  auto &[dir, cache, db, arch, k] = started;
+  ASSERT_GE(k.kernels().size(), 2u) << "the test needs a plan with several kernels";
   const int last = int(k.kernels().size()) - 1;
   std::atomic<int> timings{0};
   KernelTimerFn timer = [&](int kernel, const std::vector<int64_t> &) {
