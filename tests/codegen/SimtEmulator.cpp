@@ -795,30 +795,4 @@ WrittenMask emulate(const lower::LoweredFunc &f, const std::vector<NDArray *> &a
   return written;
 }
 
-std::vector<runtime::OutputCheck> emulate_and_check(const ir::PrimFunc &f, const lower::LoweredFunc &kernel,
-                                                    const runtime::DimBindings &dims, uint64_t seed,
-                                                    std::string *error) {
-  std::vector<NDArray> actual = runtime::make_random_args(f, dims, seed);
-  runtime::Reference reference = runtime::compute_reference(f, actual);
-  std::vector<NDArray *> args;
-  for (NDArray &a : actual) args.push_back(&a);
-  // Scalar parameters (symbolic sizes) follow the buffers in the kernel's signature.
-  std::vector<NDArray> scalars;
-  scalars.reserve(kernel.params.size());
-  for (size_t p = args.size(); p < kernel.params.size(); ++p) {
-    const ir::Var &v = kernel.params[p].var;
-    NDArray s(v.dtype(), {});
-    s.set_int(0, dims.at(v.name()));
-    scalars.push_back(std::move(s));
-  }
-  for (NDArray &s : scalars) args.push_back(&s);
-  try {
-    emulate(kernel, args);
-  } catch (const EmulationError &e) {
-    *error = e.what();
-    return {};
-  }
-  return runtime::check_outputs(f, actual, reference);
-}
-
 }  // namespace tessera::simt

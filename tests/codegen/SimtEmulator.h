@@ -34,6 +34,7 @@
 #include <array>
 #include <cstdint>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "tessera/lower/Lower.h"
@@ -63,8 +64,30 @@ WrittenMask emulate(const lower::LoweredFunc &f, const std::vector<runtime::NDAr
 /// scalar parameters (symbolic sizes) taken from `dims`; returns the checks
 /// against f's float64 reference, or, when the emulator fails, none with
 /// its message in `*error`.
-std::vector<runtime::OutputCheck> emulate_and_check(const ir::PrimFunc &f, const lower::LoweredFunc &kernel,
-                                                    const runtime::DimBindings &dims, uint64_t seed,
-                                                    std::string *error);
+inline std::vector<runtime::OutputCheck> emulate_and_check(const ir::PrimFunc &f, const lower::LoweredFunc &kernel,
+                                                           const runtime::DimBindings &dims, uint64_t seed,
+                                                           std::string *error) {
+  std::vector<runtime::NDArray> actual = runtime::make_random_args(f, dims, seed);
+  runtime::Reference reference = runtime::compute_reference(f, actual);
+  std::vector<runtime::NDArray *> args;
+  for (runtime::NDArray &a : actual) args.push_back(&a);
+  // Scalar parameters (symbolic sizes) follow the buffers in the kernel's signature.
+  std::vector<runtime::NDArray> scalars;
+  scalars.reserve(kernel.params.size());
+  for (size_t p = args.size(); p < kernel.params.size(); ++p) {
+    const ir::Var &v = kernel.params[p].var;
+    runtime::NDArray s(v.dtype(), {});
+    s.set_int(0, dims.at(v.name()));
+    scalars.push_back(std::move(s));
+  }
+  for (runtime::NDArray &s : scalars) args.push_back(&s);
+  try {
+    emulate(kernel, args);
+  } catch (const EmulationError &e) {
+    *error = e.what();
+    return {};
+  }
+  return runtime::check_outputs(f, actual, reference);
+}
 
 }  // namespace tessera::simt
