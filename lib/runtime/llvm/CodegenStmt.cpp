@@ -1,0 +1,187 @@
+//===- CodegenStmt.cpp - Statements to LLVM IR ----------------------------===//
+//
+// Gen's statements (Gen.h): stores, loops, blocks with their iter vars,
+// predicates and inits, allocations.
+//
+//===----------------------------------------------------------------------===//
+#include "Gen.h"
+
+namespace tessera::runtime::detail {
+
+void Gen::stmt(const ir::Stmt &s) {
+  switch (s.kind()) {
+    case ir::NodeKind::Store: {
+      const auto *st = s.as<ir::Store>();
+      DataType t = st->buffer.dtype();
+      Value *v = expr(st->value);  // the value first, then the index (the interpreter's order)
+      Value *addr = address(st->buffer, st->indices, true);
+      if (t.is_bool())
+        v = b_.CreateZExt(to_bool(v), i8_);
+      else if (t.is_float16())
+        v = float_to_half(v);
+      else if (t.is_bfloat16())
+        v = float_to_bf16(v);
+      else if (t.is_float() && v->getType() != ltype(t))
+        v = float_kind(t) == FK::F64 ? b_.CreateFPExt(v, f64_) : b_.CreateFPTrunc(v, f32_);
+      else if (!t.is_float())
+        v = cast_int(v, st->value.dtype(), t);
+      note_access(b_.CreateStore(v, addr), st->buffer);
+      return;
+    }
+    case ir::NodeKind::For: return loop(*s.as<ir::For>());
+    case ir::NodeKind::Seq:
+      for (const ir::Stmt &c : s.as<ir::Seq>()->stmts) stmt(c);
+      return;
+    case ir::NodeKind::IfThenElse: {
+      const auto *i = s.as<ir::IfThenElse>();
+      Value *c = to_bool(expr(i->cond));
+      BasicBlock *tb = BasicBlock::Create(ctx_, "if.then", fn_), *join = BasicBlock::Create(ctx_, "if.end", fn_);
+      BasicBlock *eb = i->else_case ? BasicBlock::Create(ctx_, "if.else", fn_) : join;
+      b_.CreateCondBr(c, tb, eb);
+      b_.SetInsertPoint(tb);
+      stmt(i->then_case);
+      b_.CreateBr(join);
+      if (i->else_case) {
+        b_.SetInsertPoint(eb);
+        stmt(*i->else_case);
+        b_.CreateBr(join);
+      }
+      b_.SetInsertPoint(join);
+      return;
+    }
+    case ir::NodeKind::LetStmt: {
+      const auto *l = s.as<ir::LetStmt>();
+      bind(l->var, expr(l->value));
+      stmt(l->body);
+      unbind(l->var);
+      return;
+    }
+    case ir::NodeKind::Evaluate: {
+      const auto *e = s.as<ir::Evaluate>();
+      if (const auto *c = e->value.as<ir::Call>(); c && ir::is_async_or_warp_statement(c->op))
+        unsupported(std::string("T.") + ir::intrinsic_name(c->op) + " (warp-level and asynchronous operations)");
+      (void)expr(e->value);
+      return;
+    }
+    case ir::NodeKind::Block: return block(*s.as<ir::Block>());
+    default: break;
+  }
+  unsupported(std::string("statement ") + ir::node_kind_name(s.kind()));
+}
+
+/// for (v = min; v < min + extent; ++v), counted in int64 as the interpreter does.
+void Gen::loop(const ir::For &f) {
+  DataType vt = f.loop_var.dtype();
+  Value *lo = to_i64(expr(f.min), f.min.dtype());
+  Value *n = to_i64(expr(f.extent), f.extent.dtype());
+  BasicBlock *pre = b_.GetInsertBlock();
+  BasicBlock *body = BasicBlock::Create(ctx_, "for." + f.loop_var.name(), fn_);
+  BasicBlock *exit = BasicBlock::Create(ctx_, "for.end", fn_);
+  b_.CreateCondBr(b_.CreateICmpSGT(n, b_.getInt64(0)), body, exit);
+  b_.SetInsertPoint(body);
+  llvm::PHINode *i = b_.CreatePHI(i64_, 2, "i");
+  i->addIncoming(b_.getInt64(0), pre);
+  Value *v = b_.CreateAdd(lo, i);
+  bind(f.loop_var, cast_int(v, DataType::int64(), vt));
+  stmt(f.body);
+  unbind(f.loop_var);
+  Value *next = b_.CreateAdd(i, b_.getInt64(1), "", /*HasNUW=*/true, /*HasNSW=*/true);
+  i->addIncoming(next, b_.GetInsertBlock());
+  b_.CreateCondBr(b_.CreateICmpSLT(next, n), body, exit);
+  b_.SetInsertPoint(exit);
+}
+
+void Gen::block(const ir::Block &blk) {
+  std::string outer = block_;
+  block_ = blk.name;
+  // Bindings refer to the enclosing scope.
+  std::vector<Value *> values;
+  for (size_t k = 0; k < blk.iter_vars.size(); ++k)
+    values.push_back(cast_int(expr(blk.bindings[k]), blk.bindings[k].dtype(), blk.iter_vars[k].var.dtype()));
+  for (size_t k = 0; k < blk.iter_vars.size(); ++k) bind(blk.iter_vars[k].var, values[k]);
+  BasicBlock *end = nullptr;
+  if (blk.predicate.defined() && !ir::is_const_int(blk.predicate, 1)) {
+    Value *c = to_bool(expr(blk.predicate));
+    BasicBlock *run = BasicBlock::Create(ctx_, "block." + blk.name, fn_);
+    end = BasicBlock::Create(ctx_, "block.end", fn_);
+    b_.CreateCondBr(c, run, end);
+    b_.SetInsertPoint(run);
+  }
+  Value *first = b_.getTrue();
+  for (size_t k = 0; k < blk.iter_vars.size(); ++k) {
+    const ir::IterVar &iv = blk.iter_vars[k];
+    Value *v = to_i64(values[k], iv.var.dtype());
+    Value *lo = to_i64(expr(iv.dom.min), iv.dom.min.dtype());
+    Value *n = to_i64(expr(iv.dom.extent), iv.dom.extent.dtype());
+    JitSite s;
+    s.kind = JitSite::Kind::Domain;
+    s.what = iv.var.name();
+    check(b_.CreateAnd(b_.CreateICmpSGE(v, lo), b_.CreateICmpSLT(v, b_.CreateAdd(lo, n))), site(std::move(s)),
+          {v, lo, n});
+    if (iv.kind == ir::IterKind::Reduce) first = b_.CreateAnd(first, b_.CreateICmpEQ(v, lo));
+  }
+  for (const ir::Buffer &buf : blk.allocs) allocate(buf);
+  if (blk.init) {
+    BasicBlock *ib = BasicBlock::Create(ctx_, "init", fn_), *after = BasicBlock::Create(ctx_, "init.end", fn_);
+    b_.CreateCondBr(first, ib, after);
+    b_.SetInsertPoint(ib);
+    stmt(*blk.init);
+    b_.CreateBr(after);
+    b_.SetInsertPoint(after);
+  }
+  stmt(blk.body);
+  for (const ir::Buffer &buf : blk.allocs) bufs_[buf.get()].pop_back();
+  for (const ir::IterVar &iv : blk.iter_vars) unbind(iv.var);
+  if (end) {
+    b_.CreateBr(end);
+    b_.SetInsertPoint(end);
+  }
+  block_ = outer;
+}
+
+void Gen::allocate(const ir::Buffer &buf) {
+  Buf a;
+  a.dtype = buf.dtype();
+  for (size_t d = 0; d < buf.shape().size(); ++d) {
+    const Expr &e = buf.shape()[d];
+    Value *n = to_i64(expr(e), e.dtype());
+    JitSite s;
+    s.kind = JitSite::Kind::NegativeDim;
+    s.what = buf.name();
+    check(b_.CreateICmpSGE(n, b_.getInt64(0)), site(std::move(s)), {b_.getInt64(int64_t(d)), n});
+    a.shape.push_back(n);
+  }
+  Value *numel = b_.getInt64(1);
+  for (Value *n : a.shape) numel = b_.CreateMul(numel, n);
+  Value *storage;
+  if (buf->strides.empty()) {
+    row_major(a);
+    storage = numel;
+  } else {
+    Value *last = b_.getInt64(0);
+    for (size_t d = 0; d < a.shape.size(); ++d) {
+      const Expr &e = buf->strides[d];
+      a.strides.push_back(to_i64(expr(e), e.dtype()));
+      Value *span = b_.CreateMul(b_.CreateSub(a.shape[d], b_.getInt64(1)), a.strides[d]);
+      last = b_.CreateAdd(last, b_.CreateSelect(b_.CreateICmpSGT(a.shape[d], b_.getInt64(0)), span, b_.getInt64(0)));
+    }
+    storage = b_.CreateSelect(b_.CreateICmpEQ(numel, b_.getInt64(0)), b_.getInt64(0), b_.CreateAdd(last, b_.getInt64(1)));
+    a.storage = storage;
+  }
+  PoisonKind poison = PoisonKind::Int;
+  if (buf.dtype().is_float()) {
+    switch (float_kind(buf.dtype())) {
+      case FK::F16: poison = PoisonKind::F16; break;
+      case FK::BF16: poison = PoisonKind::BF16; break;
+      case FK::F32: poison = PoisonKind::F32; break;
+      default: poison = PoisonKind::F64;
+    }
+  }
+  Value *bytes = b_.CreateMul(storage, b_.getInt64(buf.dtype().bytes()));
+  a.data = call("tessera_jit_alloc", ptr_, {st_, b_.getInt32(num_allocs_++), bytes, b_.getInt32(int32_t(poison))},
+                /*pure=*/false);
+  a.scope = new_scope(buf.name());
+  bufs_[buf.get()].push_back(a);
+}
+
+}  // namespace tessera::runtime::detail

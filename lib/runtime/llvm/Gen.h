@@ -1,0 +1,303 @@
+//===- Gen.h - The PrimFunc-to-LLVM-IR generator (private) ----------------===//
+//
+// Private to lib/runtime/llvm: the class generate_module (Codegen.h) runs.
+// Its small helpers (types and conversions, scopes, alias metadata, run-time
+// checks) are here; run() is in Codegen.cpp, the expressions in
+// CodegenExpr.cpp, the statements in CodegenStmt.cpp.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/MDBuilder.h>
+#include <llvm/IR/Module.h>
+
+#include <cstddef>
+#include <functional>
+#include <limits>
+#include <unordered_map>
+
+#include "../Scalar.h"
+#include "Codegen.h"
+#include "tessera/runtime/LlvmJit.h"
+
+namespace tessera::runtime::detail {
+
+using ir::DataType;
+using ir::Expr;
+using llvm::BasicBlock;
+using llvm::Type;
+using llvm::Value;
+
+class Gen {
+ public:
+  Gen(const Program &p, llvm::LLVMContext &ctx, const std::string &name)
+      : p_(p), ctx_(ctx), mod_(std::make_unique<llvm::Module>(name, ctx)), b_(ctx) {
+    i1_ = b_.getInt1Ty();
+    i8_ = b_.getInt8Ty();
+    i16_ = b_.getInt16Ty();
+    i32_ = b_.getInt32Ty();
+    i64_ = b_.getInt64Ty();
+    f32_ = b_.getFloatTy();
+    f64_ = b_.getDoubleTy();
+    ptr_ = b_.getPtrTy();
+    auto *fty = llvm::FunctionType::get(i32_, {ptr_, ptr_, ptr_, ptr_}, false);
+    fn_ = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, name, *mod_);
+    for (unsigned i = 0; i < 4; ++i) fn_->addParamAttr(i, llvm::Attribute::NoAlias);
+    fn_->addFnAttr(llvm::Attribute::NoUnwind);
+    iv_ = fn_->getArg(0);
+    fv_ = fn_->getArg(1);
+    bufs_arg_ = fn_->getArg(2);
+    st_ = fn_->getArg(3);
+    alias_domain_ = llvm::MDBuilder(ctx_).createAnonymousAliasScopeDomain("tessera");
+  }
+
+  GeneratedModule run();
+
+ private:
+  struct Buf {
+    Value *data = nullptr;
+    std::vector<Value *> shape, strides;
+    Value *storage = nullptr;  // set when strides are explicit: the offset is checked against it
+    DataType dtype;
+    llvm::MDNode *scope = nullptr;
+  };
+
+  // ---- types and conversions ------------------------------------------------
+
+  Type *ltype(DataType t) {
+    if (t.is_bool()) return i1_;
+    if (t.is_float()) return float_kind(t) == FK::F64 ? f64_ : f32_;
+    return b_.getIntNTy(unsigned(t.bits()));
+  }
+  /// The int64_t the interpreter holds for an integer value.
+  Value *to_i64(Value *v, DataType t) {
+    if (v->getType() == i64_) return v;
+    return t.is_int() ? b_.CreateSExt(v, i64_) : b_.CreateZExt(v, i64_);
+  }
+  Value *to_bool(Value *v) {
+    if (v->getType() == i1_) return v;
+    return b_.CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));
+  }
+  /// Integer (or bool) cast with the interpreter's wrap-around.
+  Value *cast_int(Value *v, DataType from, DataType to) {
+    if (to.is_bool()) return to_bool(v);
+    Type *t = ltype(to);
+    if (v->getType() == t) return v;
+    unsigned fb = v->getType()->getIntegerBitWidth(), tb = t->getIntegerBitWidth();
+    if (tb < fb) return b_.CreateTrunc(v, t);
+    return from.is_int() ? b_.CreateSExt(v, t) : b_.CreateZExt(v, t);
+  }
+  /// Rounds a float computed in `float` to float16/bfloat16 (no-op otherwise).
+  Value *fin(Value *v, DataType t) {
+    switch (float_kind(t)) {
+      case FK::F16: return half_to_float(float_to_half(v));
+      case FK::BF16: return bf16_to_float(float_to_bf16(v));
+      default: return v;
+    }
+  }
+
+  // float16 / bfloat16 conversions, inline and bit for bit support/Half.h's:
+  // LLVM's fptrunc/fpext to half round to nearest even like float_to_half_bits
+  // and are exact the other way; only NaNs differ (Half.h makes every NaN the
+  // canonical quiet NaN of its sign on the way to float16, and keeps the
+  // payload on the way back), so NaNs are selected apart.
+  Value *float_to_half(Value *v) {  // float -> i16 bits
+    Value *h = b_.CreateBitCast(b_.CreateFPTrunc(v, b_.getHalfTy()), i16_);
+    Value *sign = b_.CreateTrunc(b_.CreateLShr(b_.CreateBitCast(v, i32_), 16), i16_);
+    Value *nan = b_.CreateOr(b_.CreateAnd(sign, b_.getInt16(0x8000)), b_.getInt16(0x7e00));
+    return b_.CreateSelect(b_.CreateFCmpUNO(v, v), nan, h);
+  }
+  Value *half_to_float(Value *h) {  // i16 bits -> float
+    Value *f = b_.CreateFPExt(b_.CreateBitCast(h, b_.getHalfTy()), f32_);
+    Value *x = b_.CreateZExt(h, i32_);
+    Value *is_nan = b_.CreateICmpUGT(b_.CreateAnd(x, b_.getInt32(0x7fff)), b_.getInt32(0x7c00));
+    Value *bits = b_.CreateOr(b_.CreateOr(b_.CreateShl(b_.CreateAnd(x, b_.getInt32(0x8000)), 16), b_.getInt32(0x7f800000)),
+                              b_.CreateShl(b_.CreateAnd(x, b_.getInt32(0x3ff)), 13));
+    return b_.CreateSelect(is_nan, b_.CreateBitCast(bits, f32_), f);
+  }
+  Value *float_to_bf16(Value *v) {  // float -> i16 bits: float_to_bfloat16_bits
+    Value *x = b_.CreateBitCast(v, i32_);
+    Value *is_nan = b_.CreateICmpUGT(b_.CreateAnd(x, b_.getInt32(0x7fffffff)), b_.getInt32(0x7f800000));
+    Value *lsb = b_.CreateAnd(b_.CreateLShr(x, 16), b_.getInt32(1));
+    Value *rounded = b_.CreateLShr(b_.CreateAdd(x, b_.CreateAdd(b_.getInt32(0x7fff), lsb)), 16);
+    Value *nan = b_.CreateOr(b_.CreateLShr(x, 16), b_.getInt32(0x40));
+    return b_.CreateTrunc(b_.CreateSelect(is_nan, nan, rounded), i16_);
+  }
+  Value *bf16_to_float(Value *h) { return b_.CreateBitCast(b_.CreateShl(b_.CreateZExt(h, i32_), 16), f32_); }
+
+  Value *load_slot(DataType t, int slot, bool is_float) {
+    if (is_float) {
+      Value *d = b_.CreateLoad(f64_, b_.CreateConstGEP1_64(f64_, fv_, slot));
+      return float_kind(t) == FK::F64 ? d : b_.CreateFPTrunc(d, f32_);  // exact: already rounded
+    }
+    Value *x = b_.CreateLoad(i64_, b_.CreateConstGEP1_64(i64_, iv_, slot));
+    return t.is_bool() ? to_bool(x) : cast_int(x, DataType::int64(), t);
+  }
+
+  /// A call to a helper (JitRuntime.cpp); pure ones are marked so, so LLVM may
+  /// hoist and eliminate them.
+  Value *call(const std::string &name, Type *ret, std::vector<Value *> args, bool pure = true) {
+    llvm::Function *f = mod_->getFunction(name);
+    if (!f) {
+      std::vector<Type *> types;
+      for (Value *a : args) types.push_back(a->getType());
+      f = llvm::Function::Create(llvm::FunctionType::get(ret, types, false), llvm::Function::ExternalLinkage, name,
+                                 *mod_);
+      f->addFnAttr(llvm::Attribute::NoUnwind);
+      if (pure) {
+        f->setDoesNotAccessMemory();
+        f->addFnAttr(llvm::Attribute::WillReturn);
+      }
+    }
+    return b_.CreateCall(f, args);
+  }
+  Value *intrinsic(llvm::Intrinsic::ID id, Value *x) { return b_.CreateUnaryIntrinsic(id, x); }
+
+  // ---- scopes -----------------------------------------------------------------
+
+  void bind(const ir::Var &v, Value *x) { vars_[v.get()].push_back(x); }
+  void unbind(const ir::Var &v) { vars_[v.get()].pop_back(); }
+  Value *var(const ir::VarNode *v) {
+    auto it = vars_.find(v);
+    if (it == vars_.end() || it->second.empty())
+      throw InternalError("LLVM JIT: variable '" + v->name + "' unbound in block '" + block_ + "'");
+    return it->second.back();
+  }
+  Buf &buffer(const ir::Buffer &b) {
+    auto it = bufs_.find(b.get());
+    if (it == bufs_.end() || it->second.empty())
+      throw InternalError("LLVM JIT: buffer '" + b.name() + "' unbound in block '" + block_ + "'");
+    return it->second.back();
+  }
+  void row_major(Buf &buf) {
+    buf.strides.assign(buf.shape.size(), nullptr);
+    Value *s = b_.getInt64(1);
+    for (size_t d = buf.shape.size(); d-- > 0;) {
+      buf.strides[d] = s;
+      s = b_.CreateMul(s, buf.shape[d]);
+    }
+  }
+
+  // ---- alias metadata ------------------------------------------------------------
+
+  llvm::MDNode *new_scope(const std::string &name) {
+    llvm::MDNode *s = llvm::MDBuilder(ctx_).createAnonymousAliasScope(alias_domain_, name);
+    scopes_.push_back(s);
+    return s;
+  }
+  /// Accesses get their metadata at the end, when every scope is known.
+  void finish_alias_metadata() {
+    for (auto &[inst, scope] : accesses_) {
+      std::vector<llvm::Metadata *> others;
+      for (llvm::MDNode *s : scopes_)
+        if (s != scope) others.push_back(s);
+      inst->setMetadata(llvm::LLVMContext::MD_alias_scope, llvm::MDNode::get(ctx_, {scope}));
+      if (!others.empty()) inst->setMetadata(llvm::LLVMContext::MD_noalias, llvm::MDNode::get(ctx_, others));
+    }
+  }
+
+  // ---- run-time checks -----------------------------------------------------------
+
+  int site(JitSite s) {
+    s.block = block_;
+    sites_.push_back(std::move(s));
+    return int(sites_.size()) - 1;
+  }
+  /// Continues when `ok`; else records `site` with `vals` and returns 1.
+  void check(Value *ok, int site_id, const std::vector<Value *> &vals) {
+    if (auto *c = llvm::dyn_cast<llvm::ConstantInt>(ok); c && c->isOne()) return;
+    BasicBlock *good = BasicBlock::Create(ctx_, "ok", fn_), *bad = BasicBlock::Create(ctx_, "bad", fn_);
+    b_.CreateCondBr(ok, good, bad, llvm::MDBuilder(ctx_).createBranchWeights(1 << 20, 1));
+    b_.SetInsertPoint(bad);
+    for (size_t i = 0; i < vals.size(); ++i) b_.CreateStore(vals[i], b_.CreateConstGEP1_64(i64_, scratch_, i));
+    llvm::Function *f = mod_->getFunction("tessera_jit_fail");
+    if (!f) {
+      f = llvm::Function::Create(llvm::FunctionType::get(b_.getVoidTy(), {ptr_, i32_, ptr_}, false),
+                                 llvm::Function::ExternalLinkage, "tessera_jit_fail", *mod_);
+      f->addFnAttr(llvm::Attribute::Cold);
+      f->addFnAttr(llvm::Attribute::NoUnwind);
+    }
+    b_.CreateCall(f, {st_, b_.getInt32(site_id), scratch_});
+    b_.CreateBr(fail_bb_);
+    b_.SetInsertPoint(good);
+  }
+
+  /// The address of an element, every index checked (the interpreter's Indexer).
+  Value *address(const ir::Buffer &b, const std::vector<Expr> &indices, bool store) {
+    Buf &buf = buffer(b);
+    std::vector<Value *> idx;
+    for (const Expr &e : indices) idx.push_back(to_i64(expr(e), e.dtype()));
+    Value *ok = b_.getTrue(), *off = b_.getInt64(0);
+    for (size_t d = 0; d < idx.size(); ++d) {
+      ok = b_.CreateAnd(ok, b_.CreateICmpULT(idx[d], buf.shape[d]));
+      off = b_.CreateAdd(off, b_.CreateMul(idx[d], buf.strides[d]));
+    }
+    if (buf.storage) ok = b_.CreateAnd(ok, b_.CreateICmpULT(off, buf.storage));
+    JitSite s;
+    s.kind = JitSite::Kind::OutOfBounds;
+    s.store = store;
+    s.what = b.name();
+    s.ndim = int(idx.size());
+    std::vector<Value *> vals = idx;
+    vals.insert(vals.end(), buf.shape.begin(), buf.shape.end());
+    check(ok, site(std::move(s)), vals);
+    return b_.CreateGEP(storage_type(b.dtype()), buf.data, off);
+  }
+  Type *storage_type(DataType t) {
+    if (t.is_bool()) return i8_;
+    if (t.is_float() && t.bits() == 16) return i16_;
+    return ltype(t);
+  }
+  void note_access(llvm::Instruction *inst, const ir::Buffer &b) { accesses_.emplace_back(inst, buffer(b).scope); }
+
+  // ---- expressions ------------------------------------------------------------------
+
+  [[noreturn]] void unsupported(const std::string &what);
+
+  /// Evaluates one of two expressions by `cond`, lazily.
+  Value *lazy(Value *cond, const std::function<Value *()> &then_v, const std::function<Value *()> &else_v);
+  Value *expr(const Expr &e);
+  Value *binary(const ir::Binary &b);
+  Value *divide(ir::BinaryOp op, DataType t, Value *x, Value *y);
+  Value *float_binary(const ir::Binary &b);
+  Value *math1(const std::string &name, DataType t, Value *x);
+  Value *math2(const std::string &name, DataType t, Value *x, Value *y);
+  Value *cast(const ir::Cast &c);
+
+  /// The bit pattern of a float value of type t, as an integer of t's width.
+  Value *float_bits(Value *x, DataType t);
+  Value *bits_float(Value *u64, DataType t);
+  Value *intrinsic_call(const ir::Call &c);
+
+  // ---- statements --------------------------------------------------------------------
+
+  void stmt(const ir::Stmt &s);
+
+  /// for (v = min; v < min + extent; ++v), counted in int64 as the interpreter does.
+  void loop(const ir::For &f);
+  void block(const ir::Block &blk);
+  void allocate(const ir::Buffer &buf);
+
+  const Program &p_;
+  llvm::LLVMContext &ctx_;
+  std::unique_ptr<llvm::Module> mod_;
+  llvm::IRBuilder<> b_;
+  Type *i1_, *i8_, *i16_, *i32_, *i64_, *f32_, *f64_, *ptr_;
+  llvm::Function *fn_;
+  Value *iv_, *fv_, *bufs_arg_, *st_;
+  Value *scratch_ = nullptr;
+  BasicBlock *fail_bb_ = nullptr;
+  llvm::MDNode *alias_domain_;
+  std::vector<llvm::MDNode *> scopes_;
+  std::vector<std::pair<llvm::Instruction *, llvm::MDNode *>> accesses_;
+  std::vector<JitSite> sites_;
+  int num_allocs_ = 0;
+  std::string block_ = "root";
+  std::unordered_map<const ir::VarNode *, std::vector<Value *>> vars_;
+  std::unordered_map<const ir::BufferNode *, std::vector<Buf>> bufs_;
+};
+
+}  // namespace tessera::runtime::detail
