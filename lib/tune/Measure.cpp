@@ -64,13 +64,22 @@ namespace {
 /// The sum over `func`'s parameter buffers, with `dims` bound, of their
 /// element counts times (bytes per element + `extra`).
 double parameter_bytes(const ir::PrimFunc &func, const runtime::DimBindings &dims, double extra) {
-  ir::PrimFunc bound = dims.empty() ? func : analysis::specialize(func, dims);
   double total = 0;
-  for (const ir::Var &p : bound.params()) {
-    ir::Buffer b = bound.buffer_of(p);
+  for (const ir::Var &p : func.params()) {
+    ir::Buffer b = func.buffer_of(p);
     if (!b.defined()) continue;
     double n = 1;
-    for (const ir::Expr &e : b.shape()) n *= double(ir::as_const_int(e).value_or(1));
+    for (const ir::Expr &e : b.shape()) {
+      // Each variable by its name in `dims` (a shape variable or a scalar
+      // parameter that sizes buffers too).
+      std::vector<std::pair<ir::Var, ir::Expr>> values;
+      ir::pre_order_visit(ir::Evaluate::make(e), [&](const ir::Expr &x) {
+        const auto *v = x.as<ir::VarNode>();
+        auto it = v ? dims.find(v->name) : dims.end();
+        if (it != dims.end()) values.emplace_back(ir::Var::from(x), ir::make_int(v->dtype, it->second));
+      }, nullptr);
+      n *= double(ir::as_const_int(arith::simplify(ir::substitute(e, values))).value_or(1));
+    }
     total += n * (b.dtype().bytes() + extra);
   }
   return total;
@@ -100,8 +109,11 @@ int64_t loop_iterations(const ir::PrimFunc &func, const runtime::DimBindings &di
   // Shape variables are specialised; an integer scalar parameter takes its
   // value from `dims` too, or else one in [1, 8] (runtime::make_random_args).
   runtime::DimBindings shapes;
+  auto is_param = [&](const ir::Var &v) {
+    return std::any_of(func.params().begin(), func.params().end(), [&](const ir::Var &p) { return p.same_as(v); });
+  };
   for (const ir::Var &v : func.shape_vars())
-    if (auto it = dims.find(v.name()); it != dims.end()) shapes.insert(*it);
+    if (auto it = dims.find(v.name()); it != dims.end() && !is_param(v)) shapes.insert(*it);
   ir::PrimFunc bound = shapes.empty() ? func : analysis::specialize(func, shapes);
   IterationCounter c;
   for (const ir::Var &p : bound.params()) {

@@ -191,6 +191,18 @@ def main(a: T.Buffer((16,), "float32"), idx: T.Buffer((4,), "int32")) -> None:
         a[i] = T.float32(1)
 )");
   EXPECT_EQ(loop_iterations(h, {}), std::numeric_limits<int32_t>::max());
+  // A scalar parameter that also sizes buffers (TVM's `n: T.int64` in
+  // `(8, n * 32)`) takes its value from `dims` for both.
+  ir::PrimFunc p = script::parse_func(R"(@T.prim_func
+def main(x: T.handle, n: T.int64) -> None:
+    X = T.match_buffer(x, (T.int64(8), n * 32), "float32")
+    for i, k in T.grid(T.int64(8), n * 32):
+        with T.block("X"):
+            vi, vk = T.axis.remap("SS", [i, k])
+            X[vi, vk] = T.float32(1)
+)");
+  EXPECT_DOUBLE_EQ(argument_bytes(p, {{"n", 2}}), 8 * 64 * 4);
+  EXPECT_EQ(loop_iterations(p, {{"n", 2}}), 8 * 64);
 }
 
 }  // namespace
