@@ -181,21 +181,23 @@ int schedule_command(const ScheduleCommandOptions &opts, std::ostream &out, std:
     };
     bool jit = jit_compiles(runtime::make_reference_program(f).func) && jit_compiles(scheduled);
     int64_t limit = jit ? std::max(opts.verify_limit, opts.llvm_verify_limit) : opts.verify_limit;
+    // What to do instead: smaller symbolic sizes, where the function has any.
+    const std::string instead = f.shape_vars().empty()
+                                    ? "its sizes are fixed in the program: let `tessera tune` verify it on a GPU"
+                                    : "bind smaller sizes with --dim, or let `tessera tune` verify on a GPU";
     if (int64_t n = tune::loop_iterations(f, dims); n > limit)
       throw UserError(fmt::format(
           "--verify would {} {:.3g} loop iterations twice (the original in float64, then the scheduled "
-          "function), at around {} a second: bind "
-          "smaller sizes with --dim, or let `tessera tune` verify on a GPU",
-          jit ? "run (LLVM JIT)" : "interpret", double(n), jit ? "10^8" : "10^6"));
+          "function), at around {} a second: {}",
+          jit ? "run (LLVM JIT)" : "interpret", double(n), jit ? "10^8" : "10^6", instead));
     // And when its arrays would not fit: a process the kernel kills for
     // memory tells the user nothing.
     const double need = tune::verification_bytes(f, dims), have = tune::available_memory_bytes();
     if (have > 0 && need > 0.75 * have)
       throw UserError(fmt::format(
           "--verify would hold about {:.1f} GiB (the arguments, and the float64 reference with its error "
-          "bounds) of the {:.1f} GiB this machine has available: bind smaller sizes with --dim, or let "
-          "`tessera tune` verify on a GPU",
-          need / double(1 << 30), have / double(1 << 30)));
+          "bounds) of the {:.1f} GiB this machine has available: {}",
+          need / double(1 << 30), have / double(1 << 30), instead));
     std::vector<runtime::NDArray> got = runtime::make_random_args(f, dims, opts.seed);
     runtime::Oracle used_ref = oracle, used_sched = oracle;
     runtime::Reference want = runtime::compute_reference(f, got, oracle, &used_ref);

@@ -295,6 +295,23 @@ def main(a: T.handle, b: T.handle):
   EXPECT_EQ(schedule_command({.file = file, .arch = "h100", .verify = true, .dims = {"n=2097152"}}, out, err), 1);
   EXPECT_NE(err.str().find("--verify would hold about"), std::string::npos) << err.str();
   EXPECT_NE(err.str().find("bind smaller sizes with --dim"), std::string::npos) << err.str();
+  // A program whose sizes are fixed: nothing to bind smaller, so the
+  // refusal says what else to do.
+  std::string fixed = write_temp("fixed.py", R"(
+@T.prim_func
+def main(A: T.Buffer((2048, 2048), "float32"), B: T.Buffer((2048, 2048), "float32"), C: T.Buffer((2048, 2048), "float32")):
+    for i, j, k in T.grid(2048, 2048, 2048):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+)");
+  std::ostringstream out3, err3;
+  EXPECT_EQ(schedule_command({.file = fixed, .arch = "h100", .verify = true}, out3, err3), 1);
+  EXPECT_NE(err3.str().find("its sizes are fixed in the program: let `tessera tune` verify it on a GPU"),
+            std::string::npos)
+      << err3.str();
   // The same program at a size that fits verifies.
   std::ostringstream out2, err2;
   EXPECT_EQ(schedule_command({.file = file, .arch = "h100", .verify = true, .dims = {"n=64"}}, out2, err2), 0)
