@@ -29,7 +29,9 @@
 // in this loop, written by one child that does not read it, and each
 // iteration must read only what that iteration wrote (a tile placed by
 // compute_at is). Any other dependence between children of different stages,
-// or between children the order swaps, is refused, naming the buffer.
+// or between children the order swaps, keeps the loop as written (serial,
+// always right) with the reason in {"software_pipeline_fallback": "..."},
+// as legalize_vectorize does; a malformed annotation is a LowerError.
 //
 // Async stages: in their children a store of a global element into a shared
 // buffer (4, 8 or 16 bytes) becomes `T.cp_async`, and so does a vectorized
@@ -71,6 +73,7 @@ using namespace tessera::ir;
 constexpr const char *kStageKey = "software_pipeline_stage";
 constexpr const char *kOrderKey = "software_pipeline_order";
 constexpr const char *kAsyncKey = "software_pipeline_async_stages";
+constexpr const char *kFallbackKey = "software_pipeline_fallback";
 
 bool is_shared(const Buffer &b) { return b.scope() == "shared" || b.scope() == "shared.dyn"; }
 
@@ -354,6 +357,12 @@ class IndexSimplifier : public detail::LoopScopedMutator {
   }
 };
 
+/// Why a well-formed annotation cannot be honoured: the loop then runs as
+/// written (serial semantics, always right), annotated with the reason.
+struct CannotPipeline {
+  std::string why;
+};
+
 /// One statement of the pipelined loop's body.
 struct Child {
   Stmt body;
@@ -372,8 +381,8 @@ class PipelineBuilder {
                          async = int_list(loop, kAsyncKey);
     std::vector<Stmt> stmts = {body};
     if (const auto *seq = body.as<Seq>()) stmts = seq->stmts;
-    if (loop->for_kind != ForKind::Serial)
-      throw LowerError(loop_name(loop) + " is annotated \"" + kStageKey + "\" but is not a serial loop");
+    if (loop->for_kind != ForKind::Serial && loop->for_kind != ForKind::Unrolled)
+      throw CannotPipeline{loop_name(loop) + " is annotated \"" + kStageKey + "\" but is neither serial nor unrolled"};
     if (stages.size() != stmts.size())
       throw LowerError(loop_name(loop) + ": \"" + kStageKey + "\" lists " + std::to_string(stages.size()) +
                        " stages but the loop body has " + std::to_string(stmts.size()) + " statements");
@@ -461,36 +470,36 @@ void PipelineBuilder::check_dependences(const std::unordered_map<const BufferNod
           size_t a = users[x], c = users[y];
           bool conflict = children_[a].acc.writes.count(b) || children_[c].acc.writes.count(b);
           if (conflict && children_[a].order > children_[c].order)
-            throw LowerError(loop_name(loop_) + ": \"" + kOrderKey + "\" runs " + child_name(c) + " before " +
-                             child_name(a) + ", but both access " + name + " and one writes it");
+            throw CannotPipeline{loop_name(loop_) + ": \"" + kOrderKey + "\" runs " + child_name(c) + " before " +
+                             child_name(a) + ", but both access " + name + " and one writes it"};
         }
       continue;
     }
     // Different stages: one version per iteration in flight.
     const Buffer *alloc = allocation(b);
     if (!alloc || (alloc->scope() != "local" && !is_shared(*alloc)))
-      throw LowerError(loop_name(loop_) + ": " + name + " is written by " + child_name(writers[0]) +
+      throw CannotPipeline{loop_name(loop_) + ": " + name + " is written by " + child_name(writers[0]) +
                        " and accessed by statements of other stages; only a shared or local allocation of "
-                       "the kernel can be given a version per stage");
+                       "the kernel can be given a version per stage"};
     if (writers.size() != 1)
-      throw LowerError(loop_name(loop_) + ": " + name + " is written by " + child_name(writers[0]) + " and " +
-                       child_name(writers[1]) + "; a buffer read across stages must have one writer");
+      throw CannotPipeline{loop_name(loop_) + ": " + name + " is written by " + child_name(writers[0]) + " and " +
+                       child_name(writers[1]) + "; a buffer read across stages must have one writer"};
     const size_t w = writers[0];
     if (children_[w].acc.reads.count(b))
-      throw LowerError(loop_name(loop_) + ": " + child_name(w) + " both reads and writes " + name +
-                       ", which statements of other stages read; it cannot be given a version per stage");
+      throw CannotPipeline{loop_name(loop_) + ": " + child_name(w) + " both reads and writes " + name +
+                       ", which statements of other stages read; it cannot be given a version per stage"};
     auto total = total_refs.find(b), inside = loop_refs.find(b);
     if (total != total_refs.end() && inside != loop_refs.end() && total->second != inside->second)
-      throw LowerError(loop_name(loop_) + ": " + name +
-                       " is used outside the loop; a buffer read across stages must live in the loop only");
+      throw CannotPipeline{loop_name(loop_) + ": " + name +
+                       " is used outside the loop; a buffer read across stages must live in the loop only"};
     int64_t versions = 1;
     for (size_t r : users) {
       if (r == w) continue;
       const Child &cr = children_[r], &cw = children_[w];
       if (r < w || cr.stage < cw.stage || (cr.stage == cw.stage && cr.order < cw.order))
-        throw LowerError(loop_name(loop_) + ": " + child_name(r) + " reads " + name + ", written by " +
+        throw CannotPipeline{loop_name(loop_) + ": " + child_name(r) + " reads " + name + ", written by " +
                          child_name(w) + ", before the writer runs in the pipeline (a reader must come later "
-                         "in the body and run at the same or a later stage)");
+                         "in the body and run at the same or a later stage)"};
       versions = std::max(versions, cr.stage - cw.stage + 1);
     }
     writer_[b] = w;
@@ -503,8 +512,8 @@ void PipelineBuilder::make_async(const std::set<int64_t> &stages) {
     Child &ch = children_[c];
     if (!stages.count(ch.stage)) continue;
     if (ch.acc.has_async_sync)
-      throw LowerError(loop_name(loop_) + ": " + child_name(c) +
-                       " commits or waits for cp.async groups of its own; it cannot be an async stage");
+      throw CannotPipeline{loop_name(loop_) + ": " + child_name(c) +
+                       " commits or waits for cp.async groups of its own; it cannot be an async stage"};
     // Each buffer this child writes must be read d >= 1 steps later only.
     bool later_only = true;
     for (const BufferNode *b : ch.acc.writes)
@@ -607,7 +616,7 @@ Stmt PipelineBuilder::build() const {
   Annotations anns = loop_->annotations;
   for (const char *key : {kStageKey, kOrderKey, kAsyncKey}) anns.erase(key);
   Stmt body = step(Expr(tv), [](const Child &) { return true; }, in_range(ana));
-  out.push_back(For::make(tv, make_int(t, S), extent, ForKind::Serial, body, "", anns));
+  out.push_back(For::make(tv, make_int(t, S), extent, loop_->for_kind, body, "", anns));
   if (async_wait_ >= 0) out.push_back(intrinsic(Intrinsic::CpAsyncWait, {i32(0)}));
   return Seq::make(out);
 }
@@ -633,7 +642,14 @@ class PipelineInjector : public detail::LoopScopedMutator {
       arith::Analyzer::Scope scope(ana_);
       ana_.bind(op->loop_var, Range{op->min, op->extent});
       Stmt body = mutate(op->body);
-      out = PipelineBuilder(op, body, ana_, divergent_ == 0, f_.allocs, total_refs_).build();
+      try {
+        out = PipelineBuilder(op, body, ana_, divergent_ == 0, f_.allocs, total_refs_).build();
+      } catch (const CannotPipeline &c) {
+        Annotations anns = op->annotations;
+        for (const char *key : {kStageKey, kOrderKey, kAsyncKey}) anns.erase(key);
+        anns[kFallbackKey] = AnnValue(c.why);
+        out = For::make(op->loop_var, op->min, op->extent, op->for_kind, body, op->thread_tag, anns);
+      }
     }
     divergent_ -= divergent;
     if (thread) thread_vars_.erase(op->loop_var.get());

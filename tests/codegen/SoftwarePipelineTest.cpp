@@ -11,6 +11,8 @@
 //===----------------------------------------------------------------------===//
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "SimtEmulator.h"
 #include "tessera/codegen/CodegenCUDA.h"
 #include "tessera/ir/Functor.h"
@@ -244,37 +246,60 @@ void expect_lower_error(const std::string &text, const std::string &expected) {
   }
 }
 
-TEST(SoftwarePipeline, RefusesWhatThePipelineWouldBreak) {
+TEST(SoftwarePipeline, RefusesAMalformedAnnotation) {
   expect_lower_error(tile_sum(R"("software_pipeline_stage": [0, 1, 1])"),
                      "loop 'k0': \"software_pipeline_stage\" lists 3 stages but the loop body has 2 statements");
   expect_lower_error(tile_sum(R"("software_pipeline_stage": [0, 1], "software_pipeline_order": [0, 0])"),
                      "\"software_pipeline_order\" must list each of 0..1 once");
   expect_lower_error(tile_sum(R"("software_pipeline_stage": [0, "x"])"),
                      "annotation \"software_pipeline_stage\" must be a list of integers");
+}
+
+/// Lowers `text`: its loop must run as written (no cp.async, no versions of
+/// S), annotated with `why`; when `n` is given, emulated there too (serial
+/// semantics: still right).
+void expect_fallback(const std::string &text, const std::string &why, std::optional<int64_t> n = std::nullopt) {
+  SCOPED_TRACE(why);
+  LoweredFunc k = lower(script::parse_func(text));
+  std::string found;
+  ir::pre_order_visit(k.body, nullptr, [&](const ir::Stmt &s) {
+    const auto *f = s.as<ir::For>();
+    auto it = f ? f->annotations.find("software_pipeline_fallback") : ir::Annotations::const_iterator();
+    if (f && it != f->annotations.end() && it->second.is_string()) found = it->second.as_string();
+  });
+  EXPECT_NE(found.find(why), std::string::npos) << "annotated: '" << found << "'\n" << print(k);
+  EXPECT_EQ(count_calls(k, ir::Intrinsic::CpAsync), 0);
+  if (n) expect_emulation_matches(text, *n);
+}
+
+TEST(SoftwarePipeline, WhatThePipelineWouldBreakRunsAsWritten) {
   // The reader of S at stage 0, its writer at stage 1.
-  expect_lower_error(tile_sum(R"("software_pipeline_stage": [1, 0])"),
-                     "statement 1 (stage 0) reads 'S', written by statement 0 (stage 1), before the writer runs");
+  expect_fallback(tile_sum(R"("software_pipeline_stage": [1, 0])"),
+                  "statement 1 (stage 0) reads 'S', written by statement 0 (stage 1), before the writer runs", 17);
   // Same stage, but the order puts the reader first.
-  expect_lower_error(tile_sum(R"("software_pipeline_stage": [0, 0], "software_pipeline_order": [1, 0])"),
-                     "runs statement 1 (stage 0) before statement 0 (stage 0), but both access 'S'");
-  std::string unrolled = tile_sum(R"("software_pipeline_stage": [0, 1])");
+  expect_fallback(tile_sum(R"("software_pipeline_stage": [0, 0], "software_pipeline_order": [1, 0])"),
+                  "runs statement 1 (stage 0) before statement 0 (stage 0), but both access 'S'", 9);
+  // S read after the loop.
+  std::string after = tile_sum(R"("software_pipeline_stage": [0, 1], "software_pipeline_async_stages": [0])");
+  after.replace(after.find("B[tx] = acc[tx]"), 15, "B[tx] = acc[tx] + S[0, tx]");
+  expect_fallback(after, "'S' is used outside the loop", 17);
+  // A parameter written at one stage and read at the next.
+  std::string param = two_tiles(R"("software_pipeline_stage": [0, 1, 2])");
+  param.replace(param.find("SB[i, tx] = B[k0 * 4 + i, tx]"), 29, "C[tx] = B[k0 * 4 + i, tx]");
+  param.replace(param.find("SB[i, (tx + 5) % 32]"), 20, "C[(tx + 5) % 32]");
+  expect_fallback(param, "'C' is written by statement 1 (stage 1) and accessed by statements of other stages; "
+                         "only a shared or local allocation");
+}
+
+TEST(SoftwarePipeline, AnUnrolledLoopPipelinesToo) {
+  // TVM's dlight annotates T.unroll loops (a K step's shared-to-local copies).
+  std::string unrolled = tile_sum(R"("software_pipeline_stage": [0, 1], "software_pipeline_async_stages": [0])");
   unrolled.replace(unrolled.find("T.serial("), 9, "T.unroll(");
-  expect_lower_error(unrolled, "loop 'k0' is annotated \"software_pipeline_stage\" but is not a serial loop");
-}
-
-TEST(SoftwarePipeline, RefusesABufferUsedAfterTheLoop) {
-  std::string text = tile_sum(R"("software_pipeline_stage": [0, 1])");
-  text.replace(text.find("B[tx] = acc[tx]"), 15, "B[tx] = acc[tx] + S[0, tx]");
-  expect_lower_error(text, "'S' is used outside the loop");
-}
-
-TEST(SoftwarePipeline, RefusesAParameterReadAcrossStages) {
-  std::string text = two_tiles(R"("software_pipeline_stage": [0, 1, 2])");
-  // SB's copy writes C (a parameter) instead, which the compute reads a stage later.
-  text.replace(text.find("SB[i, tx] = B[k0 * 4 + i, tx]"), 29, "C[tx] = B[k0 * 4 + i, tx]");
-  text.replace(text.find("SB[i, (tx + 5) % 32]"), 20, "C[(tx + 5) % 32]");
-  expect_lower_error(text, "'C' is written by statement 1 (stage 1) and accessed by statements of other stages; "
-                           "only a shared or local allocation");
+  for (int64_t n : {0, 5, 17}) {
+    LoweredFunc k = expect_emulation_matches(unrolled, n);
+    EXPECT_EQ(elements_of(k, "S"), 2 * 8 * 32);
+    EXPECT_GT(count_calls(k, ir::Intrinsic::CpAsync), 0);
+  }
 }
 
 }  // namespace

@@ -73,10 +73,13 @@ LoweredFunc compact_buffers(const LoweredFunc &f, const ir::Stmt &blocks);
 /// extent (no epilogue: the body is not duplicated); buffers read
 /// across stages get a leading version dimension (stage distance + 1); in
 /// async stages, global-to-shared copies become cp.async with one commit per
-/// step and a wait plus barrier before their readers. Dependences the
-/// pipeline would break (a buffer read across stages that is a parameter, has
-/// two writers, is read before written, or lives outside the loop; an order
-/// that swaps conflicting statements) -> LowerError naming the loop and buffer.
+/// step and a wait plus barrier before their readers. Serial and unrolled
+/// loops. Where the pipeline would break a dependence (a buffer read across
+/// stages that is a parameter, has two writers, is read before written, or
+/// lives outside the loop; an order that swaps conflicting statements) the
+/// loop runs as written, annotated {"software_pipeline_fallback": "<why>"};
+/// a malformed annotation (list lengths, types, not a permutation) ->
+/// LowerError naming the loop.
 LoweredFunc inject_software_pipeline(const LoweredFunc &f);
 
 /// Rewrites integer `//` and `%` as C's truncating `/` and `%` where both
