@@ -374,7 +374,7 @@ struct Child {
 /// Builds the prologue and the guarded loop of one annotated loop.
 class PipelineBuilder {
  public:
-  PipelineBuilder(const For *loop, Stmt body, const arith::Analyzer &ana, bool uniform,
+  PipelineBuilder(const For *loop, Stmt body, const arith::Analyzer &ana, bool uniform, bool nested,
                   std::vector<Buffer> &allocs, const std::unordered_map<const BufferNode *, int64_t> &total_refs)
       : loop_(loop), ana_(ana), allocs_(allocs) {
     std::vector<int64_t> stages = int_list(loop, kStageKey), order = int_list(loop, kOrderKey),
@@ -383,9 +383,14 @@ class PipelineBuilder {
     if (const auto *seq = body.as<Seq>()) stmts = seq->stmts;
     if (loop->for_kind != ForKind::Serial && loop->for_kind != ForKind::Unrolled)
       throw CannotPipeline{loop_name(loop) + " is annotated \"" + kStageKey + "\" but is neither serial nor unrolled"};
-    if (stages.size() != stmts.size())
-      throw LowerError(loop_name(loop) + ": \"" + kStageKey + "\" lists " + std::to_string(stages.size()) +
-                       " stages but the loop body has " + std::to_string(stmts.size()) + " statements");
+    if (stages.size() != stmts.size()) {
+      std::string why = loop_name(loop) + ": \"" + kStageKey + "\" lists " + std::to_string(stages.size()) +
+                        " stages but the loop body has " + std::to_string(stmts.size()) + " statements";
+      // Around a pipeline of its own, TVM counts the inner loop's prologue,
+      // body and epilogue; this pass expands it differently.
+      if (nested) throw CannotPipeline{why + " (after its inner pipeline)"};
+      throw LowerError(why);
+    }
     if (order.empty()) {
       order.resize(stmts.size());
       std::iota(order.begin(), order.end(), 0);
@@ -641,9 +646,13 @@ class PipelineInjector : public detail::LoopScopedMutator {
     } else {
       arith::Analyzer::Scope scope(ana_);
       ana_.bind(op->loop_var, Range{op->min, op->extent});
+      bool nested = false;
+      pre_order_visit(op->body, nullptr, [&](const Stmt &x) {
+        if (const auto *f = x.as<For>(); f && f->annotations.count(kStageKey)) nested = true;
+      });
       Stmt body = mutate(op->body);
       try {
-        out = PipelineBuilder(op, body, ana_, divergent_ == 0, f_.allocs, total_refs_).build();
+        out = PipelineBuilder(op, body, ana_, divergent_ == 0, nested, f_.allocs, total_refs_).build();
       } catch (const CannotPipeline &c) {
         Annotations anns = op->annotations;
         for (const char *key : {kStageKey, kOrderKey, kAsyncKey}) anns.erase(key);

@@ -291,6 +291,49 @@ TEST(SoftwarePipeline, WhatThePipelineWouldBreakRunsAsWritten) {
                          "only a shared or local allocation");
 }
 
+TEST(SoftwarePipeline, NestedPipelinesInTvmsCount) {
+  // MetaSchedule's GEMMs pipeline a K tile loop around an unrolled one and
+  // count, for the outer loop, the inner loop's prologue, body and epilogue
+  // (5 stages for 4 statements here). The inner loop pipelines; the outer
+  // runs as written, saying why; the result is right.
+  const std::string text = R"(@T.prim_func
+def main(a: T.handle, b: T.handle) -> None:
+    n = T.int32()
+    A = T.match_buffer(a, (n, 32), "float32")
+    B = T.match_buffer(b, (32,), "float32")
+    S = T.alloc_buffer((8, 32), scope="shared")
+    S2 = T.alloc_buffer((8, 32), scope="shared")
+    L = T.alloc_buffer((32,), scope="local")
+    acc = T.alloc_buffer((32,), scope="local")
+    for bx in T.thread_binding(1, thread="blockIdx.x"):
+        for tx in T.thread_binding(32, thread="threadIdx.x"):
+            acc[tx] = T.float32(0)
+        for k0 in T.serial((n + 7) // 8, annotations={"software_pipeline_async_stages": [0], "software_pipeline_order": [0, 1, 3, 2, 4], "software_pipeline_stage": [0, 0, 2, 3, 3]}):
+            for i in range(8):
+                for tx in T.thread_binding(32, thread="threadIdx.x"):
+                    if k0 * 8 + i < n:
+                        S[i, tx] = A[k0 * 8 + i, tx]
+            for i in range(8):
+                for tx in T.thread_binding(32, thread="threadIdx.x"):
+                    if k0 * 8 + i < n:
+                        S2[i, tx] = A[k0 * 8 + i, (tx + 3) % 32]
+            for i in T.unroll(8, annotations={"software_pipeline_order": [0, 1], "software_pipeline_stage": [0, 1]}):
+                for tx in T.thread_binding(32, thread="threadIdx.x"):
+                    if k0 * 8 + i < n:
+                        L[tx] = S[i, (tx + 1) % 32]
+                for tx in T.thread_binding(32, thread="threadIdx.x"):
+                    if k0 * 8 + i < n:
+                        acc[tx] = acc[tx] + L[tx] * S2[i, tx]
+        for tx in T.thread_binding(32, thread="threadIdx.x"):
+            B[tx] = acc[tx]
+)";
+  expect_fallback(text, "(after its inner pipeline)");
+  for (int64_t n : {0, 3, 8, 19}) {
+    LoweredFunc k = expect_emulation_matches(text, n);
+    EXPECT_EQ(elements_of(k, "L"), 2) << "the inner pipeline's two versions of each thread's register";
+  }
+}
+
 TEST(SoftwarePipeline, AnUnrolledLoopPipelinesToo) {
   // TVM's dlight annotates T.unroll loops (a K step's shared-to-local copies).
   std::string unrolled = tile_sum(R"("software_pipeline_stage": [0, 1], "software_pipeline_async_stages": [0])");
