@@ -5,6 +5,8 @@
 //===----------------------------------------------------------------------===//
 #include "tessera/rules/MatmulTensorCore.h"
 
+#include <algorithm>
+
 #include "ConfigJson.h"
 #include "GemmSchedule.h"
 #include "TensorCoreMatch.h"
@@ -167,13 +169,15 @@ const Access *read_of(const BlockInfo &b, const Buffer &buf) {
 
 /// Folds the spatial consumer chain of the accumulator: each block stores
 /// one element computed from the previous buffer at the same point.
-std::optional<std::string> match_epilogue(const FuncInfo &info, const analysis::MatmulView &v,
-                                          TensorCoreMatch &out) {
+std::optional<std::string> match_epilogue(const FuncInfo &info, const analysis::MatmulView &v, int matmul_block,
+                                          TensorCoreMatch &out, std::vector<int> &side_producers) {
   Buffer prev = v.c.buffer;
   std::vector<int> prev_iters;  // the matmul iter of each dimension of prev
   for (size_t d = 0; d < out.c.indices.size(); ++d) prev_iters.push_back(out.c.single_iter(static_cast<int>(d)));
   // The chain: the accumulator's consumer, then each intermediate's, until
   // a block writes a parameter.
+  // The accumulator and each step's result, with the matmul iter of each dimension.
+  std::vector<std::pair<Buffer, std::vector<int>>> earlier = {{prev, prev_iters}};
   std::vector<int> chain;
   if (!v.epilogue.empty()) {
     int e = v.epilogue[0];
@@ -212,6 +216,18 @@ std::optional<std::string> match_epilogue(const FuncInfo &info, const analysis::
     }
     for (size_t i = 0; i < step.matmul_iter.size(); ++i)
       if (step.matmul_iter[i] < 0) return q + " has an iter that does not index '" + prev->name + "'";
+    // Any other read of the accumulator or an earlier step's result (SiLU's
+    // x * sigmoid(x)) must be of the element this step computes.
+    for (const Access &a : b.reads)
+      for (const auto &[buf, iters] : earlier) {
+        if (!a.buffer.same_as(buf) || buf.same_as(prev)) continue;
+        bool same = a.is_simple && a.indices.size() == iters.size();
+        for (size_t d = 0; same && d < a.indices.size(); ++d) {
+          int it = a.single_iter(static_cast<int>(d));
+          same = it >= 0 && step.matmul_iter[it] == iters[d];
+        }
+        if (!same) return q + " reads '" + buf->name + "' other than at the element it computes";
+      }
     // The written buffer's dimensions, in matmul iters, for the next step
     // (the last may write at any index expression: a convolution's output).
     const Access &w = b.writes[0];
@@ -223,24 +239,31 @@ std::optional<std::string> match_epilogue(const FuncInfo &info, const analysis::
       prev_iters.push_back(it < 0 ? -1 : step.matmul_iter[it]);
     }
     prev = w.buffer;
+    earlier.emplace_back(prev, prev_iters);
     out.epilogue.push_back(std::move(step));
   }
+  // What the chain reads besides the accumulator (a bias computed by a block
+  // of its own): those blocks are inlined like the operands' producers.
+  for (int e : chain)
+    for (int p : info.blocks[e].producers)
+      if (p != matmul_block && std::find(chain.begin(), chain.end(), p) == chain.end() &&
+          std::find(side_producers.begin(), side_producers.end(), p) == side_producers.end())
+        side_producers.push_back(p);
   return std::nullopt;
 }
 
-/// Every block writing a buffer the matmul block reads (and, transitively,
-/// what those read) must be inlinable into the operand loads: one store at
-/// plain iters, read by exactly one block, nothing but loads, arithmetic and
-/// selects.
-std::optional<std::string> match_producers(const FuncInfo &info, int block, TensorCoreMatch &out) {
-  std::vector<int> todo = info.blocks[block].producers;
+/// Every block in `todo` (the writers of what the matmul block or the
+/// epilogue reads) and, transitively, what those read must be inlinable
+/// where their values are read: one store at plain iters, read by exactly
+/// one block, nothing but loads, arithmetic and selects.
+std::optional<std::string> match_producers(const FuncInfo &info, std::vector<int> todo, TensorCoreMatch &out) {
   for (size_t n = 0; n < todo.size(); ++n) {
     const BlockInfo &b = info.blocks[todo[n]];
     const std::string q = "producer block '" + b.name + "'";
     const auto *blk = b.block.as<Block>();
     const auto *st = blk ? blk->body.as<Store>() : nullptr;
     if (!st || !b.is_inlinable() || b.writes.size() != 1 || b.consumers.size() != 1)
-      return q + " cannot be inlined into the operand loads (one store at plain iters, read by one block)";
+      return q + " cannot be inlined where its values are read (one store at plain iters, read by one block)";
     if (todo.size() > 8) return "the operands have more than 8 producer blocks";
     Producer p;
     p.store = st;
@@ -287,7 +310,7 @@ class TensorCoreRule final : public Rule {
     if (v->m.size() != 1 || v->n.size() != 1 || v->k.size() != 1)
       return R::fail(q + " needs one M, one N and one K loop");
     auto m = std::make_shared<TensorCoreMatch>();
-    if (auto why = match_producers(info, reds[0], *m)) return R::fail(*why);
+    if (auto why = match_producers(info, info.blocks[reds[0]].producers, *m)) return R::fail(*why);
     DataType in = v->a_dtype;
     const bool integer = in == DataType::int_(8), tf32 = in == DataType::float32();
     if (!(in.is_float16() || in.is_bfloat16() || integer || tf32) || v->b_dtype != in)
@@ -331,7 +354,9 @@ class TensorCoreRule final : public Rule {
       const int64_t piece = std::max(4 / in.bytes(), 1);  // the narrowest cp.async (4 bytes), in elements
       op->elementwise = m->producers.count(mo->buffer.get()) > 0 || op->contig <= 0 || op->contig % piece != 0;
     }
-    if (auto why = match_epilogue(info, *v, *m)) return R::fail(*why);
+    std::vector<int> side_producers;
+    if (auto why = match_epilogue(info, *v, reds[0], *m, side_producers)) return R::fail(*why);
+    if (auto why = match_producers(info, side_producers, *m)) return R::fail(*why);
     return MatchPtr(m);
   }
 

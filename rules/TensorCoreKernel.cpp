@@ -354,23 +354,28 @@ Stmt KernelBuilder::store_element(const Expr &ty, const Expr &tx, const Expr &ti
     return Store::make(m_.c.buffer, value, idx);
   }
   Stmt store;
+  // The accumulator and each step's result at this element, by buffer: a
+  // step's loads of any of them (matched at this element) are these values.
+  std::vector<std::pair<Buffer, Expr>> known = {{m_.c.buffer, value}};
+  class ReplaceLoads : public IRMutator {
+   public:
+    explicit ReplaceLoads(const std::vector<std::pair<Buffer, Expr>> &known) : known_(known) {}
+    Expr visit_(const Load *op, const Expr &self) override {
+      for (const auto &[b, v] : known_)
+        if (op->buffer.same_as(b)) return v;
+      return IRMutator::visit_(op, self);
+    }
+
+   private:
+    const std::vector<std::pair<Buffer, Expr>> &known_;
+  };
   for (const EpilogueStep &st : m_.epilogue) {
     std::vector<std::pair<Var, Expr>> map;
     for (size_t v = 0; v < st.iters.size(); ++v) map.push_back({st.iters[v], at[st.matmul_iter[v]]});
-    // The previous value replaces every load of the buffer this step reads.
-    class ReplaceLoads : public IRMutator {
-     public:
-      ReplaceLoads(Buffer b, Expr v) : b_(std::move(b)), v_(std::move(v)) {}
-      Expr visit_(const Load *op, const Expr &self) override {
-        return op->buffer.same_as(b_) ? v_ : IRMutator::visit_(op, self);
-      }
-      Buffer b_;
-      Expr v_;
-    };
-    Expr folded = ReplaceLoads(st.reads, value).mutate(substitute(st.store->value, map));
+    Expr folded = inline_producers(ReplaceLoads(known).mutate(substitute(st.store->value, map)));
     std::vector<Expr> idx;
     for (const Expr &x : st.store->indices) idx.push_back(substitute(x, map));
-    value = folded;
+    known.emplace_back(st.store->buffer, folded);
     store = Store::make(st.store->buffer, folded, idx);
   }
   return store;
@@ -484,10 +489,10 @@ Stmt KernelBuilder::build() {
   for (const EpilogueStep &st : m_.epilogue) {
     pre_order_visit(Evaluate::make(st.store->value), [&](const Expr &e) {
       const auto *l = e.as<Load>();
-      if (!l || l->buffer.same_as(st.reads)) return;
-      for (const BufferRegion &r : reads)
-        if (r.buffer.same_as(l->buffer)) return;
-      reads.push_back(BufferRegion::full(l->buffer));
+      if (!l || l->buffer.same_as(m_.c.buffer)) return;
+      for (const EpilogueStep &earlier : m_.epilogue)
+        if (l->buffer.same_as(earlier.store->buffer)) return;
+      add_read(l->buffer);
     }, nullptr);
     out = st.store->buffer;
   }

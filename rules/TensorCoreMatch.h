@@ -60,7 +60,8 @@ struct TensorCoreMatch final : Match {
   Access c;  ///< the accumulator's write
   DataType in_dtype, acc_dtype;
   std::vector<EpilogueStep> epilogue;
-  /// Inlined producers of A, B (and of what they read), by the buffer they write.
+  /// Inlined producers of A, B and the epilogue's other inputs (and of what
+  /// they read), by the buffer they write.
   std::map<const BufferNode *, Producer> producers;
   /// The same buffers in the order they were found (iterate this: the map's
   /// order is the pointers').
