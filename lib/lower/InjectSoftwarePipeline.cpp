@@ -61,7 +61,7 @@
 #include "tessera/ir/Op.h"
 #include "tessera/ir/StructuralEqual.h"
 #include "tessera/lower/Passes.h"
-#include "ThreadLoops.h"
+#include "VarUses.h"
 #include "LoopScopedMutator.h"
 
 namespace tessera::lower {
@@ -69,6 +69,7 @@ namespace tessera::lower {
 namespace {
 
 using namespace tessera::ir;
+using detail::mentions;
 
 constexpr const char *kStageKey = "software_pipeline_stage";
 constexpr const char *kOrderKey = "software_pipeline_order";
@@ -167,12 +168,6 @@ Expr flat_offset(const Buffer &b, const std::vector<Expr> &indices) {
     stride = mul(stride, cast(stride.dtype(), b.shape()[d]));
   }
   return off;
-}
-
-bool mentions(const Expr &e, const Var &v) {
-  bool found = false;
-  pre_order_visit(Evaluate::make(e), [&](const Expr &x) { found = found || x.same_as(v); }, nullptr);
-  return found;
 }
 
 /// Rewrites the copies of global elements into shared buffers of one child

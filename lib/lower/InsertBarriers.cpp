@@ -27,7 +27,7 @@
 
 #include "tessera/ir/Functor.h"
 #include "tessera/lower/Passes.h"
-#include "ThreadLoops.h"
+#include "VarUses.h"
 
 namespace tessera::lower {
 

@@ -62,6 +62,7 @@
 #include "tessera/ir/Functor.h"
 #include "tessera/ir/Op.h"
 #include "tessera/lower/Passes.h"
+#include "VarUses.h"
 #include "tessera/script/Printer.h"
 
 namespace tessera::lower {
@@ -69,16 +70,11 @@ namespace tessera::lower {
 namespace {
 
 using namespace tessera::ir;
+using detail::mentions;
 
 constexpr int64_t kMaxMoveBytes = 16;
 
 bool is_register(const Buffer &b) { return b.scope() == "local"; }
-
-bool mentions(const Expr &e, const Var &v) {
-  bool found = false;
-  pre_order_visit(Evaluate::make(e), [&](const Expr &x) { found = found || x.same_as(v); }, nullptr);
-  return found;
-}
 
 /// True for `v` and for `v` converted to another integer type.
 bool is_loop_var(const Expr &e, const Var &v) {

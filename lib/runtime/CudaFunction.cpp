@@ -17,6 +17,7 @@
 #include "tessera/ir/Functor.h"
 #include "tessera/ir/Op.h"
 #include "tessera/script/Printer.h"
+#include "SolveDimension.h"
 
 namespace tessera::runtime {
 
@@ -141,9 +142,10 @@ class ArgBinder {
             values_.erase(v.get());
             return r;
           };
-          const int64_t f0 = at(0), f1 = at(1), f2 = at(2), slope = f1 - f0, got = args_[i].shape()[d];
-          if (slope == 0 || f2 - f1 != slope || (got - f0) % slope != 0 || (got - f0) / slope < 0) continue;
-          bind(v, (got - f0) / slope);
+          const int64_t f0 = at(0), f1 = at(1), f2 = at(2);
+          std::optional<int64_t> value = detail::solve_affine_dimension(f0, f1, f2, args_[i].shape()[d]);
+          if (!value) continue;
+          bind(v, *value);
           progress = true;
         }
       }

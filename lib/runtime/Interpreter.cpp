@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "Closures.h"
+#include "SolveDimension.h"
 #include "tessera/ir/Functor.h"
 
 namespace tessera::runtime {
@@ -105,10 +106,10 @@ void bind_arguments(const Program &p, const std::vector<NDArray *> &args, Frame 
           if (bound_from[s].empty() && p.shape_var_names.count(s)) unbound = s, ++count;
         if (count != 1) continue;
         auto at = [&](int64_t v) { return f.iv[unbound] = v, pb.dims[d]->eval(f); };
-        const int64_t f0 = at(0), f1 = at(1), f2 = at(2), slope = f1 - f0, got = args[pb.param_index]->shape()[d];
-        f.iv[unbound] = 0;
-        if (slope == 0 || f2 - f1 != slope || (got - f0) % slope != 0 || (got - f0) / slope < 0) continue;
-        f.iv[unbound] = (got - f0) / slope;
+        const int64_t f0 = at(0), f1 = at(1), f2 = at(2);
+        std::optional<int64_t> v = solve_affine_dimension(f0, f1, f2, args[pb.param_index]->shape()[d]);
+        f.iv[unbound] = v.value_or(0);
+        if (!v) continue;
         bound_from[unbound] = "buffer '" + pb.buffer.name() + "' dimension " + std::to_string(d);
         progress = true;
       }
