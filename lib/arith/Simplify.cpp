@@ -519,11 +519,19 @@ IntBound sum_bound(const LinearSum &s, const Analyzer &analyzer) {
     Expr acc = ir::make_int(s.dtype, s.constant);
     for (const SumTerm &term : s.terms) {
       Expr atom = term.atom;
-      if (atom.is<ir::VarNode>()) {
-        if (const Analyzer::VarInfo *info = analyzer.info(ir::Var::from(atom))) {
+      // A variable, or a variable divided by a positive constant (division
+      // never decreases as its numerator grows): its symbolic end.
+      Expr var = atom;
+      const auto *div = atom.as<ir::Binary>();
+      if (div && (div->op == BinaryOp::FloorDiv || div->op == BinaryOp::Div) && ir::as_const_int(div->b).value_or(0) > 0)
+        var = div->a;
+      else
+        div = nullptr;
+      if (var.is<ir::VarNode>()) {
+        if (const Analyzer::VarInfo *info = analyzer.info(ir::Var::from(var))) {
           const Expr &end = (term.coef > 0) == upper ? info->sym_max : info->sym_min;
           if (end.defined() && end.dtype() == s.dtype) {
-            atom = end;
+            atom = div ? ir::Binary::make(div->op, end, div->b) : end;
             any = true;
           }
         }

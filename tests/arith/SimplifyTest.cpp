@@ -145,6 +145,15 @@ TEST_F(SimplifyTest, SymbolicExtents) {
   Var k0("k0"), k1("k1");
   ana.bind(k1, ir::Range::from_extent(ir::i32(32)));
   EXPECT_EQ(str(ana.simplify(k0 * 32 + 32 - k0 * 32)), "32");
+  // A quotient of a loop over a symbolic multiple (a batch fused with
+  // constant tiles: f < n * 49) stays below the symbol; the rest does not.
+  Var f("f");
+  ana.bind(f, ir::Range::from_extent(n * 49));
+  EXPECT_TRUE(ana.can_prove(ir::floordiv(f, ir::i32(49)) < n));
+  EXPECT_TRUE(ana.can_prove(ir::floordiv(f, ir::i32(7)) < n * 7));
+  EXPECT_FALSE(ana.can_prove(ir::floordiv(f, ir::i32(49)) < n - 1));
+  EXPECT_FALSE(ana.can_prove(ir::floordiv(f, ir::i32(48)) < n));
+  EXPECT_TRUE(ana.can_prove(ir::floordiv(f, ir::i32(49)) >= 0));
 }
 
 TEST_F(SimplifyTest, BoundsProofsAndScopes) {

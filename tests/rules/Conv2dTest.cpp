@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "RuleTestUtil.h"
 
+#include "tessera/analysis/Specialize.h"
 #include "tessera/codegen/CodegenCUDA.h"
 #include "tessera/lower/Lower.h"
 #include "tessera/rules/Conv2d.h"
@@ -165,6 +166,28 @@ TEST(Conv2dRule, DefaultAndOtherConfigsMatchTheInterpreter) {
   expect_configs_match(e, w.func, w.dims,
                        {with_tiles(*def, 4, 4, 8, 4, 2, 1, 4, 1, 2, 2, 1, false),
                         with_tiles(*def, 2, 8, 16, 8, 1, 2, 2, 1, 1, 1, 0, true)});
+}
+
+TEST(Conv2dRule, ADynamicBatchWithFixedPixelsAndChannels) {
+  // Only the batch symbolic (what an engine with a dynamic batch holds): the
+  // fused batch-and-tile loop's extent is n times a constant, and its bound
+  // on the batch (f // tiles < n) must be provable for the tiles to reorder.
+  Entry e = find_entry("conv2d_nhwc_f16");
+  ir::PrimFunc f =
+      analysis::specialize(load_func(e), {{"h", 9}, {"w", 11}, {"ci", 6}, {"co", 10}});
+  auto m = rule().match(f, test_arch());
+  ASSERT_TRUE(m) << m.reason();
+  auto def = rule().default_config(**m, test_arch());
+  expect_configs_match(e, f, {{"n", 3}},
+                       {with_tiles(*def, 4, 4, 8, 4, 2, 1, 4, 1, 2, 2, 1, false),
+                        with_tiles(*def, 2, 8, 16, 8, 1, 2, 2, 1, 1, 1, 0, true)});
+  // The implicit-GEMM form fuses the batch with the pixels: refused by name.
+  try {
+    rule().apply(f, **m, implicit_gemm(*def, 32, 8, 8, 4, 2, 1, 2, 2, 0, 0, true));
+    FAIL() << "an implicit GEMM over a symbolic batch";
+  } catch (const UserError &err) {
+    EXPECT_TRUE(contains(err.what(), "iter 'v_b' of block 'acc' has a symbolic one")) << err.what();
+  }
 }
 
 TEST(Conv2dRule, StrideDilationAndPaddingComeFromTheIndices) {
