@@ -132,7 +132,7 @@ void BM_LaunchRaw(benchmark::State &state) {
   void **params = b.params();
   size_t i = 0;
   for (auto _ : state) {
-    b.kernel->launch_raw(b.dims.grid, b.dims.block, params, b.dims.dynamic_shared_bytes);
+    b.step[0].kernel->launch_raw(b.dims.step[0].grid, b.dims.step[0].block, params, b.dims.step[0].dynamic_shared_bytes);
     drain(state, i++);
   }
   runtime::Device::get(0).synchronize();

@@ -7,6 +7,7 @@
 #include <exception>
 #include <optional>
 #include <thread>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -35,17 +36,66 @@ rules::Json spec_json(const DynamicSpec &spec) {
 }
 
 rules::Json kernel_json(const PlannedKernel &k) {
-  rules::Json j = {{"entry", k.entry},
-                   {"cubin_key", k.cache_key},
-                   {"target", k.target},
-                   {"dynamic_shared_bytes", k.dynamic_shared_bytes}};
-  for (const PlannedKernel::Param &p : k.params)
-    j["params"].push_back({{"name", p.name}, {"symbol", p.symbol}, {"bytes", p.bytes}});
-  for (int d = 0; d < 3; ++d) {
-    j["grid"].push_back(k.grid[d].to_json());
-    j["block"].push_back(k.block[d].to_json());
+  rules::Json j = {{"steps", rules::Json::array()}, {"workspace", rules::Json::array()}};
+  for (const PlannedKernel::Step &st : k.steps) {
+    rules::Json s = {{"entry", st.entry},
+                     {"cubin_key", st.cache_key},
+                     {"target", st.target},
+                     {"dynamic_shared_bytes", st.dynamic_shared_bytes},
+                     {"params", rules::Json::array()}};
+    for (const PlannedKernel::Param &p : st.params)
+      s["params"].push_back(
+          {{"name", p.name}, {"symbol", p.symbol}, {"bytes", p.bytes}, {"buffer", p.buffer}, {"workspace", p.workspace}});
+    for (int d = 0; d < 3; ++d) {
+      s["grid"].push_back(st.grid[d].to_json());
+      s["block"].push_back(st.block[d].to_json());
+    }
+    j["steps"].push_back(std::move(s));
+  }
+  for (const PlannedKernel::BufferShape &w : k.workspace) {
+    rules::Json shape = rules::Json::array();
+    for (const SizeProgram &d : w.shape) shape.push_back(d.to_json());
+    j["workspace"].push_back({{"name", w.name}, {"shape", shape}, {"element_bits", w.element_bits}});
   }
   return j;
+}
+
+/// A plan kernel as the manifest holds it, its cubins read from `cache`;
+/// UserError (so the start is rebuilt cold) for anything not whole.
+PlannedKernel kernel_from_json(const rules::Json &j, size_t symbols, const std::string &sm,
+                               runtime::KernelCache &cache) {
+  PlannedKernel k;
+  for (const rules::Json &s : j.at("steps")) {
+    PlannedKernel::Step st;
+    st.entry = s.at("entry").get<std::string>();
+    st.cache_key = s.at("cubin_key").get<std::string>();
+    st.target = s.value("target", sm);
+    st.dynamic_shared_bytes = s.at("dynamic_shared_bytes").get<int64_t>();
+    for (const rules::Json &p : s.at("params"))
+      st.params.push_back({p.at("name").get<std::string>(), p.at("symbol").get<int>(), p.at("bytes").get<int>(),
+                           p.at("buffer").get<int>(), p.at("workspace").get<int>()});
+    for (int d = 0; d < 3; ++d) {
+      st.grid[d] = SizeProgram::from_json(s.at("grid").at(d), symbols);
+      st.block[d] = SizeProgram::from_json(s.at("block").at(d), symbols);
+    }
+    std::optional<runtime::CompileResult> r = cache.load(st.cache_key, st.target);
+    if (!r) throw UserError("the cubin of kernel " + st.entry + " is not in the cache");
+    st.cubin = std::move(r->cubin);
+    k.steps.push_back(std::move(st));
+  }
+  for (const rules::Json &w : j.at("workspace")) {
+    PlannedKernel::BufferShape ws{w.at("name").get<std::string>(), {}, w.at("element_bits").get<int64_t>()};
+    for (const rules::Json &d : w.at("shape")) ws.shape.push_back(SizeProgram::from_json(d, symbols));
+    k.workspace.push_back(std::move(ws));
+  }
+  // Every parameter names a slot that exists.
+  for (const PlannedKernel::Step &st : k.steps)
+    for (const PlannedKernel::Param &p : st.params)
+      if (p.workspace >= int(k.workspace.size()) || p.symbol >= int(symbols) ||
+          (p.symbol < 0 && p.workspace < 0 && p.buffer < 0))
+        throw UserError("a kernel parameter names no slot");
+  if (k.steps.empty() || k.steps.size() > size_t(KernelLaunch::kMaxSteps)) throw UserError("a kernel has no steps");
+  return k;
 }
 
 }  // namespace
@@ -95,29 +145,14 @@ DynamicKernel DynamicKernel::begin(const DynamicRequest &request, const Arch &ar
         size_t cells = 1;
         for (const auto &e : k.ends_) cells *= e.size();
         if (cell_kernels.size() != cells) throw UserError("the manifest's cells are not the spec's");
-        for (const rules::Json &j : m.at("kernels")) {
-          PlannedKernel pk;
-          pk.entry = j.at("entry").get<std::string>();
-          pk.cache_key = j.at("cubin_key").get<std::string>();
-          pk.target = j.value("target", sm);
-          pk.dynamic_shared_bytes = j.at("dynamic_shared_bytes").get<int64_t>();
-          for (const rules::Json &p : j.at("params"))
-            pk.params.push_back({p.at("name").get<std::string>(), p.at("symbol").get<int>(), p.at("bytes").get<int>()});
-          for (int d = 0; d < 3; ++d) {
-            pk.grid[d] = SizeProgram::from_json(j.at("grid").at(d), k.symbols_.size());
-            pk.block[d] = SizeProgram::from_json(j.at("block").at(d), k.symbols_.size());
-          }
-          std::optional<runtime::CompileResult> r = options.cache->load(pk.cache_key, pk.target);
-          if (!r) throw UserError("the cubin of kernel " + pk.entry + " is not in the cache");
-          pk.cubin = std::move(r->cubin);
-          k.kernels_.push_back(std::move(pk));
-        }
+        for (const rules::Json &j : m.at("kernels"))
+          k.kernels_.push_back(kernel_from_json(j, k.symbols_.size(), sm, *options.cache));
         for (int c : cell_kernels)
           if (c < 0 || c >= int(k.kernels_.size())) throw UserError("a cell names no kernel");
         k.kernel_of_cell_.assign(cell_kernels);
         k.counters_.warm = true;
         k.counters_.kernels = static_cast<int64_t>(k.kernels_.size());
-        k.counters_.cache_reads = k.counters_.kernels;
+        for (const PlannedKernel &pk : k.kernels_) k.counters_.cache_reads += int64_t(pk.steps.size());
         k.scheduled_.resize(k.kernels_.size());
         k.counters_.total_ms = ms_since(start);
         return k;
@@ -151,35 +186,7 @@ DynamicKernel DynamicKernel::begin(const DynamicRequest &request, const Arch &ar
     k.configs_.push_back(config->to_json());
     ir::PrimFunc s = rule.apply(k.func_, **match, *config).func();
     ++k.counters_.rule_applications;
-    lower::KernelSplit split = lower::split_kernels(s);
-    if (split.kernels.size() != 1 || !split.workspace.empty())
-      throw UserError("'" + k.func_.name() + "' runs as " + std::to_string(split.kernels.size()) +
-                      " kernels at config " + config->str() + "; a dynamic kernel takes one");
-    lower::LoweredFunc l = lower::lower(split.kernels[0]);
-    PlannedKernel pk;
-    pk.entry = codegen::cuda_kernel_name(l);
-    for (const lower::KernelParam &p : l.params) {
-      if (p.is_buffer()) {
-        pk.params.push_back({p.buffer.name(), -1, 0});
-        continue;
-      }
-      auto it = std::find(k.symbols_.begin(), k.symbols_.end(), p.var.name());
-      if (it == k.symbols_.end())
-        throw UserError("kernel parameter '" + p.var.name() + "' is not a symbol of the plan");
-      pk.params.push_back({p.var.name(), int(it - k.symbols_.begin()), p.var.dtype().bytes()});
-    }
-    // An undefined extent is an unused axis: 1.
-    auto program = [&](const ir::Expr &e) {
-      return e.defined() ? SizeProgram::compile(e, k.symbols_) : SizeProgram::constant(1);
-    };
-    for (int d = 0; d < 3; ++d) pk.grid[d] = program(l.launch.grid[d]), pk.block[d] = program(l.launch.block[d]);
-    pk.dynamic_shared_bytes = l.dynamic_shared_bytes;
-    pk.target = codegen::cuda_target_for(sm, l.body);
-    runtime::CompileOptions o{.arch = pk.target, .name = l.name, .cache = options.cache};
-    std::string source = codegen::codegen_cuda(l, codegen::CudaOptions{.arch = pk.target});
-    if (options.cache) pk.cache_key = runtime::kernel_cache_key(source, o);
-    jobs.push_back({std::move(source), o});
-    k.kernels_.push_back(std::move(pk));
+    k.kernels_.push_back(k.plan_kernel(s, sm, options.cache, jobs));
     k.scheduled_.push_back(s);
   }
   k.counters_.build_ms = ms_since(t_build);  // the rest when the wave is done
@@ -187,15 +194,81 @@ DynamicKernel DynamicKernel::begin(const DynamicRequest &request, const Arch &ar
   return k;
 }
 
+PlannedKernel DynamicKernel::plan_kernel(const ir::PrimFunc &s, const std::string &sm, runtime::KernelCache *cache,
+                                        std::vector<runtime::CompileJob> &jobs) const {
+  lower::KernelSplit split = lower::split_kernels(s);
+  if (split.kernels.size() > size_t(KernelLaunch::kMaxSteps))
+    throw UserError("'" + func_.name() + "' runs as " + std::to_string(split.kernels.size()) +
+                    " kernels; a dynamic kernel takes at most " + std::to_string(KernelLaunch::kMaxSteps));
+  PlannedKernel pk;
+  // Every kernel of the split takes the function's parameters, in order,
+  // then one buffer per workspace buffer: each parameter's slot.
+  std::unordered_map<const ir::VarNode *, std::pair<int, int>> slot;  // (buffer, workspace)
+  const std::vector<ir::Var> &split_params = split.kernels[0].params();
+  int buffers = 0;
+  for (size_t i = 0; i < split_params.size(); ++i) {
+    if (i >= s.params().size()) slot[split_params[i].get()] = {-1, int(i - s.params().size())};
+    else if (s.buffer_of(s.params()[i]).defined()) slot[split_params[i].get()] = {buffers++, -1};
+  }
+  for (const ir::Buffer &w : split.workspace) {
+    PlannedKernel::BufferShape ws{w.name(), {}, int64_t(w.dtype().bits()) * w.dtype().lanes()};
+    for (const ir::Expr &d : w.shape()) ws.shape.push_back(SizeProgram::compile(d, symbols_));
+    pk.workspace.push_back(std::move(ws));
+  }
+  // An undefined extent is an unused axis: 1.
+  auto program = [&](const ir::Expr &e) {
+    return e.defined() ? SizeProgram::compile(e, symbols_) : SizeProgram::constant(1);
+  };
+  for (const ir::PrimFunc &kf : split.kernels) {
+    lower::LoweredFunc l = lower::lower(kf);
+    PlannedKernel::Step st;
+    st.entry = codegen::cuda_kernel_name(l);
+    for (const lower::KernelParam &p : l.params) {
+      if (p.is_buffer()) {
+        auto it = slot.find(p.var.get());
+        if (it == slot.end()) throw InternalError("kernel buffer parameter '" + p.var.name() + "' is not a parameter");
+        st.params.push_back({p.buffer.name(), -1, 0, it->second.first, it->second.second});
+        continue;
+      }
+      auto it = std::find(symbols_.begin(), symbols_.end(), p.var.name());
+      if (it == symbols_.end()) throw UserError("kernel parameter '" + p.var.name() + "' is not a symbol of the plan");
+      st.params.push_back({p.var.name(), int(it - symbols_.begin()), p.var.dtype().bytes()});
+    }
+    for (int d = 0; d < 3; ++d) st.grid[d] = program(l.launch.grid[d]), st.block[d] = program(l.launch.block[d]);
+    st.dynamic_shared_bytes = l.dynamic_shared_bytes;
+    st.target = codegen::cuda_target_for(sm, l.body);
+    runtime::CompileOptions o{.arch = st.target, .name = l.name, .cache = cache};
+    std::string source = codegen::codegen_cuda(l, codegen::CudaOptions{.arch = st.target});
+    if (cache) st.cache_key = runtime::kernel_cache_key(source, o);
+    jobs.push_back({std::move(source), o});
+    pk.steps.push_back(std::move(st));
+  }
+  return pk;
+}
+
+int64_t PlannedKernel::BufferShape::bytes(const int64_t *sizes) const {
+  int64_t elements = 1;
+  for (const SizeProgram &d : shape) elements *= std::max<int64_t>(d.eval(sizes), 0);
+  return (elements * element_bits + 7) / 8;
+}
+
+bool KernelLaunch::has_work() const {
+  for (int s = 0; s < steps; ++s)
+    if (step[s].has_work) return true;
+  return false;
+}
+
 void DynamicKernel::finish(std::vector<runtime::CompileOutcome> &built, double wave_ms,
                            runtime::KernelCache *cache) {
   if (counters_.warm) return;
-  for (size_t i = 0; i < kernels_.size(); ++i) {
-    runtime::CompileOutcome &o = built.at(first_job_ + i);
-    if (!o.ok()) throw *o.error;
-    (o.result->from_cache ? counters_.cache_reads : counters_.nvrtc_compiles) += 1;
-    kernels_[i].cubin = std::move(o.result->cubin);
-  }
+  size_t job = first_job_;
+  for (PlannedKernel &k : kernels_)
+    for (PlannedKernel::Step &st : k.steps) {
+      runtime::CompileOutcome &o = built.at(job++);
+      if (!o.ok()) throw *o.error;
+      (o.result->from_cache ? counters_.cache_reads : counters_.nvrtc_compiles) += 1;
+      st.cubin = std::move(o.result->cubin);
+    }
   counters_.kernels = static_cast<int64_t>(kernels_.size());
   counters_.build_ms += wave_ms;
   counters_.total_ms += wave_ms;
@@ -278,17 +351,22 @@ KernelLaunch DynamicKernel::select(const int64_t *sizes) const {
 
 void DynamicKernel::fill_dims(KernelLaunch &l, const int64_t *sizes) const {
   const PlannedKernel &k = kernels_[static_cast<size_t>(l.kernel)];
-  int64_t g[3], b[3];
-  l.has_work = true;
-  for (int d = 0; d < 3; ++d) {
-    g[d] = k.grid[d].eval(sizes), b[d] = k.block[d].eval(sizes);
-    if (g[d] <= 0 || b[d] <= 0) l.has_work = false;
+  l.steps = static_cast<int>(k.steps.size());
+  for (int s = 0; s < l.steps; ++s) {
+    const PlannedKernel::Step &st = k.steps[size_t(s)];
+    LaunchDims &out = l.step[s];
+    int64_t g[3], b[3];
+    out.has_work = true;
+    for (int d = 0; d < 3; ++d) {
+      g[d] = st.grid[d].eval(sizes), b[d] = st.block[d].eval(sizes);
+      if (g[d] <= 0 || b[d] <= 0) out.has_work = false;
+    }
+    if (out.has_work) {
+      out.grid = runtime::Dim3(unsigned(g[0]), unsigned(g[1]), unsigned(g[2]));
+      out.block = runtime::Dim3(unsigned(b[0]), unsigned(b[1]), unsigned(b[2]));
+    }
+    out.dynamic_shared_bytes = size_t(st.dynamic_shared_bytes);
   }
-  if (l.has_work) {
-    l.grid = runtime::Dim3(unsigned(g[0]), unsigned(g[1]), unsigned(g[2]));
-    l.block = runtime::Dim3(unsigned(b[0]), unsigned(b[1]), unsigned(b[2]));
-  }
-  l.dynamic_shared_bytes = size_t(k.dynamic_shared_bytes);
 }
 
 ir::PrimFunc DynamicKernel::scheduled(int i) const {
@@ -302,16 +380,72 @@ ir::PrimFunc DynamicKernel::scheduled(int i) const {
   return scheduled_[size_t(i)];
 }
 
-void DynamicKernel::load(int device) {
-  auto modules = std::make_shared<std::vector<runtime::Module>>();
-  std::vector<runtime::Kernel> kernels;
-  for (const PlannedKernel &k : kernels_) {
-    modules->push_back(runtime::Module::load(k.cubin, device));
-    kernels.push_back(modules->back().kernel(k.entry));
-    if (k.dynamic_shared_bytes > 0) kernels.back().set_dynamic_shared_memory(size_t(k.dynamic_shared_bytes));
+namespace {
+
+/// Every combination of the cells' edges, one value per symbol: where a
+/// workspace size is largest when it grows or shrinks with each symbol.
+template <typename Fn>
+void for_each_cell_corner(const std::vector<std::vector<int64_t>> &ends, const std::vector<int64_t> &lows, Fn &&fn) {
+  std::vector<std::vector<int64_t>> values(ends.size());
+  for (size_t s = 0; s < ends.size(); ++s) {
+    values[s].push_back(lows[s]);
+    for (size_t i = 0; i < ends[s].size(); ++i) {
+      values[s].push_back(ends[s][i]);
+      if (i + 1 < ends[s].size()) values[s].push_back(ends[s][i] + 1);
+    }
   }
-  modules_ = std::move(modules);
-  loaded_ = std::move(kernels);
+  std::vector<int64_t> at(ends.size());
+  std::vector<size_t> index(ends.size(), 0);
+  while (true) {
+    for (size_t s = 0; s < ends.size(); ++s) at[s] = values[s][index[s]];
+    fn(at.data());
+    size_t s = ends.size();
+    while (s > 0 && ++index[s - 1] == values[s - 1].size()) index[--s] = 0;
+    if (s == 0) return;
+  }
+}
+
+}  // namespace
+
+void DynamicKernel::load(int device) {
+  auto loaded = std::make_shared<Loaded>();
+  // One workspace for the whole plan (a launch uses one plan kernel's
+  // buffers), each buffer reserved at its largest over the cells' edges.
+  size_t total = 0;
+  for (const PlannedKernel &k : kernels_) {
+    std::vector<std::pair<size_t, int64_t>> spans;
+    size_t offset = 0;
+    for (const PlannedKernel::BufferShape &w : k.workspace) {
+      int64_t most = 0;
+      for_each_cell_corner(ends_, lows_, [&](const int64_t *sizes) { most = std::max(most, w.bytes(sizes)); });
+      offset = (offset + 255) / 256 * 256;
+      spans.emplace_back(offset, most);
+      offset += size_t(most);
+    }
+    total = std::max(total, offset);
+    loaded->spans.push_back(std::move(spans));
+  }
+  if (total > 0) loaded->workspace = runtime::DeviceBuffer(total, device);
+  for (const PlannedKernel &k : kernels_) {
+    std::vector<runtime::Kernel> steps;
+    for (const PlannedKernel::Step &st : k.steps) {
+      loaded->modules.push_back(runtime::Module::load(st.cubin, device));
+      steps.push_back(loaded->modules.back().kernel(st.entry));
+      if (st.dynamic_shared_bytes > 0) steps.back().set_dynamic_shared_memory(size_t(st.dynamic_shared_bytes));
+    }
+    loaded->kernels.push_back(std::move(steps));
+  }
+  loaded_ = std::move(loaded);
+}
+
+uint64_t DynamicKernel::workspace_address(int kernel, int w, const int64_t *sizes) const {
+  const auto [offset, reserved] = loaded_->spans[size_t(kernel)][size_t(w)];
+  const PlannedKernel::BufferShape &ws = kernels_[size_t(kernel)].workspace[size_t(w)];
+  if (ws.bytes(sizes) > reserved)
+    throw UserError("launch: the workspace buffer '" + ws.name + "' needs " + std::to_string(ws.bytes(sizes)) +
+                    " bytes at these sizes, more than its largest at the cells' edges (" + std::to_string(reserved) +
+                    ")");
+  return loaded_->workspace.ptr() + offset;
 }
 
 BoundLaunch DynamicKernel::bind(const int64_t *sizes, const uint64_t *buffers, size_t buffer_count) const {
@@ -320,7 +454,7 @@ BoundLaunch DynamicKernel::bind(const int64_t *sizes, const uint64_t *buffers, s
 
 BoundLaunch DynamicKernel::bind_kernel(int kernel, const int64_t *sizes, const uint64_t *buffers,
                                        size_t buffer_count) const {
-  if (loaded_.size() != kernels_.size()) throw UserError("a dynamic kernel launches after load(device)");
+  if (!loaded_) throw UserError("a dynamic kernel launches after load(device)");
   if (kernel >= int(kernels_.size())) throw UserError("no kernel " + std::to_string(kernel));
   BoundLaunch b;
   b.dims = select(sizes);
@@ -329,26 +463,36 @@ BoundLaunch DynamicKernel::bind_kernel(int kernel, const int64_t *sizes, const u
     fill_dims(b.dims, sizes);
   }
   const PlannedKernel &k = kernels_[size_t(b.dims.kernel)];
-  b.kernel = &loaded_[size_t(b.dims.kernel)];
-  size_t next = 0;
-  for (const PlannedKernel::Param &p : k.params) {
-    if (b.count == BoundLaunch::kMaxParams) throw UserError(k.entry + " has more parameters than a bound launch holds");
-    if (p.symbol < 0) {
-      if (next >= buffer_count)
-        throw UserError("launch: " + std::to_string(buffer_count) + " buffers for kernel " + k.entry);
-      b.values[b.count++] = buffers[next++];
-    } else if (p.bytes == 8) {
-      b.values[b.count++] = uint64_t(sizes[size_t(p.symbol)]);
-    } else {
-      b.values[b.count++] = uint64_t(uint32_t(int32_t(sizes[size_t(p.symbol)])));  // the low 4 bytes
+  for (size_t s = 0; s < k.steps.size(); ++s) {
+    const PlannedKernel::Step &st = k.steps[s];
+    BoundLaunch::Step &out = b.step[s];
+    out.kernel = &loaded_->kernels[size_t(b.dims.kernel)][s];
+    out.count = 0;
+    for (const PlannedKernel::Param &p : st.params) {
+      if (out.count == BoundLaunch::kMaxParams)
+        throw UserError(st.entry + " has more parameters than a bound launch holds");
+      uint64_t &v = out.values[out.count++];
+      if (p.symbol >= 0) {
+        const int64_t size = sizes[size_t(p.symbol)];
+        v = p.bytes == 8 ? uint64_t(size) : uint64_t(uint32_t(int32_t(size)));  // a 4-byte scalar: the low 4 bytes
+      } else if (p.workspace >= 0) {
+        v = workspace_address(b.dims.kernel, p.workspace, sizes);
+      } else {
+        if (size_t(p.buffer) >= buffer_count)
+          throw UserError("launch: " + std::to_string(buffer_count) + " buffers for kernel " + st.entry +
+                          ", which reads buffer " + std::to_string(p.buffer + 1) + " ('" + p.name + "')");
+        v = buffers[p.buffer];
+      }
     }
   }
   return b;
 }
 
 void BoundLaunch::launch(void *stream) {
-  if (!dims.has_work) return;
-  kernel->launch_raw(dims.grid, dims.block, params(), dims.dynamic_shared_bytes, stream);
+  for (int s = 0; s < dims.steps; ++s) {
+    const LaunchDims &d = dims.step[s];
+    if (d.has_work) step[s].kernel->launch_raw(d.grid, d.block, params(s), d.dynamic_shared_bytes, stream);
+  }
 }
 
 void DynamicKernel::launch(const std::vector<uint64_t> &buffers, const std::vector<int64_t> &sizes,

@@ -273,27 +273,24 @@ DynamicMeasureReport DynamicKernel::finish_measuring() {
 }
 
 KernelTimerFn DynamicKernel::device_timer(int device, const runtime::TimingOptions &timing) const {
-  if (loaded_.size() != kernels_.size()) throw UserError("device_timer: load(device) first");
-  // Each parameter buffer's size as a program over the symbols.
-  std::map<std::string, std::pair<std::vector<SizeProgram>, ir::DataType>> shapes;
-  for (const auto &[var, buffer] : func_.buffer_map()) {
-    std::vector<SizeProgram> dims;
-    for (const ir::Expr &e : buffer.shape()) dims.push_back(SizeProgram::compile(e, symbols_));
-    shapes.emplace(buffer.name(), std::pair{std::move(dims), buffer.dtype()});
+  if (!loaded_) throw UserError("device_timer: load(device) first");
+  // The shape of each of the function's buffer parameters, in order, as
+  // programs over the symbols (a workspace buffer has its own).
+  std::vector<PlannedKernel::BufferShape> shapes;
+  for (const ir::Var &p : func_.params()) {
+    ir::Buffer buffer = func_.buffer_of(p);
+    if (!buffer.defined()) continue;
+    PlannedKernel::BufferShape shape{buffer.name(), {}, int64_t(buffer.dtype().bits()) * buffer.dtype().lanes()};
+    for (const ir::Expr &e : buffer.shape()) shape.shape.push_back(SizeProgram::compile(e, symbols_));
+    shapes.push_back(std::move(shape));
   }
   return [this, device, timing, shapes](int kernel, const std::vector<int64_t> &sizes) -> double {
     if (kernel < 0 || kernel >= int(kernels_.size())) throw UserError("no kernel " + std::to_string(kernel));
     std::vector<runtime::DeviceBuffer> buffers;
     std::vector<uint64_t> pointers;
     size_t total = 0;
-    for (const PlannedKernel::Param &p : kernels_[size_t(kernel)].params) {
-      if (p.symbol >= 0) continue;
-      auto it = shapes.find(p.name);
-      if (it == shapes.end()) throw UserError("kernel parameter '" + p.name + "' is no buffer of the function");
-      int64_t elements = 1;
-      for (const SizeProgram &d : it->second.first) elements *= std::max<int64_t>(d.eval(sizes.data()), 0);
-      const ir::DataType t = it->second.second;
-      size_t bytes = size_t((elements * t.bits() * t.lanes() + 7) / 8);
+    for (const PlannedKernel::BufferShape &shape : shapes) {
+      const size_t bytes = size_t(shape.bytes(sizes.data()));
       std::vector<uint8_t> zeros(std::max<size_t>(bytes, 16), 0);
       buffers.emplace_back(zeros.size(), device);
       buffers.back().copy_from_host(zeros.data(), zeros.size());
@@ -301,7 +298,7 @@ KernelTimerFn DynamicKernel::device_timer(int device, const runtime::TimingOptio
       total += bytes;
     }
     BoundLaunch b = bind_kernel(kernel, sizes.data(), pointers.data(), pointers.size());
-    if (!b.dims.has_work) return kNaN;
+    if (!b.dims.has_work()) return kNaN;
     runtime::TimingResult r = runtime::time_launches([&] { b.launch(); }, total, timing, device);
     return r.median_ms * 1000.0;
   };

@@ -13,6 +13,7 @@
 #include <functional>
 #include <set>
 
+#include "AvgPoolProgram.h"
 #include "Workloads.h"
 #include "tessera/analysis/Specialize.h"
 #include "tessera/runtime/CudaDriver.h"
@@ -97,6 +98,26 @@ TEST(DynamicKernelGpu, MeasuredOnTheDeviceEveryKernelStaysRight) {
         k.bind_kernel(kernel, &m, ptrs.data(), ptrs.size()).launch();
       });
     }
+  }
+}
+
+TEST(DynamicKernelGpu, AFunctionOfTwoKernelsLaunchesBothWithItsWorkspace) {
+  if (runtime::driver_status() != runtime::DriverStatus::Ok || runtime::device_count() == 0)
+    GTEST_SKIP() << "no CUDA device: " << runtime::driver_message();
+  ir::PrimFunc f = test::avg_pool_dynamic_batch();
+  DynamicKernel k = DynamicKernel::create(f, DynamicSpec::parse({"n=1:64"}, {}, 2), Arch::detect());
+  ASSERT_GE(k.kernels().at(0).steps.size(), 2u);
+  k.load(0);
+  for (int64_t n : {1, 3, 17, 64}) {
+    Case c{runtime::make_random_args(f, {{"n", n}}, 5), {}};
+    c.want = runtime::compute_reference(f, c.args);
+    for (int kernel = 0; kernel < int(k.kernels().size()); ++kernel) {
+      SCOPED_TRACE("n = " + std::to_string(n) + ", kernel " + std::to_string(kernel));
+      expect_launch_matches(f, c, [&](const std::vector<uint64_t> &ptrs) {
+        k.bind_kernel(kernel, &n, ptrs.data(), ptrs.size()).launch();
+      });
+    }
+    expect_launch_matches(f, c, [&](const std::vector<uint64_t> &ptrs) { k.launch(ptrs, {n}); });
   }
 }
 

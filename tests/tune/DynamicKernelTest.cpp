@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "../support/ScratchDir.h"
+#include "AvgPoolProgram.h"
 #include "Workloads.h"
 #include "tessera/analysis/Specialize.h"
 #include "tessera/arith/Analyzer.h"
@@ -34,6 +35,14 @@ namespace {
 namespace fs = std::filesystem;
 
 fs::path fresh_dir() { return test::scratch_dir("tessera_dynamic_kernel_test"); }
+
+/// Every cubin of the plan, kernel by kernel and step by step.
+std::vector<std::vector<uint8_t>> cubins(const DynamicKernel &k) {
+  std::vector<std::vector<uint8_t>> out;
+  for (const PlannedKernel &pk : k.kernels())
+    for (const PlannedKernel::Step &st : pk.steps) out.push_back(st.cubin);
+  return out;
+}
 
 /// matmul_nn_f16 with N = 45, K = 40: M in [1, 64] is the one symbol.
 ir::PrimFunc gemm() {
@@ -83,12 +92,12 @@ TEST(DynamicKernel, AWarmStartBuildsNothing) {
   EXPECT_EQ(w.policy_calls, 0);
   EXPECT_EQ(w.cache_reads, c.kernels);
   ASSERT_EQ(warm.kernels().size(), cold.kernels().size());
-  for (size_t i = 0; i < cold.kernels().size(); ++i) EXPECT_EQ(warm.kernels()[i].cubin, cold.kernels()[i].cubin);
+  EXPECT_EQ(cubins(warm), cubins(cold));
   EXPECT_EQ(warm.plan().dump(), cold.plan().dump());
   for (int64_t m = 1; m <= 64; ++m) {
     KernelLaunch a = cold.select({m}), b = warm.select({m});
     EXPECT_EQ(a.kernel, b.kernel);
-    EXPECT_EQ(a.grid.str(), b.grid.str());
+    EXPECT_EQ(a.step[0].grid.str(), b.step[0].grid.str());
   }
   // Another spec is another manifest: built, not read.
   DynamicSpec other = spec();
@@ -111,7 +120,8 @@ TEST(DynamicKernel, SelectAgreesWithThePlanTheLaunchAndTheReference) {
     EXPECT_EQ(l.kernel, cell.at("config").get<int>());
     // The grid, as the lowered kernel states it.
     lower::LoweredFunc lowered = lower::lower(k.scheduled(l.kernel));
-    unsigned got[3] = {l.grid.x, l.grid.y, l.grid.z};
+    ASSERT_EQ(l.steps, 1);
+    unsigned got[3] = {l.step[0].grid.x, l.step[0].grid.y, l.step[0].grid.z};
     for (int d = 0; d < 3; ++d) {
       if (!lowered.launch.grid[d].defined()) continue;
       ir::Expr e = lowered.launch.grid[d];
@@ -158,7 +168,7 @@ TEST(DynamicKernel, DamagedEntriesAreRebuilt) {
   EXPECT_EQ(again.counters().nvrtc_compiles, 0) << "the cubins themselves were whole";
   EXPECT_TRUE(DynamicKernel::create(gemm(), spec(), arch, {.cache = &cache}).counters().warm);
   // A missing cubin: that kernel compiled again.
-  fs::remove(cache.dir() / first.kernels()[0].target / (first.kernels()[0].cache_key + ".cubin"));
+  fs::remove(cache.dir() / first.kernels()[0].steps[0].target / (first.kernels()[0].steps[0].cache_key + ".cubin"));
   DynamicKernel rebuilt = DynamicKernel::create(gemm(), spec(), arch, {.cache = &cache});
   EXPECT_FALSE(rebuilt.counters().warm);
   EXPECT_EQ(rebuilt.counters().nvrtc_compiles, 1) << rebuilt.counters().str();
@@ -200,7 +210,7 @@ TEST(DynamicKernel, ProcessesFillingOneCacheAtOnceLeaveItValid) {
   EXPECT_EQ(warm.counters().nvrtc_compiles, 0);
   DynamicKernel cold = DynamicKernel::create(gemm(), spec(), arch);  // no cache: built here
   ASSERT_EQ(warm.kernels().size(), cold.kernels().size());
-  for (size_t i = 0; i < cold.kernels().size(); ++i) EXPECT_EQ(warm.kernels()[i].cubin, cold.kernels()[i].cubin);
+  EXPECT_EQ(cubins(warm), cubins(cold));
   // No temporary file left behind.
   for (const auto &e : fs::recursive_directory_iterator(dir))
     EXPECT_EQ(e.path().filename().string().find(".tmp"), std::string::npos) << e.path();
@@ -219,11 +229,11 @@ TEST(DynamicKernel, ManyAtOnceInOneWave) {
   EXPECT_TRUE(both[0].counters().warm);
   EXPECT_FALSE(both[1].counters().warm);
   EXPECT_EQ(both[1].counters().nvrtc_compiles, both[1].counters().kernels);
-  for (size_t i = 0; i < alone.kernels().size(); ++i) EXPECT_EQ(both[0].kernels()[i].cubin, alone.kernels()[i].cubin);
+  EXPECT_EQ(cubins(both[0]), cubins(alone));
   // Each one's cubins are its own (a wave hands every kernel its result).
   for (int64_t m : {1, 40}) {
     KernelLaunch l = both[1].select({m});
-    EXPECT_FALSE(both[1].kernels()[size_t(l.kernel)].cubin.empty());
+    EXPECT_FALSE(both[1].kernels()[size_t(l.kernel)].steps[0].cubin.empty());
   }
   std::vector<DynamicKernel> again = DynamicKernel::create_many({{gemm(), spec()}, {other, spec()}}, arch, {.cache = &cache});
   EXPECT_TRUE(again[0].counters().warm && again[1].counters().warm);
@@ -239,6 +249,57 @@ TEST(DynamicKernel, EverySymbolNeedsARange) {
     FAIL() << "created with 'n' unranged";
   } catch (const UserError &e) {
     EXPECT_NE(std::string(e.what()).find("symbolic size 'n'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(DynamicKernel, AFunctionOfSeveralKernelsIsOnePlanKernelOfSeveralSteps) {
+  if (!runtime::nvrtc_available()) GTEST_SKIP() << "NVRTC is not available";
+  runtime::KernelCache cache(fresh_dir());
+  const Arch arch = Arch::by_name("h100");
+  ir::PrimFunc f = test::avg_pool_dynamic_batch();
+  DynamicSpec spec{.symbols = {SymbolRange::parse("n=1:12")}, .max_kernels = 2};
+  DynamicKernel cold = DynamicKernel::create(f, spec, arch, {.cache = &cache});
+  ASSERT_FALSE(cold.kernels().empty());
+  int64_t steps = 0;
+  for (const PlannedKernel &pk : cold.kernels()) {
+    ASSERT_GE(pk.steps.size(), 2u);
+    steps += int64_t(pk.steps.size());
+    // The window sums, n × 8 × 10 × 10 float32, are the workspace the steps share.
+    ASSERT_EQ(pk.workspace.size(), 1u);
+    for (int64_t n : {1, 12}) EXPECT_EQ(pk.workspace[0].bytes(&n), n * 8 * 10 * 10 * 4);
+    // The first step writes it and the second reads it: both take it, in
+    // the workspace slot, and the input and output by their places.
+    for (const PlannedKernel::Step &st : pk.steps) {
+      int workspace = 0;
+      for (const PlannedKernel::Param &p : st.params) {
+        workspace += p.workspace == 0;
+        if (p.buffer >= 0) EXPECT_EQ(p.name, (std::vector<std::string>{"x", "pool_avg"}[size_t(p.buffer)]));
+      }
+      EXPECT_EQ(workspace, 1) << st.entry;
+    }
+  }
+  EXPECT_EQ(cold.counters().nvrtc_compiles, steps);
+  // Warm: the same steps and workspace, read back, nothing built.
+  DynamicKernel warm = DynamicKernel::create(f, spec, arch, {.cache = &cache});
+  EXPECT_TRUE(warm.counters().warm);
+  EXPECT_EQ(warm.counters().nvrtc_compiles, 0);
+  EXPECT_EQ(warm.counters().cache_reads, steps);
+  EXPECT_EQ(cubins(warm), cubins(cold));
+  for (int64_t n = 1; n <= 12; ++n) {
+    KernelLaunch a = cold.select({n}), b = warm.select({n});
+    ASSERT_EQ(a.steps, int(cold.kernels()[size_t(a.kernel)].steps.size()));
+    ASSERT_EQ(a.steps, b.steps);
+    for (int s = 0; s < a.steps; ++s) EXPECT_EQ(a.step[s].grid.str(), b.step[s].grid.str());
+    EXPECT_EQ(warm.kernels()[size_t(b.kernel)].workspace[0].bytes(&n), n * 8 * 10 * 10 * 4);
+  }
+  // Each plan kernel, run whole by the interpreter at the edges of its
+  // cells, matches the float64 reference.
+  for (int64_t n : {1, 2, 5, 12}) {
+    SCOPED_TRACE("n = " + std::to_string(n));
+    std::vector<runtime::NDArray> args = runtime::make_random_args(f, {{"n", n}}, 3);
+    runtime::Reference want = runtime::compute_reference(f, args);
+    runtime::interpret(warm.scheduled(warm.select({n}).kernel), args);
+    for (const runtime::OutputCheck &c : runtime::check_outputs(f, args, want)) EXPECT_TRUE(c.ok) << c.str();
   }
 }
 

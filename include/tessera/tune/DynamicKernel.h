@@ -23,10 +23,14 @@
 //   int64_t sizes[] = {37};
 //   KernelLaunch l = k.select(sizes);   // l.kernel, l.grid, l.block
 //
-// Functions that run as one kernel (the GEMMs, norms, softmax, gemv of a
-// decoder layer); a schedule that splits into several kernels is a UserError.
-// Every symbolic size of the function must have a range (bind the others
-// with analysis::specialize first).
+// A schedule that runs as several kernels (the fallback's two-block pooling,
+// a padded convolution) is a plan kernel of several steps, launched in order
+// on one stream; their intermediate buffers ("global" allocations) live in
+// one workspace allocated by load() for the largest sizes of the plan, so a
+// launch allocates nothing (and launches of one DynamicKernel on several
+// streams at once must not overlap when it has a workspace). Every symbolic
+// size of the function must have a range (bind the others with
+// analysis::specialize first).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -55,34 +59,49 @@ struct DynamicKernelOptions {
   unsigned threads = 0;
 };
 
-/// One launch: which cell and kernel serve these sizes, and its dimensions.
-struct KernelLaunch {
-  int cell = -1, kernel = -1;
+/// The dimensions of one kernel launch.
+struct LaunchDims {
   runtime::Dim3 grid, block;
   size_t dynamic_shared_bytes = 0;
   /// False when an extent is zero for these sizes (nothing to launch).
   bool has_work = true;
 };
 
+/// What serves these sizes: the cell, the plan kernel, and the dimensions of
+/// each of its launches (one for a function that runs as one kernel).
+struct KernelLaunch {
+  static constexpr int kMaxSteps = 8;
+  int cell = -1, kernel = -1;
+  int steps = 0;
+  LaunchDims step[kMaxSteps];
+  /// Whether any step has work.
+  bool has_work() const;
+};
+
 /// A launch with its arguments bound (for CUDA graph capture, or to launch
-/// later): the kernel, its dimensions and its argument block, no allocation.
+/// later): per step the kernel and its argument block, no allocation.
 struct BoundLaunch {
   static constexpr int kMaxParams = 32;
-  const runtime::Kernel *kernel = nullptr;
   KernelLaunch dims;
-  /// One 8-byte slot per kernel parameter (a device address or a size).
-  uint64_t values[kMaxParams] = {};
-  int count = 0;
-  /// cuLaunchKernel's `void **` over `values` (valid while this object lives).
-  void **params() {
-    for (int i = 0; i < count; ++i) pointers_[i] = &values[i];
+  struct Step {
+    const runtime::Kernel *kernel = nullptr;
+    /// One 8-byte slot per kernel parameter (a device address or a size).
+    uint64_t values[kMaxParams];
+    int count = 0;
+  };
+  Step step[KernelLaunch::kMaxSteps];
+  /// cuLaunchKernel's `void **` over step `s`'s values (valid while this
+  /// object lives and until the next call for the same step).
+  void **params(int s = 0) {
+    for (int i = 0; i < step[s].count; ++i) pointers_[i] = &step[s].values[i];
     return pointers_;
   }
-  /// Enqueues it on `stream` (a CUstream; null: the default stream).
+  /// Enqueues its steps, in order, on `stream` (a CUstream; null: the
+  /// default stream); steps without work are skipped.
   void launch(void *stream = nullptr);
 
  private:
-  void *pointers_[kMaxParams] = {};
+  void *pointers_[kMaxParams];
 };
 
 /// What a start did.
@@ -93,21 +112,39 @@ struct DynamicKernelCounters {
   std::string str() const;
 };
 
-/// A built kernel of the plan.
+/// A built kernel of the plan: the function at one config, as one or more
+/// CUDA kernels launched in order, and the intermediate buffers they share.
 struct PlannedKernel {
-  std::string entry;
-  std::vector<uint8_t> cubin;
-  std::string cache_key;
-  std::string target;  ///< the NVRTC target it was compiled for ("sm_90", "sm_90a")
-  /// Parameters in order: a buffer (its name) or a scalar symbol (its slot).
+  /// A kernel parameter: the function's buffer (its index among the
+  /// function's buffer parameters), a workspace buffer, or a plan symbol.
   struct Param {
     std::string name;
-    int symbol = -1;  ///< the plan symbol a scalar parameter is; -1 for a buffer
-    int bytes = 0;    ///< a scalar's width (4 or 8)
+    int symbol = -1;     ///< the plan symbol a scalar parameter is
+    int bytes = 0;       ///< a scalar's width (4 or 8)
+    int buffer = -1;     ///< the function's buffer parameter it is
+    int workspace = -1;  ///< the workspace buffer it is
   };
-  std::vector<Param> params;
-  SizeProgram grid[3], block[3];
-  int64_t dynamic_shared_bytes = 0;
+  /// One CUDA kernel.
+  struct Step {
+    std::string entry;
+    std::vector<uint8_t> cubin;
+    std::string cache_key;
+    std::string target;  ///< the NVRTC target it was compiled for ("sm_90", "sm_90a")
+    std::vector<Param> params;
+    SizeProgram grid[3], block[3];
+    int64_t dynamic_shared_bytes = 0;
+  };
+  std::vector<Step> steps;
+  /// A buffer's shape as programs of the symbols (the workspace: the
+  /// intermediate buffers in global memory).
+  struct BufferShape {
+    std::string name;
+    std::vector<SizeProgram> shape;
+    int64_t element_bits = 0;
+    /// Its bytes at `sizes` (0 for an empty shape).
+    int64_t bytes(const int64_t *sizes) const;
+  };
+  std::vector<BufferShape> workspace;
 };
 
 /// Times plan kernel `kernel` at `sizes` (one per symbol): its median time
@@ -184,12 +221,14 @@ class DynamicKernel {
   /// (the rule at its config) after a warm one. For tests and the interpreter.
   ir::PrimFunc scheduled(int i) const;
 
-  /// Loads every kernel on `device` (once; a usable driver needed). Launching
-  /// needs it first, so the launch path takes no lock.
+  /// Loads every kernel on `device` (once; a usable driver needed) and
+  /// allocates the workspace for the plan's largest sizes. Launching needs it
+  /// first, so the launch path takes no lock.
   void load(int device = 0);
-  /// The launch for `sizes` with the buffers' device addresses (in parameter
-  /// order; the scalar sizes are added), bound: no lock, no allocation.
-  /// UserError when not loaded, for sizes outside the plan, or too few buffers.
+  /// The launch for `sizes` with the device addresses of the function's
+  /// buffer parameters (in order; the scalar sizes and the workspace are
+  /// added), bound: no lock, no allocation. UserError when not loaded, for
+  /// sizes outside the plan, or too few buffers.
   BoundLaunch bind(const int64_t *sizes, const uint64_t *buffers, size_t buffer_count) const;
   /// bind() and launch on `stream`.
   void launch(const std::vector<uint64_t> &buffers, const std::vector<int64_t> &sizes, void *stream = nullptr) const;
@@ -229,6 +268,10 @@ class DynamicKernel {
   void finish(std::vector<runtime::CompileOutcome> &built, double wave_ms, runtime::KernelCache *cache);
   /// l.kernel's launch dimensions at `sizes`.
   void fill_dims(KernelLaunch &l, const int64_t *sizes) const;
+  /// The plan kernel of a scheduled function: its steps' parameters and
+  /// launch extents, its workspace; a compile job per step appended to `jobs`.
+  PlannedKernel plan_kernel(const ir::PrimFunc &scheduled, const std::string &sm, runtime::KernelCache *cache,
+                            std::vector<runtime::CompileJob> &jobs) const;
   /// The plan and the kernels, as a warm start reads them back.
   void write_manifest(runtime::KernelCache &cache) const;
 
@@ -263,9 +306,19 @@ class DynamicKernel {
   struct Background;
   std::shared_ptr<Background> background_;
   DynamicKernelCounters counters_;
-  /// The loaded modules and kernels (by kernel index), once load() ran.
-  std::shared_ptr<std::vector<runtime::Module>> modules_;
-  std::vector<runtime::Kernel> loaded_;
+  /// What load() made: the modules, the kernels (by plan kernel, then step)
+  /// and the workspace, with each plan kernel's workspace buffers' offsets.
+  struct Loaded {
+    std::vector<runtime::Module> modules;
+    std::vector<std::vector<runtime::Kernel>> kernels;
+    runtime::DeviceBuffer workspace;
+    /// Per plan kernel and workspace buffer: its offset and the bytes reserved.
+    std::vector<std::vector<std::pair<size_t, int64_t>>> spans;
+  };
+  std::shared_ptr<Loaded> loaded_;
+  /// The address of workspace buffer `w` of plan kernel `kernel`; UserError
+  /// when `sizes` need more than load() allocated.
+  uint64_t workspace_address(int kernel, int w, const int64_t *sizes) const;
 };
 
 }  // namespace tessera::tune
