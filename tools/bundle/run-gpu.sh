@@ -239,6 +239,11 @@ if ((gpu)); then
 else
   skip dynamic-measure "$why_none"
 fi
+# Cold start on this host's cores (issue 15's target: one GEMM over two
+# symbols ready in 2 s on a 16-core GPU host): built cold, its counters.
+step dynamic-cold-2d 90 45 "$bin/tessera" dynamic "$TESSERA_HOME/workloads/matmul_nt_f16.py" --arch "$( ((gpu)) && echo auto || echo h100)" \
+  --range m=1:4096 --range n=128:8192 --dim k=4096 --max-kernels 16 --cells-per-octave 1 --build --cache none
+finish dynamic-cold-2d "$(first_line '^# cold start' | cut -c3-150)"
 # Dispatch: select(), and a dynamic launch against a raw cuLaunchKernel.
 if [[ -x $bin/tessera_bench_dynamic_select ]] && ((gpu)); then
   step dynamic-launch 60 30 "$bin/tessera_bench_dynamic_select" --benchmark_repetitions=5 \
