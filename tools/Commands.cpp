@@ -180,7 +180,8 @@ int schedule_command(const ScheduleCommandOptions &opts, std::ostream &out, std:
       }
     };
     bool jit = jit_compiles(runtime::make_reference_program(f).func) && jit_compiles(scheduled);
-    int64_t limit = jit ? std::max(opts.verify_limit, opts.llvm_verify_limit) : opts.verify_limit;
+    const unsigned cores = jit ? std::max(1u, runtime::llvm_jit_threads()) : 1u;
+    int64_t limit = jit ? std::max(opts.verify_limit, opts.llvm_verify_limit * int64_t(cores)) : opts.verify_limit;
     // What to do instead: smaller symbolic sizes, where the function has any.
     const std::string instead = f.shape_vars().empty()
                                     ? "its sizes are fixed in the program: let `tessera tune` verify it on a GPU"
@@ -188,8 +189,9 @@ int schedule_command(const ScheduleCommandOptions &opts, std::ostream &out, std:
     if (int64_t n = tune::loop_iterations(f, dims); n > limit)
       throw UserError(fmt::format(
           "--verify would {} {:.3g} loop iterations twice (the original in float64, then the scheduled "
-          "function), at around {} a second: {}",
-          jit ? "run (LLVM JIT)" : "interpret", double(n), jit ? "10^8" : "10^6", instead));
+          "function), at around {} a second{}: {}",
+          jit ? "run (LLVM JIT)" : "interpret", double(n), jit ? "10^8" : "10^6",
+          jit ? fmt::format(" per core ({} here)", cores) : "", instead));
     // And when its arrays would not fit: a process the kernel kills for
     // memory tells the user nothing.
     const double need = tune::verification_bytes(f, dims), have = tune::available_memory_bytes();

@@ -1,6 +1,7 @@
 //===- lib/analysis/Parallel.cpp - May a loop's iterations run at once? -----===//
 #include "tessera/analysis/Parallel.h"
 
+#include <algorithm>
 #include <map>
 #include <unordered_set>
 
@@ -148,6 +149,54 @@ std::string why_not_parallel(const Stmt &loop) {
            "' (" + list + ")";
   }
   return "";
+}
+
+
+namespace {
+
+void collect_outermost_loops(const Stmt &s, std::vector<Stmt> &out) {
+  if (!s.defined()) return;
+  if (s.as<For>()) return out.push_back(s);
+  if (const auto *b = s.as<Block>()) return collect_outermost_loops(b->body, out);
+  if (const auto *seq = s.as<Seq>()) {
+    for (const Stmt &x : seq->stmts) collect_outermost_loops(x, out);
+    return;
+  }
+  if (const auto *ite = s.as<IfThenElse>()) {
+    collect_outermost_loops(ite->then_case, out);
+    if (ite->else_case) collect_outermost_loops(*ite->else_case, out);
+    return;
+  }
+  if (const auto *let = s.as<LetStmt>()) return collect_outermost_loops(let->body, out);
+}
+
+}  // namespace
+
+std::vector<CpuParallelLoop> cpu_parallel_loops(const PrimFunc &f) {
+  std::vector<Stmt> outermost;
+  collect_outermost_loops(f.body(), outermost);
+  std::vector<CpuParallelLoop> out;
+  for (const Stmt &s : outermost) {
+    const For *loop = s.as<For>();
+    const bool independent_by_semantics =
+        loop->for_kind == ForKind::Parallel ||
+        (loop->for_kind == ForKind::ThreadBinding && loop->thread_tag.rfind("blockIdx.", 0) == 0);
+    if (!independent_by_semantics) {
+      if (loop->for_kind == ForKind::ThreadBinding || !why_not_parallel(s).empty()) continue;
+      out.push_back({loop, {}});
+      continue;
+    }
+    CpuParallelLoop p{loop, {}};
+    Collector c;
+    c.stmt(loop->body);
+    for (const auto &[node, entry] : c.accesses) {
+      const auto &[buffer, accs] = entry;
+      bool written = std::any_of(accs.begin(), accs.end(), [](const Access &a) { return a.is_write; });
+      if (written && !c.private_buffers.count(node) && buffer.scope() != "global") p.private_copies.push_back(buffer);
+    }
+    out.push_back(std::move(p));
+  }
+  return out;
 }
 
 }  // namespace tessera::analysis

@@ -15,7 +15,7 @@ ComputedReference reference_for(const ir::PrimFunc &f, const std::vector<runtime
   runtime::Oracle oracle = runtime::resolve_oracle(options.oracle);
   if (oracle == runtime::Oracle::Llvm ||
       (oracle == runtime::Oracle::Auto && runtime::llvm_jit_available() &&
-       loop_iterations(f, dims) <= options.llvm_limit)) {
+       loop_iterations(f, dims) <= options.llvm_limit * int64_t(runtime::llvm_jit_threads()))) {
     std::optional<runtime::LlvmJit> jit;
     try {
       jit.emplace(program.func);

@@ -105,5 +105,66 @@ def f(A: T.Buffer((8, 4), "float32"), B: T.Buffer((8,), "float32")):
             "");
 }
 
+/// The loop variables of cpu_parallel_loops(f), with their private copies.
+std::vector<std::string> cpu_loops(const std::string &text) {
+  std::vector<std::string> out;
+  for (const CpuParallelLoop &l : cpu_parallel_loops(script::parse_func(text, "t.py"))) {
+    std::string s = l.loop->loop_var.name();
+    for (const ir::Buffer &b : l.private_copies) s += " " + b.name();
+    out.push_back(s);
+  }
+  return out;
+}
+
+TEST(CpuParallelLoops, TheOutermostIndependentLoopsOfEachNest) {
+  // A matmul: its row loop (not the loops inside it); a prefix sum after it:
+  // not; a row softmax's normalisation: its row loop.
+  EXPECT_EQ(cpu_loops(R"(
+@T.prim_func
+def f(A: T.Buffer((8, 4), "float32"), B: T.Buffer((4, 6), "float32"), C: T.Buffer((8, 6), "float32"),
+      P: T.Buffer((8,), "float32"), N: T.Buffer((8, 6), "float32")):
+    for i, j, k in T.grid(8, 6, 4):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+    for p in range(7):
+        with T.block("scan"):
+            vp = T.axis.remap("S", [p])
+            P[vp + 1] = P[vp] + C[vp + 1, 0]
+    for r, c in T.grid(8, 6):
+        with T.block("N"):
+            vr, vc = T.axis.remap("SS", [r, c])
+            N[vr, vc] = C[vr, vc] / P[vr]
+)"),
+            (std::vector<std::string>{"i", "r"}));
+}
+
+TEST(CpuParallelLoops, GpuBlocksRunAtOnceWithTheirOwnSharedMemory) {
+  // blockIdx: parallel by the program's semantics, each worker with its own
+  // copy of the shared tile it writes (allocated at the root); threadIdx at
+  // the top (threads of one block): not.
+  EXPECT_EQ(cpu_loops(R"(
+@T.prim_func
+def f(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32"), C: T.Buffer((32,), "float32")):
+    A_shared = T.alloc_buffer((16,), "float32", scope="shared")
+    for bx in T.thread_binding(4, thread="blockIdx.x"):
+        for tx in T.thread_binding(16, thread="threadIdx.x"):
+            with T.block("load"):
+                v = T.axis.spatial(64, bx * 16 + tx)
+                A_shared[v % 16] = A[v]
+        for tx in T.thread_binding(16, thread="threadIdx.x"):
+            with T.block("store"):
+                v = T.axis.spatial(64, bx * 16 + tx)
+                B[v] = A_shared[15 - v % 16]
+    for tx in T.thread_binding(32, thread="threadIdx.x"):
+        with T.block("tail"):
+            v = T.axis.spatial(32, tx)
+            C[v] = B[v]
+)"),
+            (std::vector<std::string>{"bx A_shared"}));
+}
+
 }  // namespace
 }  // namespace tessera::analysis

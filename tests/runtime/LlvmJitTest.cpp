@@ -17,6 +17,7 @@
 #include "tessera/runtime/LlvmJit.h"
 #include "tessera/runtime/Oracle.h"
 #include "tessera/runtime/Verify.h"
+#include "tessera/script/Parser.h"
 
 namespace tessera::testing {
 namespace {
@@ -97,9 +98,18 @@ TEST(LlvmJit, ArgumentErrorsAreTheInterpreters) {
             "shape mismatch for buffer 'B' dimension 1: expected 4, got 5 (array float32[4, 5])");
 }
 
+/// Runs the JIT on `n` threads within a scope.
+struct JitThreads {
+  explicit JitThreads(unsigned n) : saved(runtime::llvm_jit_threads()) { runtime::set_llvm_jit_threads(n); }
+  ~JitThreads() { runtime::set_llvm_jit_threads(saved); }
+  unsigned saved;
+};
+
 TEST(LlvmJit, OutOfBoundsStopsBeforeTouchingMemory) {
   // Rows of 129 read from rows of 128: A[0, 128] is the first bad load; B is
-  // written up to B[0, 127] and not beyond.
+  // written up to B[0, 127] and not beyond. (On one thread: on several, the
+  // rows after the failing one may have been copied meanwhile.)
+  JitThreads one(1);
   PrimFunc f = copy2d(128, 129, 129);
   std::vector<NDArray> args{NDArray(f32, {4, 128}), NDArray(f32, {4, 129})};
   for (int64_t k = 0; k < args[0].numel(); ++k) args[0].set(k, 1.0);
@@ -111,6 +121,50 @@ TEST(LlvmJit, OutOfBoundsStopsBeforeTouchingMemory) {
   EXPECT_EQ(args[1].get(129), 0.0);
   EXPECT_EQ(jit_error(copy2d(129, 129, 128), {NDArray(f32, {4, 129}), NDArray(f32, {4, 128})}),
             "out-of-bounds store to B[0, 128] (shape [4, 128]) in block 'C'");
+}
+
+TEST(LlvmJit, IndependentLoopsOnSeveralThreadsGiveTheSerialResultAndError) {
+  // More threads than this machine has cores: chunks of one row, taken in
+  // any order.
+  JitThreads four(4);
+  Var m("m"), n("n");
+  expect_same_bits(matmul(m, n, i32(37), f32, f32), {{"m", 19}, {"n", 23}}, 7);
+  // GPU blocks, each staging its slice in a shared tile allocated at the
+  // root: every worker has its own tile.
+  PrimFunc blocks = script::parse_func(R"(
+@T.prim_func
+def f(A: T.Buffer((1048576,), "float32"), B: T.Buffer((1048576,), "float32")):
+    A_shared = T.alloc_buffer((256,), "float32", scope="shared")
+    for bx in T.thread_binding(4096, thread="blockIdx.x"):
+        for tx in T.thread_binding(256, thread="threadIdx.x"):
+            with T.block("load"):
+                v = T.axis.spatial(1048576, bx * 256 + tx)
+                A_shared[v % 256] = A[v] * T.float32(2)
+        for tx in T.thread_binding(256, thread="threadIdx.x"):
+            with T.block("store"):
+                v = T.axis.spatial(1048576, bx * 256 + tx)
+                B[v] = A_shared[255 - v % 256] + A_shared[v % 256]
+)");
+  for (uint64_t seed = 0; seed < 3; ++seed) expect_same_bits(blocks, {}, seed);
+  // Every iteration from i = 14 on reads past A: the error is the first
+  // one's, as the interpreter's, however the chunks fall.
+  PrimFunc shifted = script::parse_func(R"(
+@T.prim_func
+def f(A: T.Buffer((64,), "float32"), B: T.Buffer((100,), "float32")):
+    for i in range(100):
+        with T.block("B"):
+            vi = T.axis.remap("S", [i])
+            B[vi] = A[vi + 50]
+)");
+  std::string want;
+  try {
+    std::vector<NDArray> args = runtime::make_random_args(shifted, {}, 1);
+    runtime::interpret(shifted, args);
+  } catch (const InterpretError &e) {
+    want = e.what();
+  }
+  EXPECT_EQ(want, "out-of-bounds load A[64] (shape [64]) in block 'B'");
+  for (int run = 0; run < 20; ++run) EXPECT_EQ(jit_error(shifted, runtime::make_random_args(shifted, {}, 1)), want);
 }
 
 TEST(LlvmJit, MatmulBitForBitWithSymbolicSizes) {

@@ -299,8 +299,8 @@ def main(a: T.handle, b: T.handle):
   // refusal says what else to do.
   std::string fixed = write_temp("fixed.py", R"(
 @T.prim_func
-def main(A: T.Buffer((2048, 2048), "float32"), B: T.Buffer((2048, 2048), "float32"), C: T.Buffer((2048, 2048), "float32")):
-    for i, j, k in T.grid(2048, 2048, 2048):
+def main(A: T.Buffer((8192, 8192), "float32"), B: T.Buffer((8192, 8192), "float32"), C: T.Buffer((8192, 8192), "float32")):
+    for i, j, k in T.grid(8192, 8192, 8192):
         with T.block("C"):
             vi, vj, vk = T.axis.remap("SSR", [i, j, k])
             with T.init():

@@ -24,7 +24,9 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
+#include "tessera/ir/Func.h"
 #include "tessera/ir/Stmt.h"
 
 namespace tessera::analysis {
@@ -32,5 +34,22 @@ namespace tessera::analysis {
 /// Empty when the iterations of the For `loop` are independent (see the file
 /// comment), else a sentence naming the buffer and accesses that prevent it.
 std::string why_not_parallel(const ir::Stmt &loop);
+
+/// A loop whose iterations a CPU may run on several cores at once.
+struct CpuParallelLoop {
+  const ir::For *loop = nullptr;
+  /// Buffers allocated outside the loop in a scope a GPU block or thread owns
+  /// ("shared", "local", ...) and written under it: each core needs its own
+  /// copy, as each GPU block has its own.
+  std::vector<ir::Buffer> private_copies;
+};
+
+/// The outermost loops of `f` (no loop around them) whose iterations may run
+/// at once on a CPU: loops bound to blockIdx and loops of kind parallel (the
+/// program's own semantics: GPU blocks share no shared or local memory and
+/// do not synchronise), and other loops (serial, unrolled, vectorized) that
+/// why_not_parallel accepts. Loops bound to threadIdx are not (the threads of
+/// a block synchronise), nor is anything under an outer loop.
+std::vector<CpuParallelLoop> cpu_parallel_loops(const ir::PrimFunc &f);
 
 }  // namespace tessera::analysis

@@ -57,6 +57,14 @@ class JitUnsupportedError : public UserError {
 /// True when tessera was built with the LLVM backend.
 bool llvm_jit_available();
 
+/// The threads a JIT-compiled function runs its independent outermost loops
+/// on (analysis::cpu_parallel_loops): set_llvm_jit_threads, else the
+/// environment's TESSERA_JIT_THREADS, else every core. 1 runs everything on
+/// the calling thread. The results do not depend on it (the iterations are
+/// independent; each computes what it computes serially).
+unsigned llvm_jit_threads();
+void set_llvm_jit_threads(unsigned n);
+
 struct LlvmJitOptions {
   /// Take the code from the process's cache when a structurally equal
   /// function was compiled before (false: compile again; for benchmarks).

@@ -52,7 +52,8 @@ struct ReferenceOptions {
   bool interpreter_only = false;
   /// The CPU executor (runtime/Oracle.h): auto takes the LLVM JIT when it
   /// compiles the reference program and the work is at most `llvm_limit`
-  /// loop iterations, before the device.
+  /// loop iterations per core it runs on (runtime::llvm_jit_threads()),
+  /// before the device.
   runtime::Oracle oracle = runtime::Oracle::Auto;
   int64_t llvm_limit = int64_t(1) << 30;
 };

@@ -71,6 +71,7 @@ void Gen::stmt(const ir::Stmt &s) {
 
 /// for (v = min; v < min + extent; ++v), counted in int64 as the interpreter does.
 void Gen::loop(const ir::For &f) {
+  if (auto it = parallel_.find(&f); it != parallel_.end()) return parallel_loop(f, it->second);
   DataType vt = f.loop_var.dtype();
   Value *lo = to_i64(expr(f.min), f.min.dtype());
   Value *n = to_i64(expr(f.extent), f.extent.dtype());
@@ -168,20 +169,24 @@ void Gen::allocate(const ir::Buffer &buf) {
     storage = b_.CreateSelect(b_.CreateICmpEQ(numel, b_.getInt64(0)), b_.getInt64(0), b_.CreateAdd(last, b_.getInt64(1)));
     a.storage = storage;
   }
+  a.data = allocate_storage(a, storage);
+  a.scope = new_scope(buf.name());
+  bufs_[buf.get()].push_back(a);
+}
+
+Value *Gen::allocate_storage(const Buf &buf, Value *elements) {
   PoisonKind poison = PoisonKind::Int;
-  if (buf.dtype().is_float()) {
-    switch (float_kind(buf.dtype())) {
+  if (buf.dtype.is_float()) {
+    switch (float_kind(buf.dtype)) {
       case FK::F16: poison = PoisonKind::F16; break;
       case FK::BF16: poison = PoisonKind::BF16; break;
       case FK::F32: poison = PoisonKind::F32; break;
       default: poison = PoisonKind::F64;
     }
   }
-  Value *bytes = b_.CreateMul(storage, b_.getInt64(buf.dtype().bytes()));
-  a.data = call("tessera_jit_alloc", ptr_, {st_, b_.getInt32(num_allocs_++), bytes, b_.getInt32(int32_t(poison))},
-                /*pure=*/false);
-  a.scope = new_scope(buf.name());
-  bufs_[buf.get()].push_back(a);
+  Value *bytes = b_.CreateMul(elements, b_.getInt64(buf.dtype.bytes()));
+  return call("tessera_jit_alloc", ptr_, {st_, b_.getInt32(num_allocs_++), bytes, b_.getInt32(int32_t(poison))},
+              /*pure=*/false);
 }
 
 }  // namespace tessera::runtime::detail

@@ -6,10 +6,17 @@
 //===----------------------------------------------------------------------===//
 #include "JitRuntime.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <mutex>
 #include <sstream>
+#include <thread>
 
 #include "../Closures.h"  // the interpreter's messages and poison
+#include "tessera/runtime/LlvmJit.h"
 #include "tessera/support/Half.h"  // round_to_tf32
 
 using tessera::runtime::detail::JitRunState;
@@ -59,6 +66,46 @@ uint8_t *tessera_jit_alloc(JitRunState *st, int32_t id, int64_t bytes, int32_t p
   return mem.empty() ? reinterpret_cast<uint8_t *>(st) : mem.data();
 }
 
+int32_t tessera_jit_parallel_for(int32_t (*body)(void *, int64_t, int64_t, JitRunState *), void *ctx, int64_t n,
+                                 JitRunState *st) {
+  if (n <= 0) return 0;
+  const int64_t workers = std::min<int64_t>(tessera::runtime::llvm_jit_threads(), n);
+  if (workers <= 1) return body(ctx, 0, n, st);
+  // Chunks of about an eighth of a worker's share, taken in order; after an
+  // error only chunks before it still run, so the error kept is the first
+  // iteration's that fails (each chunk runs its iterations in order).
+  const int64_t chunk = std::max<int64_t>(1, n / (workers * 8));
+  std::atomic<int64_t> next{0}, failed_at{std::numeric_limits<int64_t>::max()};
+  std::mutex mu;
+  std::string error;
+  std::vector<JitRunState> states(size_t(workers - 1));
+  for (JitRunState &s : states) {
+    s.sites = st->sites;
+    s.allocs.resize(st->allocs.size());
+  }
+  auto work = [&](JitRunState *state) {
+    for (;;) {
+      const int64_t begin = next.fetch_add(chunk);
+      if (begin >= n || begin > failed_at.load()) return;
+      if (body(ctx, begin, std::min(n, begin + chunk), state) != 0) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (begin < failed_at.load()) {
+          failed_at.store(begin);
+          error = state->error;
+        }
+        return;
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (JitRunState &s : states) threads.emplace_back(work, &s);
+  work(st);
+  for (std::thread &t : threads) t.join();
+  if (failed_at.load() == std::numeric_limits<int64_t>::max()) return 0;
+  st->error = error;
+  return 1;
+}
+
 }  // extern "C"
 
 // ---- libm, as the interpreter calls it (CompileCall.cpp) ----------------------
@@ -75,6 +122,27 @@ double tessera_jit_fmod_f64(double x, double y) { return std::fmod(x, y); }
 
 }  // namespace
 
+namespace tessera::runtime {
+
+namespace {
+/// 0: not set yet (TESSERA_JIT_THREADS, else every core).
+std::atomic<unsigned> g_jit_threads{0};
+}  // namespace
+
+unsigned llvm_jit_threads() {
+  unsigned n = g_jit_threads.load(std::memory_order_relaxed);
+  if (n) return n;
+  const char *env = std::getenv("TESSERA_JIT_THREADS");
+  long v = env ? std::strtol(env, nullptr, 10) : 0;
+  n = v > 0 ? unsigned(std::min<long>(v, 1024)) : std::max(1u, std::thread::hardware_concurrency());
+  g_jit_threads.store(n, std::memory_order_relaxed);
+  return n;
+}
+
+void set_llvm_jit_threads(unsigned n) { g_jit_threads.store(n, std::memory_order_relaxed); }
+
+}  // namespace tessera::runtime
+
 namespace tessera::runtime::detail {
 
 const std::vector<JitSymbol> &jit_runtime_symbols() {
@@ -84,6 +152,7 @@ const std::vector<JitSymbol> &jit_runtime_symbols() {
 #define TESSERA_SYM_MATH(Name) TESSERA_SYM(tessera_jit_##Name##_f32) TESSERA_SYM(tessera_jit_##Name##_f64)
     TESSERA_SYM(tessera_jit_fail)
     TESSERA_SYM(tessera_jit_alloc)
+    TESSERA_SYM(tessera_jit_parallel_for)
 #define TESSERA_UNARY_MATH(Name, name, expr) TESSERA_SYM_MATH(name)
 #include "../UnaryMath.def"
     TESSERA_SYM_MATH(pow) TESSERA_SYM_MATH(fmod)

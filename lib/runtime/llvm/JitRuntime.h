@@ -58,4 +58,10 @@ extern "C" {
 void tessera_jit_fail(tessera::runtime::detail::JitRunState *st, int32_t site, const int64_t *vals);
 /// Storage for allocation `id` of `bytes` bytes, poisoned.
 uint8_t *tessera_jit_alloc(tessera::runtime::detail::JitRunState *st, int32_t id, int64_t bytes, int32_t poison);
+/// Runs body(ctx, begin, end, state) over [0, n) in chunks on the JIT's
+/// workers (runtime::llvm_jit_threads()), each with a run state of its own
+/// (the calling thread's is `st`). Returns 0, or 1 with st->error the error
+/// of the first failing iteration.
+int32_t tessera_jit_parallel_for(int32_t (*body)(void *, int64_t, int64_t, tessera::runtime::detail::JitRunState *),
+                                 void *ctx, int64_t n, tessera::runtime::detail::JitRunState *st);
 }

@@ -73,7 +73,8 @@ class Engine {
 
   std::shared_ptr<const Compiled> compile(const Program &p, bool use_cache, bool &from_cache) {
     size_t h = ir::structural_hash(p.func);
-    std::string names = error_names(p);
+    // Code for one thread and code for several differ (Gen.h): both cached.
+    std::string names = error_names(p) + (llvm_jit_threads() > 1 ? "\n(parallel)" : "");
     std::lock_guard<std::mutex> lock(mu_);
     if (!error_.empty()) throw JitUnsupportedError("the LLVM JIT is not available: " + error_);
     for (const auto &c : cache_[h])

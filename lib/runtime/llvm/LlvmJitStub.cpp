@@ -4,6 +4,8 @@
 namespace tessera::runtime {
 
 bool llvm_jit_available() { return false; }
+unsigned llvm_jit_threads() { return 1; }
+void set_llvm_jit_threads(unsigned) {}
 
 struct LlvmJit::Impl {};
 
