@@ -23,6 +23,7 @@
 #include "tessera/runtime/Sass.h"
 #include "tessera/schedule/Schedule.h"
 #include "tessera/runtime/Interpreter.h"
+#include "tessera/runtime/Backend.h"
 #include "tessera/runtime/LlvmJit.h"
 #include "tessera/runtime/Oracle.h"
 #include "tessera/script/Parser.h"
@@ -50,25 +51,27 @@ int fmt_command(const FmtOptions &opts, std::ostream &out, std::ostream &err) {
 namespace {
 
 /// `tessera run --device cuda`: the GPU's result, checked against the interpreter's.
-int run_on_gpu(const RunOptions &opts, const ir::PrimFunc &f, const runtime::DimBindings &dims, std::ostream &out,
-               std::ostream &err) {
-  if (runtime::driver_status() != runtime::DriverStatus::Ok)
-    throw UserError("--device cuda: no CUDA device (" + runtime::driver_message() + ")");
-  runtime::CudaFunction fn = runtime::CudaFunction::build(f, {.arch = opts.arch});
+/// Runs `f` with a compiled backend (llvm, cuda) on random inputs, checks
+/// every written buffer against the float64 reference, and times it.
+int run_compiled(const RunOptions &opts, const runtime::Backend &backend, const ir::PrimFunc &f,
+                 const runtime::DimBindings &dims, std::ostream &out, std::ostream &err) {
+  if (std::string why = backend.unavailable(); !why.empty())
+    throw UserError("--device " + opts.device + ": " + why);
+  std::unique_ptr<runtime::Executable> exe = backend.build(f);
   std::vector<runtime::NDArray> got = runtime::make_random_args(f, dims, opts.seed);
   runtime::Reference want = runtime::compute_reference(f, got);
-  fn.run(got);
+  exe->run(got);
   for (size_t i = 0; i < f.params().size(); ++i) {
     ir::Buffer b = f.buffer_of(f.params()[i]);
     if (b.defined()) out << got[i].summary(b.name()) << "\n";
   }
   int status = report_checks(runtime::check_outputs(f, got, want), "# check: ",
-                             "the GPU result is outside what rounding explains", out, err);
+                             "the " + opts.device + " result is outside what rounding explains", out, err);
   if (opts.time) {
-    runtime::TimingResult t = fn.time(got);
-    std::string what = fn.kernels().size() == 1 ? fn.kernel_name() : fmt::format("{} kernels", fn.kernels().size());
-    out << fmt::format("# time: {} median {:.4g} ms (min {:.4g}, max {:.4g}, {} runs{})\n", what, t.median_ms,
-                       t.min_ms, t.max_ms, t.repetitions, t.l2_flushed ? ", L2 flushed" : "");
+    runtime::TimingResult t = exe->time(got);
+    out << fmt::format("# time: {} median {:.4g} ms (min {:.4g}, max {:.4g}, {} runs{}{})\n", opts.device,
+                       t.median_ms, t.min_ms, t.max_ms, t.repetitions, t.l2_flushed ? ", L2 flushed" : "",
+                       opts.device == "llvm" ? fmt::format(", {} threads", runtime::llvm_jit_threads()) : "");
   }
   return status;
 }
@@ -77,15 +80,16 @@ int run_on_gpu(const RunOptions &opts, const ir::PrimFunc &f, const runtime::Dim
 
 int run_command(const RunOptions &opts, std::ostream &out, std::ostream &err) {
   return guarded(err, [&] {
-    if (opts.device != "cpu" && opts.device != "cuda")
-      throw UserError("--device must be cpu or cuda, got '" + opts.device + "'");
-    if (opts.device == "cpu" && (opts.time || !opts.arch.empty()))
-      throw UserError("--time and --arch need --device cuda");
+    if (opts.device != "cpu" && opts.device != "llvm" && opts.device != "cuda")
+      throw UserError("--device must be cpu, llvm or cuda, got '" + opts.device + "'");
+    if (opts.device != "cuda" && !opts.arch.empty()) throw UserError("--arch needs --device cuda");
+    if (opts.device == "cpu" && opts.time) throw UserError("--time needs --device llvm or cuda");
     auto [f, dims] = load_func(opts.file, opts.func, opts.dims);
     default_dims(f, dims, out);
-    if (opts.device == "cuda") return run_on_gpu(opts, f, dims, out, err);
+    std::unique_ptr<runtime::Backend> backend = runtime::make_backend(opts.device, {.arch = opts.arch});
+    if (opts.device != "cpu") return run_compiled(opts, *backend, f, dims, out, err);
     std::vector<runtime::NDArray> args = runtime::make_random_args(f, dims, opts.seed);
-    runtime::interpret(f, args);
+    backend->build(f)->run(args);
     for (size_t i = 0; i < f.params().size(); ++i) {
       ir::Buffer b = f.buffer_of(f.params()[i]);
       if (b.defined()) out << args[i].summary(b.name()) << "\n";

@@ -44,25 +44,28 @@ struct RunOptions {
   uint64_t seed = 0;
   /// Which function of a module to run; empty: the only one, else "main".
   std::string func;
-  /// "cpu" (the interpreter) or "cuda".
+  /// "cpu" (the interpreter), "llvm" (the LLVM JIT) or "cuda"
+  /// (runtime/Backend.h).
   std::string device = "cpu";
   /// With "cuda": the architecture to compile for (empty: the device's).
   std::string arch;
-  /// With "cuda": also time the kernel (median of many runs).
+  /// With "llvm" or "cuda": also time it (median of many runs: wall time on
+  /// the CPU, device time on the GPU).
   bool time = false;
 };
 
 /// Runs a function on random inputs and prints, for every buffer parameter in
-/// order, `NAME DTYPE[SHAPE] l2=... max=... mean=...`. With device "cuda" the
-/// lines describe the GPU's result; then, for every buffer the function
-/// writes, the GPU result is checked against the function's float64 reference
-/// on the same inputs (runtime/Verify.h; exit 1 when an element is outside
-/// what rounding explains):
+/// order, `NAME DTYPE[SHAPE] l2=... max=... mean=...`. With device "llvm" or
+/// "cuda" (runtime/Backend.h) the lines describe that backend's result; then,
+/// for every buffer the function writes, the result is checked against the
+/// function's float64 reference on the same inputs (runtime/Verify.h; exit 1
+/// when an element is outside what rounding explains):
 ///   # check: B: ok, worst B[3]: |0.25 - 0.25| = 1e-08 <= 1.2e-07 (8% of the bound)
-/// and with
-/// `time`:
-///   # time: main_kernel median 0.0123 ms (min 0.0119, max 0.0161, 812 runs, L2 flushed)
-/// Without a usable CUDA driver, device "cuda" is a user error (exit 1).
+/// and with `time`:
+///   # time: cuda median 0.0123 ms (min 0.0119, max 0.0161, 812 runs, L2 flushed)
+///   # time: llvm median 1.81 ms (min 1.79, max 2.2, 56 runs, 2 threads)
+/// A backend that cannot run here (no CUDA device, a build without LLVM) is a
+/// user error (exit 1).
 int run_command(const RunOptions &opts, std::ostream &out, std::ostream &err);
 
 struct ScheduleCommandOptions {

@@ -27,10 +27,14 @@ int main(int argc, char **argv) {
   run_cmd->add_option("--dim", run.dims, "Bind a symbolic dimension, e.g. --dim n=64 (repeatable)");
   run_cmd->add_option("--seed", run.seed, "Random seed for the inputs")->capture_default_str();
   run_cmd->add_option("--func", run.func, "Function of a module to run (default: the only one, or main)");
-  run_cmd->add_option("--device", run.device, "cpu (the interpreter) or cuda (checked against the interpreter)")
+  run_cmd->add_option("--device", run.device,
+                      "cpu (the interpreter), llvm (the LLVM JIT) or cuda; llvm and cuda are checked against the "
+                      "float64 reference")
       ->capture_default_str();
   run_cmd->add_option("--arch", run.arch, "With --device cuda: compile for this architecture (default: the device's)");
-  run_cmd->add_flag("--time", run.time, "With --device cuda: time the kernel (median of many runs)");
+  run_cmd->add_flag("--time", run.time,
+                    "With --device llvm or cuda: time it (median of many runs; wall time on the CPU, device time on "
+                    "the GPU)");
 
   ScheduleCommandOptions sched;
   CLI::App *sched_cmd = app.add_subcommand(

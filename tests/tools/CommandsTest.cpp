@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tessera/runtime/LlvmJit.h"
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -495,14 +497,31 @@ TEST(RunCommand, OnCudaMatchesTheInterpreterOrSaysThereIsNoDevice) {
   EXPECT_NE(text.find("# time: scaled_kernel median "), std::string::npos) << text;
 }
 
-TEST(RunCommand, DeviceMustBeCpuOrCudaAndTimeNeedsCuda) {
+TEST(RunCommand, DeviceMustBeABackendAndTimeNeedsACompiledOne) {
   std::string file = write_temp("scaled.py", kScaledAdd);
   std::ostringstream out, err;
   EXPECT_EQ(run_command({.file = file, .device = "tpu"}, out, err), 1);
-  EXPECT_NE(err.str().find("--device must be cpu or cuda, got 'tpu'"), std::string::npos) << err.str();
+  EXPECT_NE(err.str().find("--device must be cpu, llvm or cuda, got 'tpu'"), std::string::npos) << err.str();
   std::ostringstream out2, err2;
   EXPECT_EQ(run_command({.file = file, .time = true}, out2, err2), 1);
-  EXPECT_NE(err2.str().find("--time and --arch need --device cuda"), std::string::npos) << err2.str();
+  EXPECT_NE(err2.str().find("--time needs --device llvm or cuda"), std::string::npos) << err2.str();
+  std::ostringstream out3, err3;
+  EXPECT_EQ(run_command({.file = file, .device = "llvm", .arch = "sm_90"}, out3, err3), 1);
+  EXPECT_NE(err3.str().find("--arch needs --device cuda"), std::string::npos) << err3.str();
+}
+
+TEST(RunCommand, TheLlvmBackendIsCheckedAndTimed) {
+  if (!runtime::llvm_jit_available()) GTEST_SKIP() << "built without LLVM";
+  std::string file = write_temp("scaled.py", kScaledAdd);
+  std::ostringstream cpu, cpu_err, out, err;
+  ASSERT_EQ(run_command({.file = file, .seed = 3}, cpu, cpu_err), 0) << cpu_err.str();
+  ASSERT_EQ(run_command({.file = file, .seed = 3, .device = "llvm", .time = true}, out, err), 0)
+      << err.str();
+  // The same summaries as the interpreter's (the same bits), then the check
+  // against the float64 reference and the time.
+  EXPECT_EQ(out.str().rfind(cpu.str(), 0), 0u) << out.str() << "\nvs\n" << cpu.str();
+  EXPECT_NE(out.str().find("# check: B: ok"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("# time: llvm median "), std::string::npos) << out.str();
 }
 
 TEST(CodegenCommand, ArchErrorsExitOneWithAMessage) {

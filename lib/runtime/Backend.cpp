@@ -1,0 +1,137 @@
+//===- lib/runtime/Backend.cpp - The interpreter, LLVM and CUDA backends ----===//
+#include "tessera/runtime/Backend.h"
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+
+#include "tessera/runtime/CudaDriver.h"
+#include "tessera/runtime/CudaFunction.h"
+#include "tessera/runtime/Interpreter.h"
+#include "tessera/runtime/LlvmJit.h"
+#include "tessera/support/Error.h"
+
+namespace tessera::runtime {
+
+namespace {
+
+std::vector<NDArray *> pointers(std::vector<NDArray> &args) {
+  std::vector<NDArray *> p;
+  for (NDArray &a : args) p.push_back(&a);
+  return p;
+}
+
+/// Wall-clock samples of `run` (one untimed run first), within the options'
+/// budget and repetition bounds.
+TimingResult time_on_cpu(const std::function<void()> &run, const TimingOptions &options) {
+  using Clock = std::chrono::steady_clock;
+  run();
+  TimingResult r;
+  const auto start = Clock::now();
+  auto ms_since = [](Clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+  };
+  while (int(r.samples_ms.size()) < options.max_reps &&
+         (int(r.samples_ms.size()) < options.min_reps || ms_since(start) < options.measure_ms)) {
+    const auto t = Clock::now();
+    run();
+    r.samples_ms.push_back(ms_since(t));
+  }
+  r.repetitions = int(r.samples_ms.size());
+  r.median_ms = median(r.samples_ms);
+  r.min_ms = *std::min_element(r.samples_ms.begin(), r.samples_ms.end());
+  r.max_ms = *std::max_element(r.samples_ms.begin(), r.samples_ms.end());
+  double sum = 0;
+  for (double s : r.samples_ms) sum += s;
+  r.mean_ms = sum / double(r.repetitions);
+  return r;
+}
+
+/// A CPU executor (Interpreter or LlvmJit) as an Executable.
+template <typename Executor>
+class CpuExecutable : public Executable {
+ public:
+  CpuExecutable(std::string name, const ir::PrimFunc &f) : name_(std::move(name)), exec_(f) {}
+  std::string backend() const override { return name_; }
+  void run(std::vector<NDArray> &args) const override { exec_.run(pointers(args)); }
+  TimingResult time(std::vector<NDArray> &args, const TimingOptions &options) const override {
+    std::vector<NDArray *> p = pointers(args);
+    return time_on_cpu([&] { exec_.run(p); }, options);
+  }
+
+ private:
+  std::string name_;
+  Executor exec_;
+};
+
+class InterpreterBackend : public Backend {
+ public:
+  std::string name() const override { return "interpreter"; }
+  std::string unavailable() const override { return ""; }
+  std::unique_ptr<Executable> build(const ir::PrimFunc &f) const override {
+    return std::make_unique<CpuExecutable<Interpreter>>(name(), f);
+  }
+};
+
+class LlvmBackend : public Backend {
+ public:
+  std::string name() const override { return "llvm"; }
+  std::string unavailable() const override {
+    return llvm_jit_available() ? "" : "tessera was built without LLVM (TESSERA_ENABLE_LLVM)";
+  }
+  std::unique_ptr<Executable> build(const ir::PrimFunc &f) const override {
+    return std::make_unique<CpuExecutable<LlvmJit>>(name(), f);
+  }
+};
+
+class CudaExecutable : public Executable {
+ public:
+  CudaExecutable(CudaFunction fn, int device) : fn_(std::move(fn)), device_(device) {}
+  std::string backend() const override { return "cuda"; }
+  void run(std::vector<NDArray> &args) const override { fn_.run(args, device_); }
+  TimingResult time(std::vector<NDArray> &args, const TimingOptions &options) const override {
+    return fn_.time(args, options, device_);
+  }
+
+ private:
+  CudaFunction fn_;
+  int device_;
+};
+
+class CudaBackend : public Backend {
+ public:
+  explicit CudaBackend(BackendOptions options) : options_(std::move(options)) {}
+  std::string name() const override { return "cuda"; }
+  std::string unavailable() const override {
+    if (driver_status() != DriverStatus::Ok) return "no CUDA device (" + driver_message() + ")";
+    if (options_.device < 0 || options_.device >= device_count())
+      return "no CUDA device " + std::to_string(options_.device) + " (" + std::to_string(device_count()) +
+             " here)";
+    return "";
+  }
+  std::unique_ptr<Executable> build(const ir::PrimFunc &f) const override {
+    if (std::string why = unavailable(); !why.empty()) throw UserError("the cuda backend cannot run here: " + why);
+    return std::make_unique<CudaExecutable>(CudaFunction::build(f, {.arch = options_.arch}), options_.device);
+  }
+
+ private:
+  BackendOptions options_;
+};
+
+}  // namespace
+
+const std::vector<std::string> &backend_names() {
+  static const std::vector<std::string> names{"interpreter", "llvm", "cuda"};
+  return names;
+}
+
+std::unique_ptr<Backend> make_backend(const std::string &name, const BackendOptions &options) {
+  if (name == "interpreter" || name == "cpu") return std::make_unique<InterpreterBackend>();
+  if (name == "llvm") return std::make_unique<LlvmBackend>();
+  if (name == "cuda") return std::make_unique<CudaBackend>(options);
+  std::string choices;
+  for (const std::string &n : backend_names()) choices += (choices.empty() ? "" : ", ") + n;
+  throw UserError("unknown backend '" + name + "' (backends: " + choices + ")");
+}
+
+}  // namespace tessera::runtime
