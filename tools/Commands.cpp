@@ -23,6 +23,7 @@
 #include "tessera/runtime/Sass.h"
 #include "tessera/schedule/Schedule.h"
 #include "tessera/runtime/Interpreter.h"
+#include "tessera/cpu/CpuSchedule.h"
 #include "tessera/runtime/Backend.h"
 #include "tessera/runtime/LlvmJit.h"
 #include "tessera/runtime/Oracle.h"
@@ -162,9 +163,21 @@ int schedule_command(const ScheduleCommandOptions &opts, std::ostream &out, std:
                                                           .error_render_level = schedule::ErrorRenderLevel::Detail});
       sch.replay(trace);
       scheduled = sch.func();
-    } else {
+    } else if (opts.target == "cpu") {
+      if (!opts.rule.empty()) throw UserError("--rule chooses a GPU rule; --target cpu has its own schedule");
+      cpu::CpuArch host = cpu::CpuArch::by_name(opts.cpu);
+      std::optional<cpu::CpuMatmulConfig> config;
+      if (!opts.config.empty())
+        config = cpu::CpuMatmulConfig::parse(opts.config[0] == '@' ? read_text(opts.config.substr(1)) : opts.config);
+      cpu::CpuSchedule s = cpu::schedule_for_cpu(f, host, config);
+      scheduled = s.func;
+      notes += "# target: cpu (" + host.str() + ")\n# cpu schedule: " + s.kind +
+               (s.config ? " " + s.config->str() : " (" + s.why + ")") + "\n";
+    } else if (opts.target == "gpu") {
       Arch arch = resolve_arch(opts.arch, out);
       scheduled = schedule_by_rules(opts, f, arch, notes);
+    } else {
+      throw UserError("--target must be gpu or cpu, got '" + opts.target + "'");
     }
     out << script::print(scheduled) << notes;
     if (!opts.verify) return 0;

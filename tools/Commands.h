@@ -27,6 +27,8 @@
 #include <string>
 #include <vector>
 
+#include "tessera/ir/Func.h"
+
 namespace tessera::cli {
 
 struct FmtOptions {
@@ -103,6 +105,11 @@ struct ScheduleCommandOptions {
   bool specialize = false;
   uint64_t seed = 0;
   std::string func;
+  /// "gpu" (the rules, for `arch`) or "cpu" (cpu/CpuSchedule.h, for `cpu`;
+  /// `config` is then a CPU matmul config).
+  std::string target = "gpu";
+  /// With target "cpu": a CPU preset or "host" (cpu/CpuArch.h).
+  std::string cpu = "host";
 };
 
 /// Schedules the function and prints the scheduled TVMScript: by replaying
@@ -211,6 +218,11 @@ struct TuneCommandOptions {
   bool progress = true;
   /// The reference's CPU executor: auto, interpreter or llvm (runtime/Oracle.h).
   std::string oracle = "auto";
+  /// "gpu" (fast_tune) or "cpu": every CPU schedule (cpu/CpuSchedule.h) built
+  /// by the LLVM JIT, checked against the float64 reference and timed on
+  /// this machine's cores; the fastest written to `output_dir`.
+  std::string target = "gpu";
+  std::string cpu = "host";
 };
 
 struct DynamicCommandOptions {
@@ -262,6 +274,8 @@ std::string default_database_path();
 /// With a database the stored best answers without tuning. Exit 1 when no
 /// candidate survives (each one's failure listed).
 int tune_command(const TuneCommandOptions &opts, std::ostream &out, std::ostream &err);
+/// tune_command's target "cpu" (CpuTuneCommand.cpp), for `f` with its sizes bound.
+int cpu_tune(const TuneCommandOptions &opts, const ir::PrimFunc &f, std::ostream &out, std::ostream &err);
 
 struct BenchCommandOptions {
   std::string suite = "seed004";

@@ -510,6 +510,32 @@ TEST(RunCommand, DeviceMustBeABackendAndTimeNeedsACompiledOne) {
   EXPECT_NE(err3.str().find("--arch needs --device cuda"), std::string::npos) << err3.str();
 }
 
+TEST(ScheduleCommand, TheCpuTargetTilesAMatmulAndVerifiesIt) {
+  std::string file = write_temp("mm.py", R"(@T.prim_func
+def main(A: T.Buffer((24, 40), "float32"), B: T.Buffer((40, 70), "float32"), C: T.Buffer((24, 70), "float32")):
+    for i, j, k in T.grid(24, 70, 40):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+)");
+  std::ostringstream out, err;
+  ASSERT_EQ(schedule_command({.file = file, .config = R"({"tile_m":8,"tile_n":16})", .verify = true,
+                              .target = "cpu", .cpu = "ci"},
+                             out, err),
+            0)
+      << err.str();
+  EXPECT_NE(out.str().find("T.parallel("), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("T.vectorized(16)"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("# cpu schedule: matmul {\"tile_m\":8,\"tile_n\":16,\"tile_k\":0}"), std::string::npos)
+      << out.str();
+  EXPECT_NE(out.str().find("# verify: C: ok"), std::string::npos) << out.str();
+  std::ostringstream out2, err2;
+  EXPECT_EQ(schedule_command({.file = file, .rule = "matmul", .target = "cpu"}, out2, err2), 1);
+  EXPECT_NE(err2.str().find("--rule chooses a GPU rule"), std::string::npos) << err2.str();
+}
+
 TEST(RunCommand, TheLlvmBackendIsCheckedAndTimed) {
   if (!runtime::llvm_jit_available()) GTEST_SKIP() << "built without LLVM";
   std::string file = write_temp("scaled.py", kScaledAdd);

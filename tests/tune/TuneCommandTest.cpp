@@ -16,6 +16,7 @@
 #include "TuneTestUtil.h"
 #include "tessera/analysis/Specialize.h"
 #include "tessera/runtime/CudaDriver.h"
+#include "tessera/runtime/LlvmJit.h"
 #include "tessera/runtime/Sass.h"
 #include "tessera/script/Parser.h"
 #include "tessera/tune/Database.h"
@@ -59,6 +60,27 @@ TEST(TuneCommand, WithoutADeviceCompilesEveryCandidateAndWritesTheBest) {
 }
 
 // The table's SASS column (with cuobjdump) or the hint saying how to get one.
+TEST(TuneCommand, TheCpuTargetTimesEveryScheduleAndWritesTheFastest) {
+  if (!runtime::llvm_jit_available()) GTEST_SKIP() << "built without LLVM";
+  test::ScratchDir dir;
+  CommandRun r = tune({.file = workload("matmul_nn_f32.py"), .output_dir = dir.file("out"),
+                       .dims = {"m=40", "n=72", "k=33"}, .target = "cpu", .cpu = "ci"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("# target: cpu (ci: 2 cores"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("| plain (as written) | ok |"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("| matmul {\"tile_m\":4,\"tile_n\":32,\"tile_k\":0} | ok |"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("| no:"), std::string::npos) << r.out;  // every schedule verified
+  EXPECT_NE(r.out.find("# best: "), std::string::npos) << r.out;
+  EXPECT_NO_THROW(script::parse_file(dir.file("out/main.cpu.scheduled.py")));
+  // Sizes to time at, and a target that exists.
+  CommandRun symbolic = tune({.file = workload("matmul_nn_f32.py"), .output_dir = dir.file("out"), .target = "cpu"});
+  EXPECT_EQ(symbolic.status, 1);
+  EXPECT_NE(symbolic.err.find("bind 'm' (and the other symbolic sizes) with --dim"), std::string::npos) << symbolic.err;
+  CommandRun tpu = tune({.file = workload("matmul_nn_f32.py"), .target = "tpu"});
+  EXPECT_EQ(tpu.status, 1);
+  EXPECT_NE(tpu.err.find("--target must be gpu or cpu, got 'tpu'"), std::string::npos) << tpu.err;
+}
+
 TEST(TuneCommand, SassColumnOrTheHintToInstallCuobjdump) {
   test::ScratchDir dir;
   CommandRun r = tune({.file = workload("add_f16.py"), .arch = "h100", .topk = 2, .db = "none",

@@ -116,7 +116,7 @@ std::string target_kind(const ir::PrimFunc &f);
 
 /// UserError when the function names a target that is not a GPU tessera
 /// generates code for (cuda, nvptx): "function 'main' is for target 'llvm'
-/// (T.func_attr target): tessera schedules CUDA kernels ...", or holds an
+/// (T.func_attr target): the rules schedule CUDA kernels ...", or holds an
 /// opaque call (ir/Opaque.h).
 void check_gpu_target(const ir::PrimFunc &f);
 

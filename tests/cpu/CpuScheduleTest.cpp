@@ -1,0 +1,167 @@
+//===- tests/cpu/CpuScheduleTest.cpp - The CPU target -----------------------===//
+//
+// cpu/CpuArch.h and cpu/CpuSchedule.h: the host read back sensibly, presets
+// and their refusal; a matmul (symbolic sizes, as TVM prints it; a batched
+// one) tiled by every candidate config gives the same bits as the function
+// as written (each output still sums its terms in k order) at sizes no tile
+// divides, with the loops marked parallel, unrolled and vectorized; other
+// functions are left as they are, with the reason; configs are checked.
+//
+//===----------------------------------------------------------------------===//
+#include "tessera/cpu/CpuSchedule.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "tessera/ir/Functor.h"
+#include "tessera/runtime/Interpreter.h"
+#include "tessera/script/Parser.h"
+#include "tessera/support/Error.h"
+
+namespace tessera::cpu {
+namespace {
+
+const char *kMatmul = R"(
+# from tvm.script import tir as T
+
+@T.prim_func
+def main(a: T.handle, b: T.handle, c: T.handle) -> None:
+    T.func_attr({"tir.noalias": True})
+    m, n, k = T.int32(), T.int32(), T.int32()
+    A = T.match_buffer(a, (m, k), "float32")
+    B = T.match_buffer(b, (k, n), "float32")
+    C = T.match_buffer(c, (m, n), "float32")
+    for i, j, r in T.grid(m, n, k):
+        with T.block("C"):
+            v_i, v_j, v_r = T.axis.remap("SSR", [i, j, r])
+            T.reads(A[v_i, v_r], B[v_r, v_j])
+            T.writes(C[v_i, v_j])
+            with T.init():
+                C[v_i, v_j] = T.float32(0.0)
+            C[v_i, v_j] = C[v_i, v_j] + A[v_i, v_r] * B[v_r, v_j]
+)";
+
+const char *kBatched = R"(
+@T.prim_func
+def bmm(A: T.Buffer((3, 9, 20), "float32"), B: T.Buffer((3, 20, 35), "float32"), C: T.Buffer((3, 9, 35), "float32")):
+    for b, i, j, k in T.grid(3, 9, 35, 20):
+        with T.block("matmul"):
+            v_b, v_i, v_j, v_k = T.axis.remap("SSSR", [b, i, j, k])
+            with T.init():
+                C[v_b, v_i, v_j] = T.float32(0.0)
+            C[v_b, v_i, v_j] = C[v_b, v_i, v_j] + A[v_b, v_i, v_k] * B[v_b, v_k, v_j]
+)";
+
+const char *kSoftmaxRow = R"(
+@T.prim_func
+def main(A: T.Buffer((4, 16), "float32"), B: T.Buffer((4, 16), "float32")):
+    S = T.alloc_buffer((4,), "float32")
+    for i, k in T.grid(4, 16):
+        with T.block("sum"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                S[vi] = T.float32(0)
+            S[vi] = S[vi] + T.exp(A[vi, vk])
+    for i, k in T.grid(4, 16):
+        with T.block("norm"):
+            vi, vk = T.axis.remap("SS", [i, k])
+            B[vi, vk] = T.exp(A[vi, vk]) / S[vi]
+)";
+
+/// The kinds of the loops of `f`, in pre-order ("parallel", "unroll", ...).
+std::vector<std::string> loop_kinds(const ir::PrimFunc &f) {
+  std::vector<std::string> kinds;
+  ir::pre_order_visit(f.body(), nullptr, [&](const ir::Stmt &s) {
+    if (const auto *l = s.as<ir::For>()) kinds.push_back(ir::for_kind_name(l->for_kind));
+  });
+  return kinds;
+}
+
+/// `scheduled` leaves exactly the bytes `original` leaves, in the interpreter.
+void expect_same_bits(const ir::PrimFunc &original, const ir::PrimFunc &scheduled,
+                      const runtime::DimBindings &dims) {
+  std::vector<runtime::NDArray> want = runtime::make_random_args(original, dims, 9), got = want;
+  runtime::interpret(original, want);
+  runtime::interpret(scheduled, got);
+  for (size_t i = 0; i < want.size(); ++i) {
+    ASSERT_EQ(want[i].nbytes(), got[i].nbytes());
+    EXPECT_EQ(std::memcmp(want[i].data(), got[i].data(), want[i].nbytes()), 0) << "argument " << i;
+  }
+}
+
+TEST(CpuArch, TheHostAndThePresets) {
+  CpuArch host = CpuArch::detect();
+  EXPECT_GE(host.cores, 1);
+  EXPECT_TRUE(host.vector_bits == 128 || host.vector_bits == 256 || host.vector_bits == 512) << host.str();
+  EXPECT_GT(host.l1d_bytes, 0);
+  EXPECT_GE(host.l2_bytes, host.l1d_bytes);
+  EXPECT_EQ(CpuArch::by_name("ci").str(), "ci: 2 cores, 512-bit vectors, L1d 32 KiB, L2 1 MiB, L3 32 MiB");
+  EXPECT_EQ(CpuArch::by_name("ci").lanes(4), 16);
+  EXPECT_EQ(CpuArch::by_name("host").cores, host.cores);
+  try {
+    CpuArch::by_name("m3");
+    FAIL() << "a preset m3";
+  } catch (const UserError &e) {
+    EXPECT_STREQ(e.what(), "unknown CPU 'm3' (CPUs: host, ci)");
+  }
+}
+
+TEST(CpuSchedule, EveryMatmulTilingGivesTheSameBitsAtSizesNoTileDivides) {
+  ir::PrimFunc f = script::parse_func(kMatmul);
+  const CpuArch ci = CpuArch::by_name("ci");
+  std::vector<CpuMatmulConfig> configs = cpu_matmul_candidates(f, ci);
+  ASSERT_GE(configs.size(), 8u);
+  for (const CpuMatmulConfig &c : configs) {
+    SCOPED_TRACE(c.str());
+    EXPECT_EQ(c.tile_n % ci.lanes(4), 0);
+    EXPECT_LE(c.tile_m * c.tile_n / ci.lanes(4), 28);  // the C tile fits the registers
+    CpuSchedule s = schedule_for_cpu(f, ci, c);
+    ASSERT_EQ(s.kind, "matmul");
+    EXPECT_EQ(loop_kinds(s.func).front(), "parallel");
+    std::vector<std::string> kinds = loop_kinds(s.func);
+    EXPECT_NE(std::find(kinds.begin(), kinds.end(), "unroll"), kinds.end());
+    EXPECT_NE(std::find(kinds.begin(), kinds.end(), "vectorized"), kinds.end());
+    expect_same_bits(f, s.func, {{"m", 13}, {"n", 37}, {"k", 300}});
+  }
+  // K below the step and an empty K (the init still writes zeros).
+  CpuSchedule s = schedule_for_cpu(f, ci, CpuMatmulConfig{4, 32, 256});
+  expect_same_bits(f, s.func, {{"m", 5}, {"n", 3}, {"k", 7}});
+  expect_same_bits(f, s.func, {{"m", 5}, {"n", 3}, {"k", 0}});
+}
+
+TEST(CpuSchedule, ABatchedMatmulRunsItsBatchAndRowsOverTheCores) {
+  ir::PrimFunc f = script::parse_func(kBatched);
+  CpuSchedule s = schedule_for_cpu(f, CpuArch::by_name("ci"), CpuMatmulConfig{2, 16, 8});
+  ASSERT_EQ(s.kind, "matmul");
+  EXPECT_EQ(loop_kinds(s.func).front(), "parallel");
+  expect_same_bits(f, s.func, {});
+}
+
+TEST(CpuSchedule, OtherFunctionsStayAsTheyAreWithTheReason) {
+  ir::PrimFunc f = script::parse_func(kSoftmaxRow);
+  EXPECT_TRUE(cpu_matmul_candidates(f, CpuArch::by_name("ci")).empty());
+  CpuSchedule s = schedule_for_cpu(f, CpuArch::by_name("ci"));
+  EXPECT_EQ(s.kind, "plain");
+  EXPECT_TRUE(s.func.same_as(f));
+  EXPECT_NE(s.why.find("no matmul to tile"), std::string::npos) << s.why;
+}
+
+TEST(CpuSchedule, ConfigsAreChecked) {
+  EXPECT_EQ(CpuMatmulConfig::parse(R"({"tile_m": 8, "tile_n": 64})").str(), R"({"tile_m":8,"tile_n":64,"tile_k":0})");
+  for (auto [text, message] :
+       {std::pair{"{", "not valid JSON"}, {"[1]", "expected an object"},
+        {R"({"tile_m": "4"})", "'tile_m' must be an integer"}, {R"({"tile_q": 4})", "unknown field 'tile_q'"}}) {
+    try {
+      CpuMatmulConfig::parse(text);
+      FAIL() << text;
+    } catch (const UserError &e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW(schedule_for_cpu(script::parse_func(kMatmul), CpuArch::by_name("ci"), CpuMatmulConfig{0, 16, 0}),
+               UserError);
+}
+
+}  // namespace
+}  // namespace tessera::cpu
