@@ -29,13 +29,17 @@
 
 namespace tessera::runtime::detail {
 
-GeneratedModule Gen::run() {
+void Gen::begin_function() {
   BasicBlock *entry = BasicBlock::Create(ctx_, "entry", fn_);
   fail_bb_ = BasicBlock::Create(ctx_, "fail", fn_);
   b_.SetInsertPoint(fail_bb_);
   b_.CreateRet(b_.getInt32(1));
   b_.SetInsertPoint(entry);
   scratch_ = b_.CreateAlloca(i64_, b_.getInt32(2 * kMaxDims + 2), "scratch");
+}
+
+GeneratedModule Gen::run() {
+  begin_function();
 
   // Scalar parameters and shape variables from their slots.
   for (const ScalarParam &sp : p_.scalars) bind(sp.var, load_slot(sp.var.dtype(), sp.slot, sp.is_float));

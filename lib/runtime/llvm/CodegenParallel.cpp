@@ -22,7 +22,6 @@
 namespace tessera::runtime::detail {
 
 void Gen::parallel_loop(const ir::For &f, const analysis::CpuParallelLoop &how) {
-  DataType vt = f.loop_var.dtype();
   Value *lo = to_i64(expr(f.min), f.min.dtype());
   Value *n = to_i64(expr(f.extent), f.extent.dtype());
 
@@ -83,12 +82,7 @@ void Gen::parallel_loop(const ir::For &f, const analysis::CpuParallelLoop &how) 
   BasicBlock *saved_fail = fail_bb_;
   fn_ = body;
   st_ = body->getArg(3);
-  BasicBlock *entry = BasicBlock::Create(ctx_, "entry", fn_);
-  fail_bb_ = BasicBlock::Create(ctx_, "fail", fn_);
-  b_.SetInsertPoint(fail_bb_);
-  b_.CreateRet(b_.getInt32(1));
-  b_.SetInsertPoint(entry);
-  scratch_ = b_.CreateAlloca(i64_, b_.getInt32(2 * kMaxDims + 2), "scratch");
+  begin_function();
   Value *in = body->getArg(0);
   auto reload = [&](int slot, Value *outer) -> Value * {
     if (slot < 0) return outer;
@@ -125,20 +119,7 @@ void Gen::parallel_loop(const ir::For &f, const analysis::CpuParallelLoop &how) 
   // prove the bounds checks of the loop variable as it does for the whole loop.
   b_.CreateAssumption(b_.CreateICmpSGE(begin, b_.getInt64(0)));
   b_.CreateAssumption(b_.CreateICmpSLE(end, n_in));
-  BasicBlock *pre = b_.GetInsertBlock();
-  BasicBlock *loop_bb = BasicBlock::Create(ctx_, "for." + f.loop_var.name(), fn_);
-  BasicBlock *exit = BasicBlock::Create(ctx_, "for.end", fn_);
-  b_.CreateCondBr(b_.CreateICmpSLT(begin, end), loop_bb, exit);
-  b_.SetInsertPoint(loop_bb);
-  llvm::PHINode *i = b_.CreatePHI(i64_, 2, "i");
-  i->addIncoming(begin, pre);
-  bind(f.loop_var, cast_int(b_.CreateAdd(lo_in, i), DataType::int64(), vt));
-  stmt(f.body);
-  unbind(f.loop_var);
-  Value *next = b_.CreateAdd(i, b_.getInt64(1), "", /*HasNUW=*/true, /*HasNSW=*/true);
-  i->addIncoming(next, b_.GetInsertBlock());
-  b_.CreateCondBr(b_.CreateICmpSLT(next, end), loop_bb, exit);
-  b_.SetInsertPoint(exit);
+  counted_loop(f, lo_in, begin, end);
   b_.CreateRet(b_.getInt32(0));
   for (const VarSlot &v : var_slots) vars_[v.var].pop_back();
   for (const BufSlots &s : buf_slots) bufs_[s.buffer].pop_back();

@@ -72,23 +72,23 @@ void Gen::stmt(const ir::Stmt &s) {
 /// for (v = min; v < min + extent; ++v), counted in int64 as the interpreter does.
 void Gen::loop(const ir::For &f) {
   if (auto it = parallel_.find(&f); it != parallel_.end()) return parallel_loop(f, it->second);
-  DataType vt = f.loop_var.dtype();
-  Value *lo = to_i64(expr(f.min), f.min.dtype());
-  Value *n = to_i64(expr(f.extent), f.extent.dtype());
+  counted_loop(f, to_i64(expr(f.min), f.min.dtype()), b_.getInt64(0), to_i64(expr(f.extent), f.extent.dtype()));
+}
+
+void Gen::counted_loop(const ir::For &f, Value *lo, Value *begin, Value *end) {
   BasicBlock *pre = b_.GetInsertBlock();
   BasicBlock *body = BasicBlock::Create(ctx_, "for." + f.loop_var.name(), fn_);
   BasicBlock *exit = BasicBlock::Create(ctx_, "for.end", fn_);
-  b_.CreateCondBr(b_.CreateICmpSGT(n, b_.getInt64(0)), body, exit);
+  b_.CreateCondBr(b_.CreateICmpSLT(begin, end), body, exit);
   b_.SetInsertPoint(body);
   llvm::PHINode *i = b_.CreatePHI(i64_, 2, "i");
-  i->addIncoming(b_.getInt64(0), pre);
-  Value *v = b_.CreateAdd(lo, i);
-  bind(f.loop_var, cast_int(v, DataType::int64(), vt));
+  i->addIncoming(begin, pre);
+  bind(f.loop_var, cast_int(b_.CreateAdd(lo, i), DataType::int64(), f.loop_var.dtype()));
   stmt(f.body);
   unbind(f.loop_var);
   Value *next = b_.CreateAdd(i, b_.getInt64(1), "", /*HasNUW=*/true, /*HasNSW=*/true);
   i->addIncoming(next, b_.GetInsertBlock());
-  b_.CreateCondBr(b_.CreateICmpSLT(next, n), body, exit);
+  b_.CreateCondBr(b_.CreateICmpSLT(next, end), body, exit);
   b_.SetInsertPoint(exit);
 }
 

@@ -283,6 +283,11 @@ class Gen {
 
   /// for (v = min; v < min + extent; ++v), counted in int64 as the interpreter does.
   void loop(const ir::For &f);
+  /// The loop's body for i in [begin, end) (int64), its variable lo + i.
+  void counted_loop(const ir::For &f, Value *lo, Value *begin, Value *end);
+  /// Starts fn_: its entry block (the insert point), its fail block
+  /// (returns 1) and the scratch the run-time checks record values in.
+  void begin_function();
   /// The same loop over several cores (CodegenParallel.cpp): its body
   /// outlined into a function of an iteration range, called through
   /// tessera_jit_parallel_for.
