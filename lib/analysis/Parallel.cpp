@@ -170,6 +170,16 @@ void collect_outermost_loops(const Stmt &s, std::vector<Stmt> &out) {
   if (const auto *let = s.as<LetStmt>()) return collect_outermost_loops(let->body, out);
 }
 
+/// Scopes whose memory each GPU block ("shared", "shared.dyn") or thread
+/// ("local", "warp", "wmma.*" fragments) has its own of. Every other scope
+/// ("global", and TVM's "global.texture", "global.vtcm", ...) is one memory
+/// all blocks see.
+bool owned_by_a_block_or_thread(const std::string &scope) {
+  for (const char *prefix : {"shared", "local", "warp", "wmma", "m16n8k8"})
+    if (scope.rfind(prefix, 0) == 0) return true;
+  return false;
+}
+
 }  // namespace
 
 std::vector<CpuParallelLoop> cpu_parallel_loops(const PrimFunc &f) {
@@ -187,12 +197,19 @@ std::vector<CpuParallelLoop> cpu_parallel_loops(const PrimFunc &f) {
       continue;
     }
     CpuParallelLoop p{loop, {}};
+    // A parallel loop is the CPU's: its buffers are shared as written. A
+    // blockIdx loop runs GPU blocks, each with its own shared and local memory.
+    if (loop->for_kind == ForKind::Parallel) {
+      out.push_back(std::move(p));
+      continue;
+    }
     Collector c;
     c.stmt(loop->body);
     for (const auto &[node, entry] : c.accesses) {
       const auto &[buffer, accs] = entry;
       bool written = std::any_of(accs.begin(), accs.end(), [](const Access &a) { return a.is_write; });
-      if (written && !c.private_buffers.count(node) && buffer.scope() != "global") p.private_copies.push_back(buffer);
+      if (written && !c.private_buffers.count(node) && owned_by_a_block_or_thread(buffer.scope()))
+        p.private_copies.push_back(buffer);
     }
     out.push_back(std::move(p));
   }

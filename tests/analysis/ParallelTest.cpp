@@ -164,6 +164,35 @@ def f(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32"), C: T.Buffer(
             C[v] = B[v]
 )"),
             (std::vector<std::string>{"bx A_shared"}));
+  // Memory every block sees, whatever TVM calls it ("global.vtcm", as its
+  // Hexagon tests print): written by one kernel, read by the next; never a
+  // private copy.
+  EXPECT_EQ(cpu_loops(R"(
+@T.prim_func
+def f(a: T.Buffer((128,), "int8"), c: T.Buffer((128,), "int8")):
+    B = T.alloc_buffer([128], dtype="int8", scope="global.vtcm")
+    for bx in T.thread_binding(128, thread="blockIdx.x"):
+        with T.sblock("B"):
+            B[bx] = a[bx] * T.int8(2)
+    for bx in T.thread_binding(128, thread="blockIdx.x"):
+        with T.sblock("C"):
+            c[bx] = B[bx] * T.int8(3)
+)"),
+            (std::vector<std::string>{"bx", "bx"}));
+  // A CPU's parallel loop shares its root "local" buffer (TVM's CPU
+  // programs read it in the next loop).
+  EXPECT_EQ(cpu_loops(R"(
+@T.prim_func
+def f(a: T.Buffer((128,), "float32"), c: T.Buffer((128,), "float32")):
+    B = T.alloc_buffer([128], scope="local")
+    for i in T.parallel(128):
+        with T.sblock("B"):
+            B[i] = a[i] * T.float32(2)
+    for i in range(128):
+        with T.sblock("C"):
+            c[i] = B[i]
+)"),
+            (std::vector<std::string>{"i", "i"}));
 }
 
 }  // namespace

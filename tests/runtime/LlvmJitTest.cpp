@@ -146,6 +146,20 @@ def f(A: T.Buffer((1048576,), "float32"), B: T.Buffer((1048576,), "float32")):
                 B[v] = A_shared[255 - v % 256] + A_shared[v % 256]
 )");
   for (uint64_t seed = 0; seed < 3; ++seed) expect_same_bits(blocks, {}, seed);
+  // Memory all blocks see, in a scope of TVM's ("global.vtcm"): one kernel
+  // writes it, the next reads it.
+  expect_same_bits(script::parse_func(R"(
+@T.prim_func
+def f(a: T.Buffer((4096,), "int8"), c: T.Buffer((4096,), "int8")):
+    B = T.alloc_buffer([4096], dtype="int8", scope="global.vtcm")
+    for bx in T.thread_binding(4096, thread="blockIdx.x"):
+        with T.sblock("B"):
+            B[bx] = a[bx] * T.int8(2)
+    for bx in T.thread_binding(4096, thread="blockIdx.x"):
+        with T.sblock("C"):
+            c[bx] = B[bx] * T.int8(3)
+)"),
+                   {}, 1);
   // Every iteration from i = 14 on reads past A: the error is the first
   // one's, as the interpreter's, however the chunks fall.
   PrimFunc shifted = script::parse_func(R"(

@@ -38,9 +38,10 @@ std::string why_not_parallel(const ir::Stmt &loop);
 /// A loop whose iterations a CPU may run on several cores at once.
 struct CpuParallelLoop {
   const ir::For *loop = nullptr;
-  /// Buffers allocated outside the loop in a scope a GPU block or thread owns
-  /// ("shared", "local", ...) and written under it: each core needs its own
-  /// copy, as each GPU block has its own.
+  /// For a loop bound to blockIdx: buffers allocated outside the loop in a
+  /// scope a GPU block or thread owns ("shared", "local", "warp", ...) and
+  /// written under it; each core needs its own copy, as each GPU block has
+  /// its own. (A parallel loop's buffers are shared, as on a CPU.)
   std::vector<ir::Buffer> private_copies;
 };
 
