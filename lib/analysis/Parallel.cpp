@@ -185,6 +185,14 @@ bool owned_by_a_block_or_thread(const std::string &scope) {
 std::vector<CpuParallelLoop> cpu_parallel_loops(const PrimFunc &f) {
   std::vector<Stmt> outermost;
   collect_outermost_loops(f.body(), outermost);
+  // Only what the function allocates is copied: a parameter (whatever scope
+  // TVM printed on it, "warp" in its tensor-intrinsic descriptions) is the
+  // caller's memory.
+  std::unordered_set<const BufferNode *> allocated;
+  pre_order_visit(f.body(), nullptr, [&](const Stmt &s) {
+    if (const auto *b = s.as<Block>())
+      for (const Buffer &a : b->allocs) allocated.insert(a.get());
+  });
   std::vector<CpuParallelLoop> out;
   for (const Stmt &s : outermost) {
     const For *loop = s.as<For>();
@@ -208,7 +216,8 @@ std::vector<CpuParallelLoop> cpu_parallel_loops(const PrimFunc &f) {
     for (const auto &[node, entry] : c.accesses) {
       const auto &[buffer, accs] = entry;
       bool written = std::any_of(accs.begin(), accs.end(), [](const Access &a) { return a.is_write; });
-      if (written && !c.private_buffers.count(node) && owned_by_a_block_or_thread(buffer.scope()))
+      if (written && !c.private_buffers.count(node) && allocated.count(node) &&
+          owned_by_a_block_or_thread(buffer.scope()))
         p.private_copies.push_back(buffer);
     }
     out.push_back(std::move(p));

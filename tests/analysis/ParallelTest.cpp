@@ -193,6 +193,18 @@ def f(a: T.Buffer((128,), "float32"), c: T.Buffer((128,), "float32")):
             c[i] = B[i]
 )"),
             (std::vector<std::string>{"i", "i"}));
+  // A parameter in a block's scope ("warp", as TVM prints its mma
+  // descriptions) is the caller's memory: written in place, never copied.
+  EXPECT_EQ(cpu_loops(R"(
+@T.prim_func
+def f(c: T.handle):
+    C = T.match_buffer(c, (32, 8), "float16", scope="warp")
+    for bx in T.thread_binding(4, thread="blockIdx.x"):
+        for j in range(8):
+            with T.sblock("C"):
+                C[bx * 8 + j, 0] = T.float16(1)
+)"),
+            (std::vector<std::string>{"bx"}));
 }
 
 }  // namespace
