@@ -55,8 +55,8 @@ void check_gpu_target(const ir::PrimFunc &f) {
   std::string kind = target_kind(f);
   if (kind.empty() || kind == "cuda" || kind == "nvptx") return;
   throw UserError("function '" + f.name() + "' is for target '" + kind +
-                  "' (its T.func_attr \"target\"): the rules schedule CUDA kernels; schedule it for the CPU with "
-                  "--target cpu, or remove the target attribute to schedule it for the GPU");
+                  "' (its T.func_attr \"target\"): the rules schedule CUDA kernels; schedule it for the CPU "
+                  "(--target cpu or auto), or remove the target attribute to schedule it for the GPU");
 }
 
 std::string RuleChoice::why_declined() const {

@@ -79,6 +79,13 @@ int run_compiled(const RunOptions &opts, const runtime::Backend &backend, const 
 
 }  // namespace
 
+std::string resolve_target(const std::string &target, const ir::PrimFunc &f) {
+  if (target == "gpu" || target == "cpu") return target;
+  if (target != "auto") throw UserError("--target must be auto, gpu or cpu, got '" + target + "'");
+  const std::string kind = rules::target_kind(f);
+  return kind == "llvm" || kind == "c" ? "cpu" : "gpu";
+}
+
 int run_command(const RunOptions &opts, std::ostream &out, std::ostream &err) {
   return guarded(err, [&] {
     if (opts.device != "cpu" && opts.device != "llvm" && opts.device != "cuda")
@@ -163,7 +170,7 @@ int schedule_command(const ScheduleCommandOptions &opts, std::ostream &out, std:
                                                           .error_render_level = schedule::ErrorRenderLevel::Detail});
       sch.replay(trace);
       scheduled = sch.func();
-    } else if (opts.target == "cpu") {
+    } else if (resolve_target(opts.target, f) == "cpu") {
       if (!opts.rule.empty()) throw UserError("--rule chooses a GPU rule; --target cpu has its own schedule");
       cpu::CpuArch host = cpu::CpuArch::by_name(opts.cpu);
       std::optional<cpu::CpuMatmulConfig> config;
@@ -173,11 +180,9 @@ int schedule_command(const ScheduleCommandOptions &opts, std::ostream &out, std:
       scheduled = s.func;
       notes += "# target: cpu (" + host.str() + ")\n# cpu schedule: " + s.kind +
                (s.config ? " " + s.config->str() : " (" + s.why + ")") + "\n";
-    } else if (opts.target == "gpu") {
+    } else {
       Arch arch = resolve_arch(opts.arch, out);
       scheduled = schedule_by_rules(opts, f, arch, notes);
-    } else {
-      throw UserError("--target must be gpu or cpu, got '" + opts.target + "'");
     }
     out << script::print(scheduled) << notes;
     if (!opts.verify) return 0;

@@ -105,9 +105,10 @@ struct ScheduleCommandOptions {
   bool specialize = false;
   uint64_t seed = 0;
   std::string func;
-  /// "gpu" (the rules, for `arch`) or "cpu" (cpu/CpuSchedule.h, for `cpu`;
-  /// `config` is then a CPU matmul config).
-  std::string target = "gpu";
+  /// "gpu" (the rules, for `arch`), "cpu" (cpu/CpuSchedule.h, for `cpu`;
+  /// `config` is then a CPU matmul config), or "auto": cpu for a function
+  /// whose T.func_attr target is llvm or c, else gpu.
+  std::string target = "auto";
   /// With target "cpu": a CPU preset or "host" (cpu/CpuArch.h).
   std::string cpu = "host";
 };
@@ -218,10 +219,11 @@ struct TuneCommandOptions {
   bool progress = true;
   /// The reference's CPU executor: auto, interpreter or llvm (runtime/Oracle.h).
   std::string oracle = "auto";
-  /// "gpu" (fast_tune) or "cpu": every CPU schedule (cpu/CpuSchedule.h) built
+  /// "gpu" (fast_tune), "cpu" (every CPU schedule, cpu/CpuSchedule.h, built
   /// by the LLVM JIT, checked against the float64 reference and timed on
-  /// this machine's cores; the fastest written to `output_dir`.
-  std::string target = "gpu";
+  /// this machine's cores; the fastest written to `output_dir`), or "auto"
+  /// (cpu for a function whose T.func_attr target is llvm or c, else gpu).
+  std::string target = "auto";
   std::string cpu = "host";
 };
 
@@ -276,6 +278,9 @@ std::string default_database_path();
 int tune_command(const TuneCommandOptions &opts, std::ostream &out, std::ostream &err);
 /// tune_command's target "cpu" (CpuTuneCommand.cpp), for `f` with its sizes bound.
 int cpu_tune(const TuneCommandOptions &opts, const ir::PrimFunc &f, std::ostream &out, std::ostream &err);
+/// "gpu" or "cpu" for a --target of "auto" (by `f`'s T.func_attr target),
+/// "gpu" or "cpu"; UserError for anything else.
+std::string resolve_target(const std::string &target, const ir::PrimFunc &f);
 
 struct BenchCommandOptions {
   std::string suite = "seed004";

@@ -59,7 +59,9 @@ int main(int argc, char **argv) {
       ->check(CLI::IsMember({"auto", "interpreter", "llvm"}))
       ->capture_default_str();
   sched_cmd->add_option("--func", sched.func, "Function of a module (default: the only one, or main)");
-  sched_cmd->add_option("--target", sched.target, "gpu (the rules, for --arch) or cpu (for --cpu; run by the LLVM JIT)")
+  sched_cmd->add_option("--target", sched.target,
+                        "gpu (the rules, for --arch), cpu (for --cpu; run by the LLVM JIT), or auto: cpu for a "
+                        "function whose T.func_attr target is llvm or c")
       ->capture_default_str();
   sched_cmd->add_option("--cpu", sched.cpu, "With --target cpu: host (this machine) or a preset (ci)")
       ->capture_default_str();
@@ -116,7 +118,8 @@ int main(int argc, char **argv) {
   tune_cmd->add_flag("--no-sass", tune.no_sass, "Do not summarise the candidates' SASS (cuobjdump)");
   tune_cmd->add_option("--func", tune.func, "Function of a module (default: the only one, or main)");
   tune_cmd->add_option("--target", tune.target,
-                       "gpu, or cpu: every CPU schedule built by the LLVM JIT, checked and timed on this machine")
+                       "gpu, cpu (every CPU schedule built by the LLVM JIT, checked and timed on this machine), or "
+                       "auto: cpu for a function whose T.func_attr target is llvm or c")
       ->capture_default_str();
   tune_cmd->add_option("--cpu", tune.cpu, "With --target cpu: host (this machine) or a preset (ci)")
       ->capture_default_str();

@@ -131,8 +131,7 @@ int tune_command(const TuneCommandOptions &opts, std::ostream &out, std::ostream
   return guarded(err, [&] {
     auto [f, dims] = load_func(opts.file, opts.func, opts.dims);
     if (!dims.empty()) f = analysis::specialize(f, dims);
-    if (opts.target == "cpu") return cpu_tune(opts, f, out, err);
-    if (opts.target != "gpu") throw UserError("--target must be gpu or cpu, got '" + opts.target + "'");
+    if (resolve_target(opts.target, f) == "cpu") return cpu_tune(opts, f, out, err);
     Arch arch = resolve_arch(opts.arch, out);
     if (opts.topk < 1) throw UserError("--topk must be at least 1, got " + std::to_string(opts.topk));
 

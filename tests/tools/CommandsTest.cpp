@@ -536,6 +536,31 @@ def main(A: T.Buffer((24, 40), "float32"), B: T.Buffer((40, 70), "float32"), C: 
   EXPECT_NE(err2.str().find("--rule chooses a GPU rule"), std::string::npos) << err2.str();
 }
 
+TEST(ScheduleCommand, AFunctionForTheCpuGetsTheCpuTarget) {
+  // As TVM's dlight tests print a CPU function: its target attribute
+  // chooses the CPU target unless --target gpu says otherwise.
+  std::string file = write_temp("cpu_func.py", R"(@T.prim_func
+def cpu_func(A: T.Buffer((1, 32, 1, 128), "float16"), C: T.Buffer((1, 1, 4096), "float16")):
+    T.func_attr({"target": T.target("llvm")})
+    B = T.alloc_buffer((1, 1, 32, 128), "float16")
+    for i, j, k, l in T.grid(1, 1, 32, 128):
+        with T.block("T_transpose"):
+            vi, vj, vk, vl = T.axis.remap("SSSS", [i, j, k, l])
+            B[vi, vj, vk, vl] = A[vi, vk, vj, vl]
+    for i, j, k in T.grid(1, 1, 4096):
+        with T.block("T_reshape"):
+            vi, vj, vk = T.axis.remap("SSS", [i, j, k])
+            C[vi, vj, vk] = B[0, 0, vk % 4096 // 128, vk % 128]
+)");
+  std::ostringstream out, err;
+  ASSERT_EQ(schedule_command({.file = file, .verify = true}, out, err), 0) << err.str();
+  EXPECT_NE(out.str().find("# target: cpu ("), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("# verify: C: ok"), std::string::npos) << out.str();
+  std::ostringstream out2, err2;
+  EXPECT_EQ(schedule_command({.file = file, .target = "gpu"}, out2, err2), 1);
+  EXPECT_NE(err2.str().find("is for target 'llvm'"), std::string::npos) << err2.str();
+}
+
 TEST(RunCommand, TheLlvmBackendIsCheckedAndTimed) {
   if (!runtime::llvm_jit_available()) GTEST_SKIP() << "built without LLVM";
   std::string file = write_temp("scaled.py", kScaledAdd);

@@ -78,7 +78,7 @@ TEST(TuneCommand, TheCpuTargetTimesEveryScheduleAndWritesTheFastest) {
   EXPECT_NE(symbolic.err.find("bind 'm' (and the other symbolic sizes) with --dim"), std::string::npos) << symbolic.err;
   CommandRun tpu = tune({.file = workload("matmul_nn_f32.py"), .target = "tpu"});
   EXPECT_EQ(tpu.status, 1);
-  EXPECT_NE(tpu.err.find("--target must be gpu or cpu, got 'tpu'"), std::string::npos) << tpu.err;
+  EXPECT_NE(tpu.err.find("--target must be auto, gpu or cpu, got 'tpu'"), std::string::npos) << tpu.err;
 }
 
 TEST(TuneCommand, SassColumnOrTheHintToInstallCuobjdump) {
