@@ -196,21 +196,21 @@ std::vector<CpuParallelLoop> cpu_parallel_loops(const PrimFunc &f) {
   std::vector<CpuParallelLoop> out;
   for (const Stmt &s : outermost) {
     const For *loop = s.as<For>();
-    const bool independent_by_semantics =
-        loop->for_kind == ForKind::Parallel ||
-        (loop->for_kind == ForKind::ThreadBinding && loop->thread_tag.rfind("blockIdx.", 0) == 0);
-    if (!independent_by_semantics) {
-      if (loop->for_kind == ForKind::ThreadBinding || !why_not_parallel(s).empty()) continue;
+    // A parallel loop is the CPU's: independent by the program's word, its
+    // buffers shared as written.
+    if (loop->for_kind == ForKind::Parallel) {
       out.push_back({loop, {}});
       continue;
     }
-    CpuParallelLoop p{loop, {}};
-    // A parallel loop is the CPU's: its buffers are shared as written. A
-    // blockIdx loop runs GPU blocks, each with its own shared and local memory.
-    if (loop->for_kind == ForKind::Parallel) {
-      out.push_back(std::move(p));
+    // Other loops but blockIdx's must pass the dependence test (threadIdx
+    // never: the threads of a block synchronise).
+    const bool gpu_blocks = loop->for_kind == ForKind::ThreadBinding && loop->thread_tag.rfind("blockIdx.", 0) == 0;
+    if (!gpu_blocks) {
+      if (loop->for_kind != ForKind::ThreadBinding && why_not_parallel(s).empty()) out.push_back({loop, {}});
       continue;
     }
+    // GPU blocks, each with its own shared and local memory.
+    CpuParallelLoop p{loop, {}};
     Collector c;
     c.stmt(loop->body);
     for (const auto &[node, entry] : c.accesses) {

@@ -1,7 +1,6 @@
 //===- lib/runtime/Backend.cpp - The interpreter, LLVM and CUDA backends ----===//
 #include "tessera/runtime/Backend.h"
 
-#include <algorithm>
 #include <chrono>
 #include <functional>
 
@@ -15,36 +14,23 @@ namespace tessera::runtime {
 
 namespace {
 
-std::vector<NDArray *> pointers(std::vector<NDArray> &args) {
-  std::vector<NDArray *> p;
-  for (NDArray &a : args) p.push_back(&a);
-  return p;
-}
-
 /// Wall-clock samples of `run` (one untimed run first), within the options'
 /// budget and repetition bounds.
 TimingResult time_on_cpu(const std::function<void()> &run, const TimingOptions &options) {
   using Clock = std::chrono::steady_clock;
   run();
-  TimingResult r;
+  std::vector<double> samples;
   const auto start = Clock::now();
   auto ms_since = [](Clock::time_point t) {
     return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
   };
-  while (int(r.samples_ms.size()) < options.max_reps &&
-         (int(r.samples_ms.size()) < options.min_reps || ms_since(start) < options.measure_ms)) {
+  while (int(samples.size()) < options.max_reps &&
+         (int(samples.size()) < options.min_reps || ms_since(start) < options.measure_ms)) {
     const auto t = Clock::now();
     run();
-    r.samples_ms.push_back(ms_since(t));
+    samples.push_back(ms_since(t));
   }
-  r.repetitions = int(r.samples_ms.size());
-  r.median_ms = median(r.samples_ms);
-  r.min_ms = *std::min_element(r.samples_ms.begin(), r.samples_ms.end());
-  r.max_ms = *std::max_element(r.samples_ms.begin(), r.samples_ms.end());
-  double sum = 0;
-  for (double s : r.samples_ms) sum += s;
-  r.mean_ms = sum / double(r.repetitions);
-  return r;
+  return summarize_samples(std::move(samples));
 }
 
 /// A CPU executor (Interpreter or LlvmJit) as an Executable.
@@ -53,9 +39,9 @@ class CpuExecutable : public Executable {
  public:
   CpuExecutable(std::string name, const ir::PrimFunc &f) : name_(std::move(name)), exec_(f) {}
   std::string backend() const override { return name_; }
-  void run(std::vector<NDArray> &args) const override { exec_.run(pointers(args)); }
+  void run(std::vector<NDArray> &args) const override { exec_.run(pointers_to(args)); }
   TimingResult time(std::vector<NDArray> &args, const TimingOptions &options) const override {
-    std::vector<NDArray *> p = pointers(args);
+    std::vector<NDArray *> p = pointers_to(args);
     return time_on_cpu([&] { exec_.run(p); }, options);
   }
 

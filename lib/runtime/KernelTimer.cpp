@@ -106,16 +106,22 @@ TimingResult time_launches(const std::function<void()> &launch, size_t input_byt
 
   // Step 4. The timed repetitions.
   int reps = budget_reps(options.measure_ms, estimate, options.min_reps, options.max_reps);
-  TimingResult r;
-  r.samples_ms = timed_reps(reps, launch, do_flush);
+  TimingResult r = summarize_samples(timed_reps(reps, launch, do_flush));
   dev.synchronize();
-  r.repetitions = reps;
   r.l2_flushed = flush;
+  return r;
+}
+
+TimingResult summarize_samples(std::vector<double> samples_ms) {
+  TESSERA_ICHECK(!samples_ms.empty()) << "a timing without samples";
+  TimingResult r;
+  r.samples_ms = std::move(samples_ms);
+  r.repetitions = int(r.samples_ms.size());
   r.median_ms = median(r.samples_ms);
   auto [lo, hi] = std::minmax_element(r.samples_ms.begin(), r.samples_ms.end());
   r.min_ms = *lo;
   r.max_ms = *hi;
-  r.mean_ms = std::accumulate(r.samples_ms.begin(), r.samples_ms.end(), 0.0) / reps;
+  r.mean_ms = std::accumulate(r.samples_ms.begin(), r.samples_ms.end(), 0.0) / r.repetitions;
   return r;
 }
 

@@ -94,7 +94,8 @@ PlannedKernel kernel_from_json(const rules::Json &j, size_t symbols, const std::
       if (p.workspace >= int(k.workspace.size()) || p.symbol >= int(symbols) ||
           (p.symbol < 0 && p.workspace < 0 && p.buffer < 0))
         throw UserError("a kernel parameter names no slot");
-  if (k.steps.empty() || k.steps.size() > size_t(KernelLaunch::kMaxSteps)) throw UserError("a kernel has no steps");
+  if (k.steps.empty() || k.steps.size() > size_t(KernelLaunch::kMaxSteps))
+    throw UserError("a kernel has " + std::to_string(k.steps.size()) + " steps");
   return k;
 }
 
@@ -210,11 +211,7 @@ PlannedKernel DynamicKernel::plan_kernel(const ir::PrimFunc &s, const std::strin
     if (i >= s.params().size()) slot[split_params[i].get()] = {-1, int(i - s.params().size())};
     else if (s.buffer_of(s.params()[i]).defined()) slot[split_params[i].get()] = {buffers++, -1};
   }
-  for (const ir::Buffer &w : split.workspace) {
-    PlannedKernel::BufferShape ws{w.name(), {}, int64_t(w.dtype().bits()) * w.dtype().lanes()};
-    for (const ir::Expr &d : w.shape()) ws.shape.push_back(SizeProgram::compile(d, symbols_));
-    pk.workspace.push_back(std::move(ws));
-  }
+  for (const ir::Buffer &w : split.workspace) pk.workspace.push_back(PlannedKernel::BufferShape::of(w, symbols_));
   // An undefined extent is an unused axis: 1.
   auto program = [&](const ir::Expr &e) {
     return e.defined() ? SizeProgram::compile(e, symbols_) : SizeProgram::constant(1);
@@ -244,6 +241,13 @@ PlannedKernel DynamicKernel::plan_kernel(const ir::PrimFunc &s, const std::strin
     pk.steps.push_back(std::move(st));
   }
   return pk;
+}
+
+PlannedKernel::BufferShape PlannedKernel::BufferShape::of(const ir::Buffer &buffer,
+                                                          const std::vector<std::string> &symbols) {
+  BufferShape s{buffer.name(), {}, int64_t(buffer.dtype().bits()) * buffer.dtype().lanes()};
+  for (const ir::Expr &d : buffer.shape()) s.shape.push_back(SizeProgram::compile(d, symbols));
+  return s;
 }
 
 int64_t PlannedKernel::BufferShape::bytes(const int64_t *sizes) const {

@@ -277,13 +277,9 @@ KernelTimerFn DynamicKernel::device_timer(int device, const runtime::TimingOptio
   // The shape of each of the function's buffer parameters, in order, as
   // programs over the symbols (a workspace buffer has its own).
   std::vector<PlannedKernel::BufferShape> shapes;
-  for (const ir::Var &p : func_.params()) {
-    ir::Buffer buffer = func_.buffer_of(p);
-    if (!buffer.defined()) continue;
-    PlannedKernel::BufferShape shape{buffer.name(), {}, int64_t(buffer.dtype().bits()) * buffer.dtype().lanes()};
-    for (const ir::Expr &e : buffer.shape()) shape.shape.push_back(SizeProgram::compile(e, symbols_));
-    shapes.push_back(std::move(shape));
-  }
+  for (const ir::Var &p : func_.params())
+    if (ir::Buffer buffer = func_.buffer_of(p); buffer.defined())
+      shapes.push_back(PlannedKernel::BufferShape::of(buffer, symbols_));
   return [this, device, timing, shapes](int kernel, const std::vector<int64_t> &sizes) -> double {
     if (kernel < 0 || kernel >= int(kernels_.size())) throw UserError("no kernel " + std::to_string(kernel));
     std::vector<runtime::DeviceBuffer> buffers;

@@ -51,4 +51,8 @@ TimingResult time_kernel(const Kernel &kernel, Dim3 grid, Dim3 block, KernelArgs
 /// Median of a non-empty sample (the mean of the two middle values when even).
 double median(std::vector<double> samples);
 
+/// A timing of these samples (non-empty, in the order taken): median, min,
+/// max, mean, repetitions; not L2-flushed.
+TimingResult summarize_samples(std::vector<double> samples_ms);
+
 }  // namespace tessera::runtime

@@ -143,6 +143,8 @@ struct PlannedKernel {
     int64_t element_bits = 0;
     /// Its bytes at `sizes` (0 for an empty shape).
     int64_t bytes(const int64_t *sizes) const;
+    /// `buffer`'s name, element width and shape over `symbols`.
+    static BufferShape of(const ir::Buffer &buffer, const std::vector<std::string> &symbols);
   };
   std::vector<BufferShape> workspace;
 };

@@ -51,13 +51,9 @@ GeneratedModule Gen::run() {
     Buf buf;
     buf.dtype = pb.buffer.dtype();
     buf.data = b_.CreateLoad(ptr_, b_.CreateConstGEP1_64(i8_, base, offsetof(BufState, data)), "data");
-    for (const Expr &e : pb.buffer.shape()) buf.shape.push_back(to_i64(expr(e), e.dtype()));
-    if (pb.buffer->strides.empty()) {
-      row_major(buf);
-    } else {
-      for (const Expr &e : pb.buffer->strides) buf.strides.push_back(to_i64(expr(e), e.dtype()));
+    declared_layout(buf, *pb.buffer.get());
+    if (!pb.buffer->strides.empty())
       buf.storage = b_.CreateLoad(i64_, b_.CreateConstGEP1_64(i8_, base, offsetof(BufState, storage)));
-    }
     buf.scope = new_scope(pb.buffer.name());
     bufs_[pb.buffer.get()].push_back(buf);
   }
@@ -72,8 +68,8 @@ GeneratedModule Gen::run() {
   return {std::move(mod_), std::move(sites_), num_allocs_};
 }
 
-GeneratedModule generate_module(const Program &p, llvm::LLVMContext &ctx, const std::string &name) {
-  return Gen(p, ctx, name).run();
+GeneratedModule generate_module(const Program &p, llvm::LLVMContext &ctx, const std::string &name, bool parallel) {
+  return Gen(p, ctx, name, parallel).run();
 }
 
 }  // namespace tessera::runtime::detail

@@ -29,6 +29,8 @@ struct GeneratedModule {
   int num_allocs = 0;
 };
 
-GeneratedModule generate_module(const Program &p, llvm::LLVMContext &ctx, const std::string &name);
+/// `parallel`: run the independent outermost loops through
+/// tessera_jit_parallel_for (CodegenParallel.cpp), else all in one function.
+GeneratedModule generate_module(const Program &p, llvm::LLVMContext &ctx, const std::string &name, bool parallel);
 
 }  // namespace tessera::runtime::detail

@@ -19,6 +19,8 @@
 //===----------------------------------------------------------------------===//
 #include "Gen.h"
 
+#include <unordered_set>
+
 namespace tessera::runtime::detail {
 
 void Gen::parallel_loop(const ir::For &f, const analysis::CpuParallelLoop &how) {
@@ -89,20 +91,13 @@ void Gen::parallel_loop(const ir::For &f, const analysis::CpuParallelLoop &how) 
     return b_.CreateLoad(types[size_t(slot)], b_.CreateStructGEP(ctx_type, in, unsigned(slot)));
   };
   for (const VarSlot &v : var_slots) vars_[v.var].push_back(reload(v.slot, v.value));
-  std::unordered_map<const ir::BufferNode *, bool> copy;
-  for (const ir::Buffer &b : how.private_copies) copy[b.get()] = true;
+  std::unordered_set<const ir::BufferNode *> copy;
+  for (const ir::Buffer &b : how.private_copies) copy.insert(b.get());
   for (const BufSlots &s : buf_slots) {
     Buf b = s.buf;
     b.data = reload(s.data, s.buf.data);
     b.storage = reload(s.storage, s.buf.storage);
-    b.shape.clear();
-    for (const Expr &e : s.buffer->shape) b.shape.push_back(to_i64(expr(e), e.dtype()));
-    if (s.buffer->strides.empty()) {
-      row_major(b);
-    } else {
-      b.strides.clear();
-      for (const Expr &e : s.buffer->strides) b.strides.push_back(to_i64(expr(e), e.dtype()));
-    }
+    declared_layout(b, *s.buffer);
     if (copy.count(s.buffer)) {
       Value *elements = b.storage;
       if (!elements) {

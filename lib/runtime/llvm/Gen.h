@@ -34,7 +34,7 @@ using llvm::Value;
 
 class Gen {
  public:
-  Gen(const Program &p, llvm::LLVMContext &ctx, const std::string &name)
+  Gen(const Program &p, llvm::LLVMContext &ctx, const std::string &name, bool parallel)
       : p_(p), ctx_(ctx), mod_(std::make_unique<llvm::Module>(name, ctx)), b_(ctx) {
     i1_ = b_.getInt1Ty();
     i8_ = b_.getInt8Ty();
@@ -53,9 +53,7 @@ class Gen {
     bufs_arg_ = fn_->getArg(2);
     st_ = fn_->getArg(3);
     alias_domain_ = llvm::MDBuilder(ctx_).createAnonymousAliasScopeDomain("tessera");
-    // On one thread, the loops stay in one function: outlined, a loop loses
-    // what LLVM knew of its range (a 256^3 matmul ran 1.9x slower alone).
-    if (llvm_jit_threads() > 1)
+    if (parallel)
       for (analysis::CpuParallelLoop &l : analysis::cpu_parallel_loops(p.func)) parallel_.emplace(l.loop, std::move(l));
   }
 
@@ -176,6 +174,14 @@ class Gen {
     if (it == bufs_.end() || it->second.empty())
       throw InternalError("LLVM JIT: buffer '" + b.name() + "' unbound in block '" + block_ + "'");
     return it->second.back();
+  }
+  /// buf's shape and strides evaluated from its declaration (row-major when
+  /// it declares no strides).
+  void declared_layout(Buf &buf, const ir::BufferNode &decl) {
+    buf.shape.clear(), buf.strides.clear();
+    for (const Expr &e : decl.shape) buf.shape.push_back(to_i64(expr(e), e.dtype()));
+    if (decl.strides.empty()) return row_major(buf);
+    for (const Expr &e : decl.strides) buf.strides.push_back(to_i64(expr(e), e.dtype()));
   }
   void row_major(Buf &buf) {
     buf.strides.assign(buf.shape.size(), nullptr);
