@@ -19,6 +19,7 @@
 #include "tessera/rules/Fallback.h"
 #include "tessera/rules/Rule.h"
 #include "tessera/runtime/Cublas.h"
+#include "tessera/runtime/Backend.h"
 #include "tessera/runtime/CudaFunction.h"
 #include "tessera/runtime/Interpreter.h"
 #include "tessera/runtime/Verify.h"
@@ -88,7 +89,7 @@ void time_cublas_equivalent(const Suite &s, const WorkloadFacts &facts, json &ro
 
 /// Steps 2 to 4 of the file comment for one built workload.
 void measure(const Suite &s, const test::Entry &e, const ir::PrimFunc &f, const runtime::DimBindings &dims,
-             const runtime::CudaFunction &fn, const WorkloadFacts &facts, json &row) {
+             const runtime::Executable &fn, const WorkloadFacts &facts, json &row) {
   std::mt19937_64 rng(11);
   std::vector<NDArray> inputs = runtime::make_random_args(f, dims, 5);
   test::prepare_inputs(e, inputs, rng);
@@ -150,7 +151,7 @@ json run_workload(const Suite &s, const test::Entry &e) {
     }
     row["kernels"] = kernels;
     row["status"] = "compiled";
-    if (!s.options.dry_run) measure(s, e, f, dims, fn, facts, row);
+    if (!s.options.dry_run) measure(s, e, f, dims, *runtime::cuda_executable(fn), facts, row);
   } catch (const std::exception &ex) {
     row.update({{"status", "error"}, {"error", ex.what()}});
   }

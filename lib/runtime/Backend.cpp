@@ -78,6 +78,7 @@ class CudaExecutable : public Executable {
   TimingResult time(std::vector<NDArray> &args, const TimingOptions &options) const override {
     return fn_.time(args, options, device_);
   }
+  KernelAttributes attributes() const override { return fn_.attributes(device_); }
 
  private:
   CudaFunction fn_;
@@ -109,6 +110,10 @@ class CudaBackend : public Backend {
 const std::vector<std::string> &backend_names() {
   static const std::vector<std::string> names{"interpreter", "llvm", "cuda"};
   return names;
+}
+
+std::unique_ptr<Executable> cuda_executable(CudaFunction fn, int device) {
+  return std::make_unique<CudaExecutable>(std::move(fn), device);
 }
 
 std::unique_ptr<Backend> make_backend(const std::string &name, const BackendOptions &options) {

@@ -79,7 +79,8 @@ void parallel_for(size_t n, unsigned threads, const std::function<void(size_t)> 
 struct Job {
   CandidateReport report;
   std::unique_ptr<rules::Config> config;  ///< null for an already scheduled function
-  std::optional<runtime::CudaFunction> fn;
+  /// The built candidate, run and timed through its backend (runtime/Backend.h).
+  std::unique_ptr<runtime::Executable> exe;
   double schedule_ms = 0, codegen_ms = 0;
 };
 
@@ -99,8 +100,9 @@ void schedule_and_build(Job &j, const ir::PrimFunc &func, const rules::Rule *rul
   }
   j.schedule_ms = ms_since(t0);
   auto t1 = Clock::now();
+  std::optional<runtime::CudaFunction> fn;
   try {
-    j.fn = runtime::CudaFunction::build(
+    fn = runtime::CudaFunction::build(
         j.report.func, {.arch = codegen::cuda_target_for(arch.arch_flag(), j.report.func.body()), .cache = cache});
   } catch (const std::exception &e) {
     j.codegen_ms = ms_since(t1);
@@ -109,7 +111,7 @@ void schedule_and_build(Job &j, const ir::PrimFunc &func, const rules::Rule *rul
     return;
   }
   double wall = ms_since(t1);
-  for (const runtime::CompiledKernel &k : j.fn->kernels()) {
+  for (const runtime::CompiledKernel &k : fn->kernels()) {
     j.report.compile_ms += k.compiled.compile_ms;
     j.report.sources.push_back(k.source);
     j.report.cubins.push_back(k.compiled.cubin);
@@ -122,6 +124,7 @@ void schedule_and_build(Job &j, const ir::PrimFunc &func, const rules::Rule *rul
                                    (k.compiled.kernels.empty() ? 0 : k.compiled.kernels[0].shared_bytes));
   }
   j.codegen_ms = std::max(0.0, wall - j.report.compile_ms);
+  j.exe = runtime::cuda_executable(std::move(*fn));
 }
 
 /// Every built job's SASS summary (all its kernels summed) and its config
@@ -134,9 +137,9 @@ void read_sass(std::vector<Job> &jobs, const ir::PrimFunc &func, const Arch &arc
   std::vector<const std::vector<uint8_t> *> cubins;
   std::vector<size_t> owner;
   for (size_t i = 0; i < jobs.size(); ++i)
-    if (jobs[i].fn)
-      for (const runtime::CompiledKernel &k : jobs[i].fn->kernels()) {
-        cubins.push_back(&k.compiled.cubin);
+    if (jobs[i].exe)
+      for (const std::vector<uint8_t> &cubin : jobs[i].report.cubins) {
+        cubins.push_back(&cubin);
         owner.push_back(i);
       }
   std::vector<runtime::CubinSass> sass = runtime::summarise_cubins(cubins, arch.arch_flag(), tool, threads);
@@ -365,14 +368,14 @@ TuneResult fast_tune(const ir::PrimFunc &original, const Arch &arch, const TuneO
   // Step 4 or 5.
   result.why_unmeasured = why_not_measurable(func, arch, options);
   std::vector<CandidateReport *> reports;
-  std::vector<const runtime::CudaFunction *> fns;
+  std::vector<const runtime::Executable *> fns;
   for (Job &j : tuned.jobs) {
     reports.push_back(&j.report);
-    fns.push_back(j.fn ? &*j.fn : nullptr);
+    fns.push_back(j.exe.get());
   }
   if (result.why_unmeasured.empty()) {
+    result.device = runtime::query_device(0).name;
     MeasureStats stats = measure_candidates(func, arch, options, reports, fns);
-    result.device = stats.device;
     result.phases.reference_ms = stats.reference_ms;
     result.reference = stats.reference;
     result.phases.measure_ms = stats.measure_ms;

@@ -127,9 +127,8 @@ int64_t loop_iterations(const ir::PrimFunc &func, const runtime::DimBindings &di
 
 MeasureStats measure_candidates(const ir::PrimFunc &func, const Arch &arch, const TuneOptions &options,
                                 const std::vector<CandidateReport *> &reports,
-                                const std::vector<const runtime::CudaFunction *> &fns) {
+                                const std::vector<const runtime::Executable *> &fns) {
   MeasureStats stats;
-  stats.device = runtime::query_device(0).name;
   auto t0 = Clock::now();
   runtime::DimBindings dims = complete_dims(func, options.dims, options.symbolic_hint);
   std::vector<runtime::NDArray> inputs;

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "tessera/runtime/CudaFunction.h"
+#include "tessera/runtime/Backend.h"
 #include "tessera/tune/FastTune.h"
 
 namespace tessera::tune {
@@ -25,7 +25,6 @@ inline double ms_since(Clock::time_point t) {
 }
 
 struct MeasureStats {
-  std::string device;    ///< the device's name
   double reference_ms = 0, measure_ms = 0;
   std::string reference;  ///< what computed the reference (ComputedReference::how)
   /// Set when nothing could be measured at all (the inputs or the reference
@@ -35,10 +34,12 @@ struct MeasureStats {
 };
 
 /// Fills status, measured, time_us and error_ratio of every report whose
-/// function is built (fns[i] non-null; the others keep their failure).
+/// function is built (fns[i] non-null; the others keep their failure): each
+/// run and timed by its backend (runtime/Backend.h), checked against the
+/// reference of `func`.
 MeasureStats measure_candidates(const ir::PrimFunc &func, const Arch &arch, const TuneOptions &options,
                                 const std::vector<CandidateReport *> &reports,
-                                const std::vector<const runtime::CudaFunction *> &fns);
+                                const std::vector<const runtime::Executable *> &fns);
 
 /// Values for every symbolic shape variable of `func`: `dims` where given,
 /// else `hint`.

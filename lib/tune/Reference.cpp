@@ -3,52 +3,56 @@
 
 #include "Measure.h"
 #include "tessera/rules/Rule.h"
-#include "tessera/runtime/CudaDriver.h"
-#include "tessera/runtime/CudaFunction.h"
+#include "tessera/runtime/Backend.h"
 #include "tessera/runtime/LlvmJit.h"
 
 namespace tessera::tune {
+
+namespace {
+
+/// The reference program run by `backend` on a copy of the inputs.
+runtime::Reference run_reference(const runtime::Backend &backend, const ir::PrimFunc &built,
+                                 const runtime::ReferenceProgram &program, const ir::PrimFunc &f,
+                                 const std::vector<runtime::NDArray> &inputs) {
+  std::unique_ptr<runtime::Executable> exe = backend.build(built);
+  std::vector<runtime::NDArray> args = runtime::reference_args(program, f, inputs);
+  exe->run(args);
+  return runtime::collect_reference(program, f, std::move(args));
+}
+
+}  // namespace
 
 ComputedReference reference_for(const ir::PrimFunc &f, const std::vector<runtime::NDArray> &inputs,
                                 const runtime::DimBindings &dims, const Arch &arch, const ReferenceOptions &options) {
   runtime::ReferenceProgram program = runtime::make_reference_program(f);
   runtime::Oracle oracle = runtime::resolve_oracle(options.oracle);
+  // The oracles in order (runtime/Backend.h): the LLVM JIT on this machine's
+  // cores, the device (the fallback rule's naive float64 kernel) for what is
+  // too large for the CPU, the interpreter last.
+  std::unique_ptr<runtime::Backend> llvm = runtime::make_backend("llvm");
   if (oracle == runtime::Oracle::Llvm ||
-      (oracle == runtime::Oracle::Auto && runtime::llvm_jit_available() &&
+      (oracle == runtime::Oracle::Auto && llvm->unavailable().empty() &&
        loop_iterations(f, dims) <= options.llvm_limit * int64_t(runtime::llvm_jit_threads()))) {
-    std::optional<runtime::LlvmJit> jit;
     try {
-      jit.emplace(program.func);
+      return {run_reference(*llvm, program.func, program, f, inputs), "llvm"};
     } catch (const runtime::JitUnsupportedError &) {
       if (oracle == runtime::Oracle::Llvm) throw;
     }
-    if (jit) {
-      std::vector<runtime::NDArray> args = runtime::reference_args(program, f, inputs);
-      jit->run(runtime::pointers_to(args));
-      return {runtime::collect_reference(program, f, std::move(args)), "llvm"};
-    }
   }
-  bool device = !options.interpreter_only && runtime::driver_status() == runtime::DriverStatus::Ok &&
-                loop_iterations(f, dims) > options.interpreter_limit;
-  if (device) {
+  std::unique_ptr<runtime::Backend> cuda = runtime::make_backend("cuda", {.arch = arch.arch_flag()});
+  if (!options.interpreter_only && cuda->unavailable().empty() &&
+      loop_iterations(f, dims) > options.interpreter_limit) {
     try {
       const rules::Rule &fallback = *rules::find_rule("fallback");
-      auto m = fallback.match(program.func, arch);
-      if (m) {
+      if (auto m = fallback.match(program.func, arch)) {
         ir::PrimFunc naive = fallback.apply(program.func, **m, *fallback.default_config(**m, arch)).func();
-        runtime::CudaFunction fn = runtime::CudaFunction::build(
-            naive, {.arch = arch.arch_flag()});
-        std::vector<runtime::NDArray> args = runtime::reference_args(program, f, inputs);
-        fn.run(args);
-        return {runtime::collect_reference(program, f, std::move(args)), "device (fallback rule, float64)"};
+        return {run_reference(*cuda, naive, program, f, inputs), "device (fallback rule, float64)"};
       }
     } catch (const Error &) {
       // The interpreter below is slow but always right.
     }
   }
-  std::vector<runtime::NDArray> args = runtime::reference_args(program, f, inputs);
-  runtime::interpret(program.func, args);
-  return {runtime::collect_reference(program, f, std::move(args)), "interpreter"};
+  return {run_reference(*runtime::make_backend("interpreter"), program.func, program, f, inputs), "interpreter"};
 }
 
 }  // namespace tessera::tune

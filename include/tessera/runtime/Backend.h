@@ -49,6 +49,10 @@ class Executable {
   /// untimed run); on a GPU the device time of the launches, without the
   /// copies (runtime::time_launches).
   virtual TimingResult time(std::vector<NDArray> &args, const TimingOptions &options = {}) const = 0;
+  /// What the driver reports for its first kernel once loaded (registers,
+  /// static shared bytes): a GPU backend's word on the machine code; zeros
+  /// on the CPU.
+  virtual KernelAttributes attributes() const { return {}; }
 };
 
 class Backend {
@@ -75,5 +79,11 @@ struct BackendOptions {
 std::unique_ptr<Backend> make_backend(const std::string &name, const BackendOptions &options = {});
 /// The names make_backend takes, in order.
 const std::vector<std::string> &backend_names();
+
+class CudaFunction;
+/// A function the CUDA path already built (fast_tune compiles its candidates
+/// in parallel, before a device is touched) as the cuda backend's Executable
+/// on `device`.
+std::unique_ptr<Executable> cuda_executable(CudaFunction fn, int device = 0);
 
 }  // namespace tessera::runtime
