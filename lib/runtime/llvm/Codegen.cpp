@@ -42,8 +42,19 @@ GeneratedModule Gen::run() {
   begin_function();
 
   // Scalar parameters and shape variables from their slots.
-  for (const ScalarParam &sp : p_.scalars) bind(sp.var, load_slot(sp.var.dtype(), sp.slot, sp.is_float));
-  for (const auto &[v, slot] : p_.shape_var_slots) bind(v, load_slot(v.dtype(), slot, false));
+  // What the analyzer knows of them (CodegenIndex.cpp): an integer holds a
+  // value of its type, a shape variable a size.
+  for (const ScalarParam &sp : p_.scalars) {
+    bind(sp.var, load_slot(sp.var.dtype(), sp.slot, sp.is_float));
+    if (sp.var.dtype().is_int()) {
+      const arith::IntBound t = arith::IntBound::of_dtype(sp.var.dtype());
+      ana_.bind(sp.var, t.min, t.max);
+    }
+  }
+  for (const auto &[v, slot] : p_.shape_var_slots) {
+    bind(v, load_slot(v.dtype(), slot, false));
+    if (v.dtype().is_int()) ana_.bind(v, 0, arith::IntBound::of_dtype(v.dtype()).max);
+  }
   // Parameter buffers: data (and storage) from their BufState, shapes and
   // strides from the declarations, which binding checked against the arrays.
   for (const ParamBuffer &pb : p_.buffers) {

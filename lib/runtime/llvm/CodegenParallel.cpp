@@ -108,6 +108,10 @@ void Gen::parallel_loop(const ir::For &f, const analysis::CpuParallelLoop &how) 
     }
     bufs_[s.buffer].push_back(b);
   }
+  // The int64 forms of variables are values of the enclosing function: the
+  // body uses the narrow ones it reloaded.
+  std::unordered_map<const ir::VarNode *, std::vector<Value *>> outer_wide;
+  std::swap(outer_wide, wide_vars_);
   Value *lo_in = reload(lo_slot, lo), *n_in = reload(n_slot, n);
   Value *begin = body->getArg(1), *end = body->getArg(2);
   // 0 <= begin and end <= extent, as the runtime calls it: what lets LLVM
@@ -118,6 +122,7 @@ void Gen::parallel_loop(const ir::For &f, const analysis::CpuParallelLoop &how) 
   b_.CreateRet(b_.getInt32(0));
   for (const VarSlot &v : var_slots) vars_[v.var].pop_back();
   for (const BufSlots &s : buf_slots) bufs_[s.buffer].pop_back();
+  std::swap(outer_wide, wide_vars_);
 
   // Back in the enclosing function: the call, and its failure.
   fn_ = saved_fn;

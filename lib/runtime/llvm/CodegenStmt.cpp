@@ -51,9 +51,14 @@ void Gen::stmt(const ir::Stmt &s) {
     }
     case ir::NodeKind::LetStmt: {
       const auto *l = s.as<ir::LetStmt>();
+      arith::Analyzer::Scope facts(ana_);
+      const bool index_like = l->var.dtype() == l->value.dtype() && fits(l->value);
+      bind_wide(l->var, index_like ? wide(l->value) : nullptr);
       bind(l->var, expr(l->value));
+      if (index_like) ana_.bind_value(l->var, l->value);
       stmt(l->body);
       unbind(l->var);
+      unbind_wide(l->var);
       return;
     }
     case ir::NodeKind::Evaluate: {
@@ -83,12 +88,35 @@ void Gen::counted_loop(const ir::For &f, Value *lo, Value *begin, Value *end) {
   b_.SetInsertPoint(body);
   llvm::PHINode *i = b_.CreatePHI(i64_, 2, "i");
   i->addIncoming(begin, pre);
-  bind(f.loop_var, cast_int(b_.CreateAdd(lo, i), DataType::int64(), f.loop_var.dtype()));
+  arith::Analyzer::Scope facts(ana_);
+  ana_.bind(f.loop_var, ir::Range{f.min, f.extent});
+  // The counter in int64 is the variable's value when its range fits its type.
+  const arith::IntBound range = ana_.var_bound(f.loop_var), type = arith::IntBound::of_dtype(f.loop_var.dtype());
+  const bool fits_type = f.loop_var.dtype().is_int() && range.min >= type.min && range.max <= type.max;
+  Value *counter = b_.CreateAdd(lo, i, "", false, /*HasNSW=*/fits_type);
+  bind(f.loop_var, cast_int(counter, DataType::int64(), f.loop_var.dtype()));
+  bind_wide(f.loop_var, fits_type ? counter : nullptr);
   stmt(f.body);
   unbind(f.loop_var);
+  unbind_wide(f.loop_var);
   Value *next = b_.CreateAdd(i, b_.getInt64(1), "", /*HasNUW=*/true, /*HasNSW=*/true);
   i->addIncoming(next, b_.GetInsertBlock());
-  b_.CreateCondBr(b_.CreateICmpSLT(next, end), body, exit);
+  llvm::BranchInst *latch = b_.CreateCondBr(b_.CreateICmpSLT(next, end), body, exit);
+  // The schedule's loop kinds as LLVM loop hints: an unrolled loop unrolled
+  // fully, a vectorized one vectorized (LLVM's own cost model decides the
+  // rest; the semantics are the serial loop's either way).
+  std::vector<llvm::Metadata *> hints;
+  if (f.for_kind == ir::ForKind::Unrolled)
+    hints.push_back(llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.unroll.full")}));
+  if (f.for_kind == ir::ForKind::Vectorized)
+    hints.push_back(llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.vectorize.enable"),
+                                             llvm::ConstantAsMetadata::get(b_.getTrue())}));
+  if (!hints.empty()) {
+    hints.insert(hints.begin(), nullptr);  // the loop's own node, first
+    llvm::MDNode *loop_md = llvm::MDNode::getDistinct(ctx_, hints);
+    loop_md->replaceOperandWith(0, loop_md);
+    latch->setMetadata(llvm::LLVMContext::MD_loop, loop_md);
+  }
   b_.SetInsertPoint(exit);
 }
 
@@ -96,10 +124,27 @@ void Gen::block(const ir::Block &blk) {
   std::string outer = block_;
   block_ = blk.name;
   // Bindings refer to the enclosing scope.
-  std::vector<Value *> values;
-  for (size_t k = 0; k < blk.iter_vars.size(); ++k)
-    values.push_back(cast_int(expr(blk.bindings[k]), blk.bindings[k].dtype(), blk.iter_vars[k].var.dtype()));
-  for (size_t k = 0; k < blk.iter_vars.size(); ++k) bind(blk.iter_vars[k].var, values[k]);
+  std::vector<Value *> values, wide_values;
+  for (size_t k = 0; k < blk.iter_vars.size(); ++k) {
+    const Expr &binding = blk.bindings[k];
+    const DataType t = blk.iter_vars[k].var.dtype();
+    // A binding that fits the iter var's type has the same value in int64.
+    const arith::IntBound bound = ana_.const_bound(binding), type = arith::IntBound::of_dtype(t);
+    if (t.is_int() && fits(binding) && bound.min >= type.min && bound.max <= type.max) {
+      wide_values.push_back(wide(binding));
+      values.push_back(cast_int(wide_values.back(), DataType::int64(), t));
+    } else {
+      wide_values.push_back(nullptr);
+      values.push_back(cast_int(expr(binding), binding.dtype(), t));
+    }
+  }
+  // The facts of the block: its predicate inside it, then each iter var over
+  // its domain once its check passed (or was proven).
+  arith::Analyzer::Scope facts(ana_);
+  for (size_t k = 0; k < blk.iter_vars.size(); ++k) {
+    bind(blk.iter_vars[k].var, values[k]);
+    bind_wide(blk.iter_vars[k].var, wide_values[k]);
+  }
   BasicBlock *end = nullptr;
   if (blk.predicate.defined() && !ir::is_const_int(blk.predicate, 1)) {
     Value *c = to_bool(expr(blk.predicate));
@@ -107,19 +152,34 @@ void Gen::block(const ir::Block &blk) {
     end = BasicBlock::Create(ctx_, "block.end", fn_);
     b_.CreateCondBr(c, run, end);
     b_.SetInsertPoint(run);
+    ana_.assume(blk.predicate);
   }
   Value *first = b_.getTrue();
+  std::vector<bool> domain_proven;
   for (size_t k = 0; k < blk.iter_vars.size(); ++k) {
     const ir::IterVar &iv = blk.iter_vars[k];
     Value *v = to_i64(values[k], iv.var.dtype());
     Value *lo = to_i64(expr(iv.dom.min), iv.dom.min.dtype());
-    Value *n = to_i64(expr(iv.dom.extent), iv.dom.extent.dtype());
-    JitSite s;
-    s.kind = JitSite::Kind::Domain;
-    s.what = iv.var.name();
-    check(b_.CreateAnd(b_.CreateICmpSGE(v, lo), b_.CreateICmpSLT(v, b_.CreateAdd(lo, n))), site(std::move(s)),
-          {v, lo, n});
+    domain_proven.push_back(proven_within(blk.bindings[k], iv.dom.min, iv.dom.extent));
+    if (!domain_proven.back()) {
+      Value *n = to_i64(expr(iv.dom.extent), iv.dom.extent.dtype());
+      JitSite s;
+      s.kind = JitSite::Kind::Domain;
+      s.what = iv.var.name();
+      check(b_.CreateAnd(b_.CreateICmpSGE(v, lo), b_.CreateICmpSLT(v, b_.CreateAdd(lo, n))), site(std::move(s)),
+            {v, lo, n});
+    }
     if (iv.kind == ir::IterKind::Reduce) first = b_.CreateAnd(first, b_.CreateICmpEQ(v, lo));
+  }
+  // An iter var is its binding when that is index arithmetic of the
+  // enclosing loops (simplify then rewrites its uses in their terms), else
+  // somewhere in its domain.
+  for (size_t k = 0; k < blk.iter_vars.size(); ++k) {
+    const ir::IterVar &iv = blk.iter_vars[k];
+    if (wide_values[k] && iv.var.dtype() == blk.bindings[k].dtype() && domain_proven[k])
+      ana_.bind_value(iv.var, blk.bindings[k]);
+    else
+      ana_.bind(iv.var, iv.dom);
   }
   for (const ir::Buffer &buf : blk.allocs) allocate(buf);
   if (blk.init) {
@@ -132,7 +192,7 @@ void Gen::block(const ir::Block &blk) {
   }
   stmt(blk.body);
   for (const ir::Buffer &buf : blk.allocs) bufs_[buf.get()].pop_back();
-  for (const ir::IterVar &iv : blk.iter_vars) unbind(iv.var);
+  for (const ir::IterVar &iv : blk.iter_vars) unbind(iv.var), unbind_wide(iv.var);
   if (end) {
     b_.CreateBr(end);
     b_.SetInsertPoint(end);

@@ -22,6 +22,7 @@
 #include "../Scalar.h"
 #include "Codegen.h"
 #include "tessera/analysis/Parallel.h"
+#include "tessera/arith/Analyzer.h"
 #include "tessera/runtime/LlvmJit.h"
 
 namespace tessera::runtime::detail {
@@ -236,25 +237,33 @@ class Gen {
     b_.SetInsertPoint(good);
   }
 
-  /// The address of an element, every index checked (the interpreter's Indexer).
+  /// The address of an element, every index checked (the interpreter's
+  /// Indexer) unless the analyzer proves it within the buffer's shape
+  /// (CodegenIndex.cpp).
   Value *address(const ir::Buffer &b, const std::vector<Expr> &indices, bool store) {
     Buf &buf = buffer(b);
     std::vector<Value *> idx;
-    for (const Expr &e : indices) idx.push_back(to_i64(expr(e), e.dtype()));
+    for (const Expr &e : indices) idx.push_back(index_value(e));
     Value *ok = b_.getTrue(), *off = b_.getInt64(0);
+    bool proven = true;
     for (size_t d = 0; d < idx.size(); ++d) {
-      ok = b_.CreateAnd(ok, b_.CreateICmpULT(idx[d], buf.shape[d]));
+      if (!proven_within(indices[d], ir::make_int(indices[d].dtype(), 0), b.shape()[d])) {
+        proven = false;
+        ok = b_.CreateAnd(ok, b_.CreateICmpULT(idx[d], buf.shape[d]));
+      }
       off = b_.CreateAdd(off, b_.CreateMul(idx[d], buf.strides[d]));
     }
     if (buf.storage) ok = b_.CreateAnd(ok, b_.CreateICmpULT(off, buf.storage));
-    JitSite s;
-    s.kind = JitSite::Kind::OutOfBounds;
-    s.store = store;
-    s.what = b.name();
-    s.ndim = int(idx.size());
-    std::vector<Value *> vals = idx;
-    vals.insert(vals.end(), buf.shape.begin(), buf.shape.end());
-    check(ok, site(std::move(s)), vals);
+    if (!proven || buf.storage) {
+      JitSite s;
+      s.kind = JitSite::Kind::OutOfBounds;
+      s.store = store;
+      s.what = b.name();
+      s.ndim = int(idx.size());
+      std::vector<Value *> vals = idx;
+      vals.insert(vals.end(), buf.shape.begin(), buf.shape.end());
+      check(ok, site(std::move(s)), vals);
+    }
     return b_.CreateGEP(storage_type(b.dtype()), buf.data, off);
   }
   Type *storage_type(DataType t) {
@@ -264,6 +273,18 @@ class Gen {
   }
   void note_access(llvm::Instruction *inst, const ir::Buffer &b) { accesses_.emplace_back(inst, buffer(b).scope); }
 
+  // ---- index arithmetic (CodegenIndex.cpp) ----------------------------------------
+  /// No sub-expression of the integer `e` can leave its dtype (under ana_).
+  bool fits(const Expr &e) const;
+  /// `e` computed in int64 with no-wrap flags; only for fits(e).
+  Value *wide(const Expr &e);
+  /// An index as int64: wide() when it fits, else the expression's value.
+  Value *index_value(const Expr &e);
+  /// The analyzer proves lo <= e < lo + extent (and fits(e)).
+  bool proven_within(const Expr &e, const Expr &lo, const Expr &extent) const;
+  /// Binds `v` for wide(): its int64 value (nullptr: none, use the narrow one).
+  void bind_wide(const ir::Var &v, Value *x) { wide_vars_[v.get()].push_back(x); }
+  void unbind_wide(const ir::Var &v) { wide_vars_[v.get()].pop_back(); }
   // ---- expressions ------------------------------------------------------------------
 
   [[noreturn]] void unsupported(const std::string &what);
@@ -320,6 +341,12 @@ class Gen {
   int num_allocs_ = 0;
   std::string block_ = "root";
   std::unordered_map<const ir::VarNode *, std::vector<Value *>> vars_;
+  /// Integer variables' int64 values where they are known to fit (loop
+  /// counters, iter vars), for wide().
+  std::unordered_map<const ir::VarNode *, std::vector<Value *>> wide_vars_;
+  /// The ranges of the enclosing loops and iter vars, the predicates of the
+  /// enclosing blocks.
+  arith::Analyzer ana_;
   std::unordered_map<const ir::BufferNode *, std::vector<Buf>> bufs_;
   /// The loops run over several cores (analysis::cpu_parallel_loops).
   std::unordered_map<const ir::For *, analysis::CpuParallelLoop> parallel_;

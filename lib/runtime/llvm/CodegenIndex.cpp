@@ -1,0 +1,130 @@
+//===- CodegenIndex.cpp - Index arithmetic the analyzer proves -------------===//
+//
+// What the JIT knows of the program's integers, and what it does with it.
+// Gen keeps an arith::Analyzer of the enclosing loops (each variable over its
+// range), block iter vars (over their domains, once their check passed) and
+// block predicates (inside the block). With it:
+//
+//   - an integer index expression none of whose sub-expressions can leave
+//     its dtype (`fits`) is computed in int64 with no-signed-wrap flags
+//     (`wide`): the value the interpreter computes, in a form LLVM's scalar
+//     evolution sees through (the loop counters are int64 already), so the
+//     addresses of neighbouring elements differ by constants;
+//   - a bounds check or an iter var's domain check the analyzer proves is
+//     not emitted (the interpreter's check could not fail there).
+//
+// Without both, the accumulators of a tiled matmul stay in memory: a store
+// that a failing check may skip cannot be kept in a register across the
+// loop, nor one whose address LLVM cannot tell from its neighbours'.
+//
+//===----------------------------------------------------------------------===//
+#include "Gen.h"
+
+#include "tessera/ir/Op.h"
+
+namespace tessera::runtime::detail {
+
+namespace {
+
+/// A positive constant, or 0.
+int64_t positive_constant(const Expr &e) {
+  auto c = ir::as_const_int(e);
+  return c && *c > 0 ? *c : 0;
+}
+
+}  // namespace
+
+bool Gen::fits(const Expr &e) const {
+  const DataType t = e.dtype();
+  if (!t.is_int() || t.lanes() != 1 || t.bits() > 64) return false;
+  auto within = [&](const Expr &x) {
+    const arith::IntBound b = ana_.const_bound(x), range = arith::IntBound::of_dtype(t);
+    return b.min >= range.min && b.max <= range.max && b.min != arith::IntBound::kNegInf &&
+           b.max != arith::IntBound::kPosInf;
+  };
+  switch (e.kind()) {
+    case ir::NodeKind::IntImm:
+    case ir::NodeKind::Var: return true;  // a variable always holds a value of its type
+    case ir::NodeKind::Cast: {
+      const Expr &inner = e.as<ir::Cast>()->value;
+      return fits(inner) && within(inner);
+    }
+    case ir::NodeKind::Binary: {
+      const auto *b = e.as<ir::Binary>();
+      if (b->a.dtype() != t || b->b.dtype() != t) return false;
+      switch (b->op) {
+        case ir::BinaryOp::Add:
+        case ir::BinaryOp::Sub:
+        case ir::BinaryOp::Mul: return fits(b->a) && fits(b->b) && within(e);
+        case ir::BinaryOp::Min:
+        case ir::BinaryOp::Max: return fits(b->a) && fits(b->b);
+        case ir::BinaryOp::FloorDiv:
+        case ir::BinaryOp::FloorMod:
+        case ir::BinaryOp::Div:
+        case ir::BinaryOp::Mod: return positive_constant(b->b) > 0 && fits(b->a);
+        default: return false;
+      }
+    }
+    default: return false;
+  }
+}
+
+Value *Gen::wide(const Expr &e) {
+  switch (e.kind()) {
+    case ir::NodeKind::IntImm: return b_.getInt64(uint64_t(e.as<ir::IntImm>()->value));
+    case ir::NodeKind::Var: {
+      const auto *v = e.as<ir::VarNode>();
+      if (auto it = wide_vars_.find(v); it != wide_vars_.end() && !it->second.empty() && it->second.back())
+        return it->second.back();
+      return to_i64(var(v), e.dtype());
+    }
+    case ir::NodeKind::Cast: return wide(e.as<ir::Cast>()->value);
+    case ir::NodeKind::Binary: {
+      const auto *b = e.as<ir::Binary>();
+      Value *x = wide(b->a);
+      switch (b->op) {
+        case ir::BinaryOp::Add: return b_.CreateAdd(x, wide(b->b), "", false, /*HasNSW=*/true);
+        case ir::BinaryOp::Sub: return b_.CreateSub(x, wide(b->b), "", false, /*HasNSW=*/true);
+        case ir::BinaryOp::Mul: return b_.CreateMul(x, wide(b->b), "", false, /*HasNSW=*/true);
+        case ir::BinaryOp::Min: return b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, x, wide(b->b));
+        case ir::BinaryOp::Max: return b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, x, wide(b->b));
+        default: break;
+      }
+      // Division by a positive constant c: truncating in LLVM, floored by a
+      // correction unless the dividend is known not to be negative.
+      Value *c = b_.getInt64(uint64_t(positive_constant(b->b)));
+      const bool non_negative = ana_.const_bound(b->a).min >= 0;
+      const bool floored = b->op == ir::BinaryOp::FloorDiv || b->op == ir::BinaryOp::FloorMod;
+      const bool quotient = b->op == ir::BinaryOp::FloorDiv || b->op == ir::BinaryOp::Div;
+      if (non_negative) return quotient ? b_.CreateUDiv(x, c) : b_.CreateURem(x, c);
+      Value *q = b_.CreateSDiv(x, c), *r = b_.CreateSRem(x, c);
+      if (!floored) return quotient ? q : r;
+      Value *negative = b_.CreateICmpSLT(r, b_.getInt64(0));
+      return quotient ? b_.CreateSub(q, b_.CreateZExt(negative, i64_)) : b_.CreateSelect(negative, b_.CreateAdd(r, c), r);
+    }
+    default: break;
+  }
+  throw InternalError("LLVM JIT: wide() of an expression fits() refuses");
+}
+
+Value *Gen::index_value(const Expr &e) {
+  if (!fits(e)) return to_i64(expr(e), e.dtype());
+  // In the enclosing loops' variables (an iter var stands for its binding):
+  // `vj // 64` of vj = j0 * 64 + j1 is j0, which LLVM could not tell.
+  if (e.kind() != ir::NodeKind::Var && e.kind() != ir::NodeKind::IntImm) {
+    Expr s = ana_.simplify(e);
+    if (s.dtype() == e.dtype() && fits(s)) return wide(s);
+  }
+  return wide(e);
+}
+
+bool Gen::proven_within(const Expr &e, const Expr &lo, const Expr &extent) const {
+  if (!fits(e)) return false;
+  // In e's type when the three share it (the analyzer's proofs of `i < n`
+  // are symbolic), else in int64.
+  const DataType t = lo.dtype() == e.dtype() && extent.dtype() == e.dtype() ? e.dtype() : DataType::int64();
+  auto as_t = [&](const Expr &x) { return x.dtype() == t ? x : ir::cast(t, x); };
+  return ana_.can_prove(ir::ge(as_t(e), as_t(lo))) && ana_.can_prove(ir::lt(as_t(e), ir::add(as_t(lo), as_t(extent))));
+}
+
+}  // namespace tessera::runtime::detail
