@@ -161,7 +161,6 @@ TESSERA_SCHEDULE_ERROR(BufferIndexOutOfRangeError);
 /// A storage scope other than global, shared, shared.dyn, local.
 TESSERA_SCHEDULE_ERROR(InvalidStorageScopeError);
 /// cache_read/cache_write/set_scope: the buffer already lives in that scope.
-TESSERA_SCHEDULE_ERROR(BufferAlreadyInScopeError);
 /// cache_read: the buffer is written by the block or by a block that runs after the cache point.
 TESSERA_SCHEDULE_ERROR(CachedBufferWrittenError);
 /// Another block of the scope also writes the buffer (cache_write, compute_inline).

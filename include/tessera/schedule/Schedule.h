@@ -248,8 +248,9 @@ class Schedule {
   /// Requires:
   ///   1. 0 <= read_buffer_index < number of reads          -> BufferIndexOutOfRangeError
   ///   2. `scope` is a valid storage scope                   -> InvalidStorageScopeError
-  ///   3. the buffer is not already in `scope`               -> BufferAlreadyInScopeError
-  ///   4. neither `block` nor a block of the scope running after the first
+  ///   (the buffer may already be in `scope`: TVM caches a global A into
+  ///   A_global, a copy that can be laid out anew)
+  ///   3. neither `block` nor a block of the scope running after the first
   ///      reader writes the buffer                           -> CachedBufferWrittenError
   /// \returns the copy block, named `name` (default: the new buffer's name),
   /// made unique.
@@ -258,8 +259,8 @@ class Schedule {
   /// Makes `block` write (and read back) a new buffer of `scope` instead of
   /// its write buffer `write_buffer_index`, and adds a block right after
   /// `block`'s loop nest that copies the region `block` writes back.
-  /// Requires: 1-3 as cache_read (for the writes);
-  ///   4. no other block of the scope writes the buffer      -> BufferHasOtherWriterError
+  /// Requires: 1-2 as cache_read (for the writes);
+  ///   3. no other block of the scope writes the buffer      -> BufferHasOtherWriterError
   /// \returns the write-back block (default name: the new buffer's name).
   BlockRef cache_write(const BlockRef &block, int64_t write_buffer_index, const std::string &scope,
                        const std::string &name = "");

@@ -42,15 +42,6 @@ namespace {
 // 1. Error messages and 2. checks
 //===----------------------------------------------------------------------===//
 
-void check_not_in_scope(std::string_view primitive, const StmtPath &bp, const Buffer &buf, const std::string &scope) {
-  if (buf.scope() != scope) return;
-  throw BufferAlreadyInScopeError(std::string(primitive),
-                                  "buffer " + quoted(buf.name()) + " of block " + quoted(bp.block()->name) +
-                                      " is already in scope " + quoted(scope),
-                                  "buffer " + quoted(buf.name()) + " of block {0} is already in scope " + quoted(scope),
-                                  {bp.stmt});
-}
-
 /// The new buffer: the original's name, dtype and shape in `scope`.
 Buffer make_cache_buffer(const PrimFunc &f, const Buffer &buf, const std::string &scope) {
   std::set<std::string> taken = buffer_names(f);
@@ -108,7 +99,6 @@ BlockRef cache_read(State &st, const BlockRef &block, int64_t read_buffer_index,
   const Block &b = *bp.block();
   Buffer buf = check_buffer_index("cache_read", bp, b.reads, read_buffer_index, "read").buffer;
   check_storage_scope("cache_read", bp, scope);
-  check_not_in_scope("cache_read", bp, buf, scope);
   StmtPath sp = scope_path_of(bp);
   const Block &scope_block = *sp.block();
   std::vector<Stmt> readers;
@@ -158,7 +148,6 @@ BlockRef cache_write(State &st, const BlockRef &block, int64_t write_buffer_inde
   const Block &b = *bp.block();
   Buffer buf = check_buffer_index("cache_write", bp, b.writes, write_buffer_index, "write").buffer;
   check_storage_scope("cache_write", bp, scope);
-  check_not_in_scope("cache_write", bp, buf, scope);
   StmtPath sp = scope_path_of(bp);
   for (const Stmt &s : child_blocks(sp.stmt)) {
     if (s.same_as(bp.stmt) || !writes_buffer(*s.as<Block>(), buf)) continue;
