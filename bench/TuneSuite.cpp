@@ -45,10 +45,7 @@ json run_one(const json &w, const Arch &arch, const TuneSuiteOptions &o, bool me
              const std::optional<runtime::Cublas> &blas, double copy_gbps) {
   json row{{"workload", w.at("name")}, {"file", w.at("file")}, {"dims", w.value("dims", json::object())}};
   try {
-    ir::Module m = script::parse_file(source_path(w.at("file").get<std::string>()));
-    if (m.funcs.size() != 1) throw UserError(w.at("file").get<std::string>() + ": expected one function");
-    std::map<std::string, int64_t> dims = w.value("dims", std::map<std::string, int64_t>{});
-    ir::PrimFunc f = dims.empty() ? m.funcs[0] : analysis::specialize(m.funcs[0], dims);
+    ir::PrimFunc f = load_workload(w);
     WorkloadFacts facts = workload_facts(f);
     row["bytes"] = facts.bytes;
     row["flops"] = facts.flops;
@@ -169,22 +166,35 @@ std::string find_suite(const std::string &name_or_path) {
   throw UserError("no suite named '" + name_or_path + "' (suites: " + list + "; or give a .json file)");
 }
 
-json run_tune_suite(const TuneSuiteOptions &o) {
-  std::string path = find_suite(o.suite);
-  json suite = read_json(path);
-  if (!suite.contains("workloads") || !suite["workloads"].is_array())
+SuiteSelection select_workloads(const std::string &suite_name, const std::vector<std::string> &only) {
+  SuiteSelection out;
+  std::string path = find_suite(suite_name);
+  out.suite = read_json(path);
+  if (!out.suite.contains("workloads") || !out.suite["workloads"].is_array())
     throw UserError(path + ": expected {\"suite\": ..., \"workloads\": [...]}");
-  std::vector<json> selected;
   std::set<std::string> known;
-  for (const json &w : suite["workloads"]) {
+  for (const json &w : out.suite["workloads"]) {
     if (!w.contains("name") || !w.contains("file")) throw UserError(path + ": a workload needs \"name\" and \"file\"");
     known.insert(w["name"].get<std::string>());
-    if (o.only.empty() || std::count(o.only.begin(), o.only.end(), w["name"].get<std::string>()))
-      selected.push_back(w);
+    if (only.empty() || std::count(only.begin(), only.end(), w["name"].get<std::string>()))
+      out.workloads.push_back(w);
   }
-  for (const std::string &n : o.only)
-    if (!known.count(n)) throw UserError("suite '" + o.suite + "' has no workload '" + n + "'");
+  for (const std::string &n : only)
+    if (!known.count(n)) throw UserError("suite '" + suite_name + "' has no workload '" + n + "'");
+  return out;
+}
 
+ir::PrimFunc load_workload(const json &w) {
+  ir::Module m = script::parse_file(source_path(w.at("file").get<std::string>()));
+  if (m.funcs.size() != 1) throw UserError(w.at("file").get<std::string>() + ": expected one function");
+  std::map<std::string, int64_t> dims = w.value("dims", std::map<std::string, int64_t>{});
+  return dims.empty() ? m.funcs[0] : analysis::specialize(m.funcs[0], dims);
+}
+
+json run_tune_suite(const TuneSuiteOptions &o) {
+  SuiteSelection sel = select_workloads(o.suite, o.only);
+  const json &suite = sel.suite;
+  const std::vector<json> &selected = sel.workloads;
   bool device = have_device();
   Arch arch = suite_arch(o.arch);
   bool measure = o.measure && device;

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "tessera/arch/Arch.h"
+#include "tessera/ir/Func.h"
 
 namespace tessera::bench {
 
@@ -68,6 +69,16 @@ bool have_device();
 Arch suite_arch(const std::string &name);
 /// The suite file for a name or path; UserError listing the known suites.
 std::string find_suite(const std::string &name_or_path);
+
+/// A suite file's JSON and the workloads of it to run: all, or those named in
+/// `only` (UserError for a name the suite lacks, or a malformed suite).
+struct SuiteSelection {
+  nlohmann::json suite;
+  std::vector<nlohmann::json> workloads;
+};
+SuiteSelection select_workloads(const std::string &suite_name_or_path, const std::vector<std::string> &only);
+/// A suite workload's function with its "dims" bound (analysis::specialize).
+ir::PrimFunc load_workload(const nlohmann::json &workload);
 
 /// Runs the suite; see the file comment. A workload that fails (no candidate
 /// survives, a load error) gets "status": "error" with the message, and the

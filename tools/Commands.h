@@ -283,7 +283,12 @@ int cpu_tune(const TuneCommandOptions &opts, const ir::PrimFunc &f, std::ostream
 std::string resolve_target(const std::string &target, const ir::PrimFunc &f);
 
 struct BenchCommandOptions {
-  std::string suite = "seed004";
+  /// Empty: "seed004" for the GPU, "cpu" for the CPU.
+  std::string suite;
+  /// "gpu" (bench/TuneSuite.h, or DynamicSuite.h for a dynamic suite) or
+  /// "cpu" (bench/CpuSuite.h).
+  std::string target = "gpu";
+  std::string cpu = "host";
   std::string out_dir = "bench/results";
   std::string arch = "auto";
   int64_t topk = 20;

@@ -156,7 +156,15 @@ int main(int argc, char **argv) {
   BenchCommandOptions bench;
   CLI::App *bench_cmd = app.add_subcommand(
       "bench", "Tune every workload of a suite and report times against the default config, cuBLAS and copy bandwidth");
-  bench_cmd->add_option("--suite", bench.suite, "seed004, llm_decode, smoke (bench/suites/) or a .json file")
+  bench_cmd->add_option("--suite", bench.suite,
+                        "seed004, llm_decode, smoke, cpu (bench/suites/) or a .json file (default: seed004 on the GPU, "
+                        "cpu on the CPU)");
+  bench_cmd->add_option("--target", bench.target,
+                        "gpu (fast_tune; cuBLAS and copy bandwidth) or cpu (every CPU schedule in the LLVM JIT; Eigen "
+                        "and memcpy bandwidth)")
+      ->check(CLI::IsMember({"gpu", "cpu"}))
+      ->capture_default_str();
+  bench_cmd->add_option("--cpu", bench.cpu, "With --target cpu: host (this machine) or a preset (ci)")
       ->capture_default_str();
   bench_cmd->add_option("--out", bench.out_dir, "Directory for the JSON, Markdown and SVG results")->capture_default_str();
   bench_cmd->add_option("--arch", bench.arch, "GPU: auto (the device, else h100) or a preset")->capture_default_str();

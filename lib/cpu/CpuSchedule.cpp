@@ -8,6 +8,7 @@
 
 #include "tessera/analysis/BlockInfo.h"
 #include "tessera/analysis/MatmulView.h"
+#include "tessera/ir/Functor.h"
 #include "tessera/ir/Op.h"
 #include "tessera/schedule/Schedule.h"
 #include "tessera/support/Error.h"
@@ -23,6 +24,9 @@ struct CpuMatmul {
   std::vector<ir::Var> batch;
   int64_t m_extent = -1, n_extent = -1, k_extent = -1;  // -1: symbolic
   int element_bytes = 4;
+  /// B and its dimensions' roles.
+  ir::Buffer b;
+  std::vector<analysis::MatmulRole> b_roles;
   std::string why;
 };
 
@@ -53,7 +57,21 @@ CpuMatmul find_matmul(const ir::PrimFunc &f) {
   out.n_extent = extent_of(blk.iters[size_t(v->n[0])].dom.extent);
   out.k_extent = extent_of(blk.iters[size_t(v->k[0])].dom.extent);
   out.element_bytes = std::max(1, v->acc_dtype.bytes());
+  out.b = v->b.buffer;
+  out.b_roles = v->b.dims;
   return out;
+}
+
+/// The position of `buffer` among the reads of block `name` in `f`.
+int64_t read_index(const ir::PrimFunc &f, const std::string &name, const ir::Buffer &buffer) {
+  int64_t index = -1;
+  ir::pre_order_visit(f.body(), nullptr, [&](const ir::Stmt &s) {
+    if (const auto *b = s.as<ir::Block>(); b && b->name == name)
+      for (size_t r = 0; r < b->reads.size(); ++r)
+        if (b->reads[r].buffer.same_as(buffer)) index = int64_t(r);
+  });
+  if (index < 0) throw InternalError("block '" + name + "' does not read '" + buffer.name() + "'");
+  return index;
 }
 
 schedule::LoopRef loop_ref(schedule::Schedule &sch, const schedule::BlockRef &block, const ir::Var &var) {
@@ -62,10 +80,17 @@ schedule::LoopRef loop_ref(schedule::Schedule &sch, const schedule::BlockRef &bl
   throw InternalError("the loop '" + var.name() + "' is not around its block");
 }
 
+/// Whether B can be packed in panels of tile_n columns: a 2-d B (K x N or
+/// N x K) with N a constant multiple of tile_n.
+bool can_pack_b(const CpuMatmul &mm, int64_t tile_n) {
+  return mm.b.defined() && mm.b_roles.size() == 2 && mm.n_extent > 0 && mm.n_extent % tile_n == 0;
+}
+
 }  // namespace
 
 std::string CpuMatmulConfig::str() const {
-  return fmt::format("{{\"tile_m\":{},\"tile_n\":{},\"tile_k\":{}}}", tile_m, tile_n, tile_k);
+  if (!pack_b) return fmt::format("{{\"tile_m\":{},\"tile_n\":{},\"tile_k\":{}}}", tile_m, tile_n, tile_k);
+  return fmt::format("{{\"tile_m\":{},\"tile_n\":{},\"tile_k\":{},\"pack_b\":true}}", tile_m, tile_n, tile_k);
 }
 
 CpuMatmulConfig CpuMatmulConfig::parse(const std::string &text) {
@@ -82,9 +107,13 @@ CpuMatmulConfig CpuMatmulConfig::parse(const std::string &text) {
     if (!j[key].is_number_integer()) throw UserError(std::string("CPU matmul config: '") + key + "' must be an integer");
     *field = j[key].get<int64_t>();
   }
+  if (j.contains("pack_b")) {
+    if (!j["pack_b"].is_boolean()) throw UserError("CPU matmul config: 'pack_b' must be true or false");
+    c.pack_b = j["pack_b"].get<bool>();
+  }
   for (const auto &[key, value] : j.items())
-    if (key != "tile_m" && key != "tile_n" && key != "tile_k")
-      throw UserError("CPU matmul config: unknown field '" + key + "' (fields: tile_m, tile_n, tile_k)");
+    if (key != "tile_m" && key != "tile_n" && key != "tile_k" && key != "pack_b")
+      throw UserError("CPU matmul config: unknown field '" + key + "' (fields: tile_m, tile_n, tile_k, pack_b)");
   return c;
 }
 
@@ -100,12 +129,15 @@ std::vector<CpuMatmulConfig> cpu_matmul_candidates(const ir::PrimFunc &f, const 
   std::vector<int64_t> k_steps{0};
   if (mm.k_extent < 0 || mm.k_extent > 256) k_steps.push_back(256);
   for (int64_t vectors : {int64_t(2), int64_t(1), int64_t(4)})
-    for (int64_t rows : {int64_t(4), int64_t(8), int64_t(2), int64_t(1)}) {
+    for (int64_t rows : {int64_t(8), int64_t(4), int64_t(2), int64_t(1)}) {
       if (rows * vectors > registers - 4) continue;
       const int64_t tile_n = vectors * lanes;
       if (mm.n_extent > 0 && tile_n > std::max(lanes, mm.n_extent)) continue;
       if (mm.m_extent > 0 && rows > mm.m_extent) continue;
-      for (int64_t k : k_steps) out.push_back({rows, tile_n, k});
+      for (int64_t k : k_steps) {
+        if (can_pack_b(mm, tile_n)) out.push_back({rows, tile_n, k, true});
+        out.push_back({rows, tile_n, k});
+      }
     }
   return out;
 }
@@ -116,6 +148,10 @@ CpuSchedule schedule_for_cpu(const ir::PrimFunc &f, const CpuArch &arch, const s
   CpuMatmulConfig c = config ? *config : cpu_matmul_candidates(f, arch).at(0);
   if (c.tile_m <= 0 || c.tile_n <= 0 || c.tile_k < 0)
     throw UserError("CPU matmul config " + c.str() + ": tile_m and tile_n must be positive and tile_k at least 0");
+  if (c.pack_b && !can_pack_b(mm, c.tile_n))
+    throw UserError("CPU matmul config " + c.str() + ": pack_b needs a 2-d B whose N extent (" +
+                    (mm.n_extent < 0 ? std::string("symbolic") : std::to_string(mm.n_extent)) +
+                    ") is a constant multiple of tile_n");
   schedule::Schedule sch(f);
   schedule::BlockRef block = sch.get_block(mm.block);
   auto m = sch.split(loop_ref(sch, block, mm.m), {std::nullopt, c.tile_m});
@@ -138,6 +174,18 @@ CpuSchedule schedule_for_cpu(const ir::PrimFunc &f, const CpuArch &arch, const s
   sch.decompose_reduction(block, k[0]);
   sch.unroll(m[1]);
   sch.vectorize(n[1]);
+  if (c.pack_b) {
+    // B copied once per call into panels of tile_n columns, each panel's K
+    // rows contiguous: Bp[n // tile_n, k, n % tile_n]. The inner loop then
+    // reads B in order instead of rows a whole row of B apart.
+    schedule::BlockRef pack = sch.cache_read(block, read_index(sch.func(), mm.block, mm.b), "global");
+    ir::Var x("x"), y("y");
+    const bool k_first = mm.b_roles[0] == analysis::MatmulRole::K;
+    const ir::Expr kk = k_first ? ir::Expr(x) : ir::Expr(y), nn = k_first ? ir::Expr(y) : ir::Expr(x);
+    const ir::Expr t = ir::make_int(nn.dtype(), c.tile_n);
+    sch.transform_layout(pack, 0, /*is_write=*/true,
+                         schedule::IndexMap{{x, y}, {ir::floordiv(nn, t), kk, ir::floormod(nn, t)}});
+  }
   return {sch.func(), "matmul", "", c};
 }
 

@@ -14,9 +14,13 @@
 
 #include <cstring>
 
+#include <fmt/format.h>
+
+#include "tessera/analysis/Specialize.h"
 #include "tessera/ir/Functor.h"
 #include "tessera/runtime/Interpreter.h"
 #include "tessera/script/Parser.h"
+#include "tessera/script/Printer.h"
 #include "tessera/support/Error.h"
 
 namespace tessera::cpu {
@@ -130,6 +134,52 @@ TEST(CpuSchedule, EveryMatmulTilingGivesTheSameBitsAtSizesNoTileDivides) {
   expect_same_bits(f, s.func, {{"m", 5}, {"n", 3}, {"k", 0}});
 }
 
+/// The matmul with B stored N x K ("nt"), constant sizes.
+const char *kMatmulNT = R"(
+@T.prim_func
+def main(A: T.Buffer((19, 40), "float32"), B: T.Buffer((64, 40), "float32"), C: T.Buffer((19, 64), "float32")):
+    for i, j, k in T.grid(19, 64, 40):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vj, vk]
+)";
+
+TEST(CpuSchedule, PackingBLaysItOutInPanelsAndKeepsTheBits) {
+  const CpuArch ci = CpuArch::by_name("ci");
+  // B as K x N (the symbolic matmul at constant sizes) and as N x K.
+  ir::PrimFunc nn = analysis::specialize(script::parse_func(kMatmul), {{"m", 13}, {"n", 48}, {"k", 30}});
+  ir::PrimFunc nt = script::parse_func(kMatmulNT);
+  for (const ir::PrimFunc &f : {nn, nt}) {
+    std::vector<CpuMatmulConfig> configs = cpu_matmul_candidates(f, ci);
+    const auto packed = std::count_if(configs.begin(), configs.end(), [](const CpuMatmulConfig &c) { return c.pack_b; });
+    EXPECT_GT(packed, 0);
+    for (const CpuMatmulConfig &c : configs) {
+      if (!c.pack_b) continue;
+      SCOPED_TRACE(c.str());
+      const int64_t n = f.same_as(nn) ? 48 : 64, k = f.same_as(nn) ? 30 : 40;
+      EXPECT_EQ(n % c.tile_n, 0);
+      CpuSchedule s = schedule_for_cpu(f, ci, c);
+      const std::string text = script::print(s.func);
+      EXPECT_NE(text.find(fmt::format("B_global = T.alloc_buffer(({}, {}, {}))", n / c.tile_n, k, c.tile_n)),
+                std::string::npos)
+          << text;
+      expect_same_bits(f, s.func, {});
+    }
+  }
+  // N not a multiple of the panel, or symbolic: refused, with the reason.
+  try {
+    schedule_for_cpu(nn, ci, CpuMatmulConfig{4, 32, 0, true});
+    FAIL() << "pack_b with N = 48 and tile_n = 32";
+  } catch (const UserError &e) {
+    EXPECT_NE(std::string(e.what()).find("N extent (48) is a constant multiple of tile_n"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(schedule_for_cpu(script::parse_func(kMatmul), ci, CpuMatmulConfig{4, 16, 0, true}), UserError);
+  for (const CpuMatmulConfig &c : cpu_matmul_candidates(script::parse_func(kMatmul), ci)) EXPECT_FALSE(c.pack_b);
+}
+
 TEST(CpuSchedule, ABatchedMatmulRunsItsBatchAndRowsOverTheCores) {
   ir::PrimFunc f = script::parse_func(kBatched);
   CpuSchedule s = schedule_for_cpu(f, CpuArch::by_name("ci"), CpuMatmulConfig{2, 16, 8});
@@ -149,9 +199,12 @@ TEST(CpuSchedule, OtherFunctionsStayAsTheyAreWithTheReason) {
 
 TEST(CpuSchedule, ConfigsAreChecked) {
   EXPECT_EQ(CpuMatmulConfig::parse(R"({"tile_m": 8, "tile_n": 64})").str(), R"({"tile_m":8,"tile_n":64,"tile_k":0})");
+  EXPECT_EQ(CpuMatmulConfig::parse(R"({"tile_m": 8, "tile_n": 64, "pack_b": true})").str(),
+            R"({"tile_m":8,"tile_n":64,"tile_k":0,"pack_b":true})");
   for (auto [text, message] :
        {std::pair{"{", "not valid JSON"}, {"[1]", "expected an object"},
-        {R"({"tile_m": "4"})", "'tile_m' must be an integer"}, {R"({"tile_q": 4})", "unknown field 'tile_q'"}}) {
+        {R"({"tile_m": "4"})", "'tile_m' must be an integer"}, {R"({"tile_q": 4})", "unknown field 'tile_q'"},
+        {R"({"pack_b": 1})", "'pack_b' must be true or false"}}) {
     try {
       CpuMatmulConfig::parse(text);
       FAIL() << text;

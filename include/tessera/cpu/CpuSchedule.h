@@ -14,7 +14,9 @@
 //             C[m, n] += A[m, k] * B[k, n]
 //
 // which keeps each output's terms summed in k order (the same bits as the
-// original). Anything else is left as it is: the JIT already runs the
+// original). With pack_b, B is first copied (cache_read, transform_layout)
+// into panels Bp[n // tile_n, k, n % tile_n], so that the inner loop reads
+// it in order rather than one row of B apart. Anything else is left as it is: the JIT already runs the
 // independent outermost loops on every core and LLVM vectorises inner loops.
 //
 //   CpuSchedule s = schedule_for_cpu(f, CpuMatmulConfig{4, 64, 256});
@@ -36,7 +38,10 @@ struct CpuMatmulConfig {
   int64_t tile_m = 4, tile_n = 32;
   /// K per step (0: all of K in one step).
   int64_t tile_k = 0;
-  /// {"tile_m":4,"tile_n":32,"tile_k":0}
+  /// B copied first into panels of tile_n columns with their K rows
+  /// contiguous (a 2-d B whose N is a constant multiple of tile_n).
+  bool pack_b = false;
+  /// {"tile_m":4,"tile_n":32,"tile_k":0} (and "pack_b":true when set)
   std::string str() const;
   /// str()'s JSON back; UserError naming a missing or wrong field.
   static CpuMatmulConfig parse(const std::string &json);
@@ -58,7 +63,9 @@ CpuSchedule schedule_for_cpu(const ir::PrimFunc &f, const CpuArch &arch,
 
 /// The tilings worth timing for `f`'s matmul on `arch` (empty when `f` has
 /// none), the default first: C tiles of 1-8 rows by 1-4 vectors (what the
-/// registers hold), K whole or in steps that keep a B panel in L2.
+/// registers hold; 8 rows by 2 vectors first), K whole or in steps that keep
+/// a B panel in L2, each with B packed first where it can be.
+/// UserError (schedule_for_cpu) for pack_b where B cannot be packed.
 std::vector<CpuMatmulConfig> cpu_matmul_candidates(const ir::PrimFunc &f, const CpuArch &arch);
 
 }  // namespace tessera::cpu

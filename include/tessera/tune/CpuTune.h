@@ -1,0 +1,62 @@
+//===- tessera/tune/CpuTune.h - Every CPU schedule of a function, timed ----===//
+//
+// The CPU target's tuner (`tessera tune --target cpu`, `tessera bench
+// --target cpu`): the function as it is, then each tiling of its matmul
+// (cpu/CpuSchedule.h), built by the LLVM JIT (runtime/Backend.h), run on the
+// same random inputs, checked against the float64 reference (runtime/
+// Verify.h: the LLVM oracle when there is one) and timed on this machine's
+// cores (runtime::llvm_jit_threads()).
+//
+//   CpuTuneResult r = tune_for_cpu(f, cpu::CpuArch::detect());
+//   if (r.ok()) print(r.best().func), r.best().median_ms / r.plain_ms;
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <cmath>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tessera/cpu/CpuSchedule.h"
+#include "tessera/ir/Func.h"
+#include "tessera/runtime/KernelTimer.h"
+
+namespace tessera::tune {
+
+struct CpuCandidate {
+  /// "plain (as written)" or "matmul {config}".
+  std::string name;
+  std::optional<cpu::CpuMatmulConfig> config;
+  ir::PrimFunc func;
+  /// Built, ran and matched the reference.
+  bool ok = false;
+  /// Why not, when !ok.
+  std::string error;
+  double median_ms = NAN;
+  /// The largest error / bound over the outputs (runtime::OutputCheck).
+  double error_ratio = 0;
+};
+
+struct CpuTuneResult {
+  /// Verified candidates fastest first, then the failures in their order.
+  std::vector<CpuCandidate> candidates;
+  /// The function as written (NAN when it failed).
+  double plain_ms = NAN;
+  /// What computed the reference ("llvm" or "interpreter").
+  std::string reference;
+  unsigned threads = 1;
+  bool ok() const { return !candidates.empty() && candidates[0].ok; }
+  const CpuCandidate &best() const { return candidates.at(0); }
+};
+
+struct CpuTuneOptions {
+  runtime::TimingOptions timing{.warmup_ms = 0, .measure_ms = 300, .min_reps = 3, .max_reps = 100};
+  uint64_t seed = 1;
+};
+
+/// See the file comment. UserError when the LLVM JIT is not in this build or
+/// `f` still has symbolic sizes (bind them first: analysis::specialize).
+CpuTuneResult tune_for_cpu(const ir::PrimFunc &f, const cpu::CpuArch &arch, const CpuTuneOptions &options = {});
+
+}  // namespace tessera::tune
