@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <sstream>
 #include <thread>
 
@@ -133,17 +134,28 @@ json run_one(const json &w, const cpu::CpuArch &arch, double memcpy_gbps) {
   return row;
 }
 
+/// /proc/cpuinfo's "model name" ("Intel(R) Xeon(R) Processor"), or "unknown".
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("model name", 0) == 0) {
+      const size_t colon = line.find(':');
+      if (colon != std::string::npos && colon + 2 <= line.size()) return line.substr(colon + 2);
+    }
+  return "unknown";
+}
+
 }  // namespace
 
 double measure_memcpy_gbps(size_t bytes, unsigned threads) {
   threads = std::max(1u, threads);
   std::vector<char> src(bytes, 1), dst(bytes, 0);
-  const double ms = median_ms(5, [&] {
+  const double ms = std::max(1e-6, median_ms(5, [&] {
     on_threads(threads, [&](unsigned t) {
       const size_t lo = bytes * t / threads, hi = bytes * (t + 1) / threads;
       std::memcpy(dst.data() + lo, src.data() + lo, hi - lo);
     });
-  });
+  }));
   return 2.0 * double(bytes) / (ms * 1e-3) / 1e9;
 }
 
@@ -158,6 +170,7 @@ json run_cpu_suite(const CpuSuiteOptions &o) {
               {"description", sel.suite.value("description", "")},
               {"mode", "cpu"},
               {"cpu", arch.str()},
+              {"cpu_model", cpu_model()},
               {"threads", threads},
               {"eigen", fmt::format("{}.{}.{}", EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION, EIGEN_MINOR_VERSION)}};
   const double memcpy_gbps = measure_memcpy_gbps(size_t(256) << 20, threads);
@@ -188,7 +201,8 @@ std::string cpu_suite_markdown(const json &report) {
   std::ostringstream out;
   out << "# tessera bench --target cpu: " << report.value("suite", "") << "\n\n"
       << report.value("description", "") << "\n\n";
-  out << "- date " << report.value("date", "") << ", git " << report.value("git", "") << "; " << report.value("cpu", "")
+  out << "- date " << report.value("date", "") << ", git " << report.value("git", "") << "; "
+      << report.value("cpu_model", "") << " (" << report.value("cpu", "") << ")"
       << "; the LLVM JIT on " << report.value("threads", 0) << " threads; Eigen " << report.value("eigen", "")
       << " on the same threads (rows of C split over them)\n";
   out << "- measured memcpy bandwidth (read + write, same threads): "

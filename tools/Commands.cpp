@@ -23,6 +23,7 @@
 #include "tessera/runtime/Sass.h"
 #include "tessera/schedule/Schedule.h"
 #include "tessera/runtime/Interpreter.h"
+#include "tessera/cpu/CpuLoops.h"
 #include "tessera/cpu/CpuSchedule.h"
 #include "tessera/runtime/Backend.h"
 #include "tessera/runtime/LlvmJit.h"
@@ -173,13 +174,18 @@ int schedule_command(const ScheduleCommandOptions &opts, std::ostream &out, std:
     } else if (resolve_target(opts.target, f) == "cpu") {
       if (!opts.rule.empty()) throw UserError("--rule chooses a GPU rule; --target cpu has its own schedule");
       cpu::CpuArch host = cpu::CpuArch::by_name(opts.cpu);
-      std::optional<cpu::CpuMatmulConfig> config;
-      if (!opts.config.empty())
-        config = cpu::CpuMatmulConfig::parse(opts.config[0] == '@' ? read_text(opts.config.substr(1)) : opts.config);
-      cpu::CpuSchedule s = cpu::schedule_for_cpu(f, host, config);
-      scheduled = s.func;
-      notes += "# target: cpu (" + host.str() + ")\n# cpu schedule: " + s.kind +
-               (s.config ? " " + s.config->str() : " (" + s.why + ")") + "\n";
+      const std::string text = opts.config.empty() || opts.config[0] != '@' ? opts.config : read_text(opts.config.substr(1));
+      if (std::optional<cpu::CpuLoopConfig> loops = text.empty() ? std::nullopt : cpu::CpuLoopConfig::parse(text)) {
+        scheduled = cpu::schedule_loops_for_cpu(f, *loops);
+        notes += "# target: cpu (" + host.str() + ")\n# cpu schedule: loops " + loops->str() + "\n";
+      } else {
+        std::optional<cpu::CpuMatmulConfig> config;
+        if (!text.empty()) config = cpu::CpuMatmulConfig::parse(text);
+        cpu::CpuSchedule s = cpu::schedule_for_cpu(f, host, config);
+        scheduled = s.func;
+        notes += "# target: cpu (" + host.str() + ")\n# cpu schedule: " + s.kind +
+                 (s.config ? " " + s.config->str() : " (" + s.why + ")") + "\n";
+      }
     } else {
       Arch arch = resolve_arch(opts.arch, out);
       scheduled = schedule_by_rules(opts, f, arch, notes);

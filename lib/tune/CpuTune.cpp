@@ -29,6 +29,15 @@ CpuTuneResult tune_for_cpu(const ir::PrimFunc &f, const cpu::CpuArch &arch, cons
     }
     cands.push_back(std::move(cand));
   }
+  for (const cpu::CpuLoopConfig &c : cpu::cpu_loop_candidates(f)) {
+    CpuCandidate cand{.name = "loops " + c.str(), .loops = c};
+    try {
+      cand.func = cpu::schedule_loops_for_cpu(f, c);
+    } catch (const Error &e) {
+      cand.error = e.what();
+    }
+    cands.push_back(std::move(cand));
+  }
 
   std::vector<runtime::NDArray> inputs = runtime::make_random_args(f, {}, options.seed);
   runtime::Oracle used = runtime::Oracle::Auto;

@@ -68,6 +68,7 @@ def main(A: T.Buffer((64, 300), "float32"), B: T.Buffer((64,), "float32")):
   EXPECT_EQ(report.at("suite"), "tiny");
   EXPECT_EQ(report.at("git"), "abc");
   EXPECT_GT(report.at("memcpy").at("gbps").get<double>(), 0);
+  EXPECT_FALSE(report.at("cpu_model").get<std::string>().empty());
   const nlohmann::json &rows = report.at("workloads");
   ASSERT_EQ(rows.size(), 3u);
 

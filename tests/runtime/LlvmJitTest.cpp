@@ -303,5 +303,89 @@ TEST(LlvmJit, ReferenceOracleIsReported) {
   EXPECT_THROW(runtime::parse_oracle("gpu"), UserError);
 }
 
+/// The message of the InterpretError the interpreter throws on `args`.
+std::string interpreter_error(const PrimFunc &f, std::vector<NDArray> args) {
+  try {
+    runtime::interpret(f, args);
+  } catch (const InterpretError &e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(LlvmJit, ChecksItCannotProveStayAndTheProvenOnesAgree) {
+  // The JIT drops the bounds and domain checks its analyzer proves
+  // (CodegenIndex.cpp); each program here has one it must keep, and must fail
+  // where the interpreter fails, with its words.
+  JitThreads one(1);
+  const char *off_by_one = R"(
+@T.prim_func
+def main(a: T.handle, b: T.handle):
+    n = T.int32()
+    A = T.match_buffer(a, (n,), "float32")
+    B = T.match_buffer(b, (n,), "float32")
+    for i in range(n):
+        with T.block("B"):
+            vi = T.axis.spatial(n, i)
+            B[vi] = A[vi + 1]
+)";
+  // 40000 * 65536 leaves int32: the interpreter wraps it, and the quotient
+  // goes negative, where arithmetic without wrap-around would give i.
+  const char *wraps = R"(
+@T.prim_func
+def main(A: T.Buffer((40000,), "float32"), B: T.Buffer((40000,), "float32")):
+    for i in range(40000):
+        with T.block("B"):
+            vi = T.axis.spatial(40000, i)
+            B[vi] = A[vi * 65536 // 65536]
+)";
+  // A tail: the predicate keeps the reads within A (proven), not the write
+  // within B, one element shorter.
+  const char *tail = R"(
+@T.prim_func
+def main(A: T.Buffer((11,), "float32"), B: T.Buffer((10,), "float32")):
+    for i, j in T.grid(3, 4):
+        with T.block("B"):
+            v = T.axis.spatial(11, i * 4 + j)
+            T.where(i * 4 + j < 11)
+            B[v] = A[v] * T.float32(2)
+)";
+  // A binding that leaves its iter var's domain.
+  const char *domain = R"(
+@T.prim_func
+def main(A: T.Buffer((9,), "float32"), B: T.Buffer((9,), "float32")):
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i + 1)
+            B[vi] = A[vi]
+)";
+  struct Case {
+    const char *text;
+    runtime::DimBindings dims;
+    const char *error;
+  };
+  for (const Case &c : {Case{off_by_one, {{"n", 8}}, "out-of-bounds load A[8] (shape [8]) in block 'B'"},
+                        Case{wraps, {}, "out-of-bounds load A[-32768] (shape [40000]) in block 'B'"},
+                        Case{tail, {}, "out-of-bounds store to B[10] (shape [10]) in block 'B'"},
+                        Case{domain, {}, "vi"}}) {
+    PrimFunc f = script::parse_func(c.text);
+    std::vector<NDArray> args = runtime::make_random_args(f, c.dims, 4);
+    const std::string want = interpreter_error(f, args);
+    EXPECT_NE(want.find(c.error), std::string::npos) << want;
+    EXPECT_EQ(jit_error(f, args), want);
+  }
+  // With the buffers long enough, the same programs run as the interpreter does.
+  expect_same_bits(script::parse_func(R"(
+@T.prim_func
+def main(A: T.Buffer((11,), "float32"), B: T.Buffer((11,), "float32")):
+    for i, j in T.grid(3, 4):
+        with T.block("B"):
+            v = T.axis.spatial(11, i * 4 + j)
+            T.where(i * 4 + j < 11)
+            B[v] = A[v] * T.float32(2)
+)"),
+                   {}, 5);
+}
+
 }  // namespace
 }  // namespace tessera::testing

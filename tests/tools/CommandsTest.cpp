@@ -536,6 +536,33 @@ def main(A: T.Buffer((24, 40), "float32"), B: T.Buffer((40, 70), "float32"), C: 
   EXPECT_NE(err2.str().find("--rule chooses a GPU rule"), std::string::npos) << err2.str();
 }
 
+TEST(ScheduleCommand, ALoopConfigSchedulesAReductionForTheCpu) {
+  std::string file = write_temp("cpu_colsum.py", R"(@T.prim_func
+def main(A: T.Buffer((40, 300), "float32"), B: T.Buffer((300,), "float32")):
+    for j, k in T.grid(300, 40):
+        with T.block("B"):
+            v_j, v_k = T.axis.remap("SR", [j, k])
+            with T.init():
+                B[v_j] = T.float32(0)
+            B[v_j] = B[v_j] + A[v_k, v_j]
+)");
+  std::ostringstream out, err;
+  ASSERT_EQ(schedule_command({.file = file, .config = R"({"loops": "reduce_outer", "tile": 64})", .verify = true,
+                              .target = "cpu", .cpu = "ci"},
+                             out, err),
+            0)
+      << err.str();
+  EXPECT_NE(out.str().find("# cpu schedule: loops {\"loops\":\"reduce_outer\",\"tile\":64}"), std::string::npos)
+      << out.str();
+  EXPECT_NE(out.str().find("T.vectorized(64)"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("# verify: B: ok"), std::string::npos) << out.str();
+  std::ostringstream out2, err2;
+  EXPECT_EQ(schedule_command({.file = file, .config = R"({"loops": "rfactor", "tile": 16})", .target = "cpu"}, out2,
+                             err2),
+            1);
+  EXPECT_NE(err2.str().find("rfactor would leave partial results uninitialised"), std::string::npos) << err2.str();
+}
+
 TEST(ScheduleCommand, AFunctionForTheCpuGetsTheCpuTarget) {
   // As TVM's dlight tests print a CPU function: its target attribute
   // chooses the CPU target unless --target gpu says otherwise.

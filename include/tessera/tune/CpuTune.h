@@ -2,7 +2,8 @@
 //
 // The CPU target's tuner (`tessera tune --target cpu`, `tessera bench
 // --target cpu`): the function as it is, then each tiling of its matmul
-// (cpu/CpuSchedule.h), built by the LLVM JIT (runtime/Backend.h), run on the
+// (cpu/CpuSchedule.h) or each loop order of its one loop nest
+// (cpu/CpuLoops.h), built by the LLVM JIT (runtime/Backend.h), run on the
 // same random inputs, checked against the float64 reference (runtime/
 // Verify.h: the LLVM oracle when there is one) and timed on this machine's
 // cores (runtime::llvm_jit_threads()).
@@ -18,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "tessera/cpu/CpuLoops.h"
 #include "tessera/cpu/CpuSchedule.h"
 #include "tessera/ir/Func.h"
 #include "tessera/runtime/KernelTimer.h"
@@ -25,9 +27,10 @@
 namespace tessera::tune {
 
 struct CpuCandidate {
-  /// "plain (as written)" or "matmul {config}".
+  /// "plain (as written)", "matmul {config}" or "loops {config}".
   std::string name;
   std::optional<cpu::CpuMatmulConfig> config;
+  std::optional<cpu::CpuLoopConfig> loops;
   ir::PrimFunc func;
   /// Built, ran and matched the reference.
   bool ok = false;

@@ -6,7 +6,8 @@
 // block predicates (inside the block). With it:
 //
 //   - an integer index expression none of whose sub-expressions can leave
-//     its dtype (`fits`) is computed in int64 with no-signed-wrap flags
+//     its dtype (`computed_bound`, interval arithmetic of our own: the
+//     analyzer's bounds assume that already) is computed in int64 with no-signed-wrap flags
 //     (`wide`): the value the interpreter computes, in a form LLVM's scalar
 //     evolution sees through (the loop counters are int64 already), so the
 //     addresses of neighbouring elements differ by constants;
@@ -19,6 +20,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Gen.h"
+
+#include <algorithm>
 
 #include "tessera/ir/Op.h"
 
@@ -34,38 +37,61 @@ int64_t positive_constant(const Expr &e) {
 
 }  // namespace
 
-bool Gen::fits(const Expr &e) const {
+std::optional<arith::IntBound> Gen::computed_bound(const Expr &e) const {
+  // Interval arithmetic of our own, in 128 bits: the analyzer's const_bound
+  // assumes no overflow (it clamps to the type), which is what is in question.
   const DataType t = e.dtype();
-  if (!t.is_int() || t.lanes() != 1 || t.bits() > 64) return false;
-  auto within = [&](const Expr &x) {
-    const arith::IntBound b = ana_.const_bound(x), range = arith::IntBound::of_dtype(t);
-    return b.min >= range.min && b.max <= range.max && b.min != arith::IntBound::kNegInf &&
-           b.max != arith::IntBound::kPosInf;
+  if (!t.is_int() || t.lanes() != 1 || t.bits() > 64) return std::nullopt;
+  using Wide = __int128;
+  auto make = [&](Wide lo, Wide hi) -> std::optional<arith::IntBound> {
+    const arith::IntBound type = arith::IntBound::of_dtype(t);
+    if (lo < Wide(type.min) || hi > Wide(type.max)) return std::nullopt;
+    return arith::IntBound{int64_t(lo), int64_t(hi)};
   };
   switch (e.kind()) {
-    case ir::NodeKind::IntImm:
-    case ir::NodeKind::Var: return true;  // a variable always holds a value of its type
+    case ir::NodeKind::IntImm: return arith::IntBound::constant(e.as<ir::IntImm>()->value);
+    case ir::NodeKind::Var: {
+      // A variable always holds a value of its type; the facts may narrow it.
+      const arith::IntBound b = ana_.const_bound(e), type = arith::IntBound::of_dtype(t);
+      return arith::IntBound{std::max(b.min, type.min), std::min(b.max, type.max)};
+    }
     case ir::NodeKind::Cast: {
-      const Expr &inner = e.as<ir::Cast>()->value;
-      return fits(inner) && within(inner);
+      auto inner = computed_bound(e.as<ir::Cast>()->value);
+      if (!inner) return std::nullopt;
+      return make(inner->min, inner->max);
     }
     case ir::NodeKind::Binary: {
       const auto *b = e.as<ir::Binary>();
-      if (b->a.dtype() != t || b->b.dtype() != t) return false;
+      if (b->a.dtype() != t || b->b.dtype() != t) return std::nullopt;
+      auto x = computed_bound(b->a);
+      if (!x) return std::nullopt;
+      const Wide x0 = x->min, x1 = x->max;
+      if (const int64_t c = positive_constant(b->b); c > 0) {
+        auto floor_div = [&](Wide v) { return v >= 0 ? v / c : -((-v + c - 1) / c); };
+        switch (b->op) {
+          case ir::BinaryOp::FloorDiv: return make(floor_div(x0), floor_div(x1));
+          case ir::BinaryOp::Div: return make(x0 / c, x1 / c);
+          case ir::BinaryOp::FloorMod: return make(0, c - 1);
+          case ir::BinaryOp::Mod: return make(x0 < 0 ? -(c - 1) : 0, x1 > 0 ? c - 1 : 0);
+          default: break;
+        }
+      }
+      auto y = computed_bound(b->b);
+      if (!y) return std::nullopt;
+      const Wide y0 = y->min, y1 = y->max;
       switch (b->op) {
-        case ir::BinaryOp::Add:
-        case ir::BinaryOp::Sub:
-        case ir::BinaryOp::Mul: return fits(b->a) && fits(b->b) && within(e);
-        case ir::BinaryOp::Min:
-        case ir::BinaryOp::Max: return fits(b->a) && fits(b->b);
-        case ir::BinaryOp::FloorDiv:
-        case ir::BinaryOp::FloorMod:
-        case ir::BinaryOp::Div:
-        case ir::BinaryOp::Mod: return positive_constant(b->b) > 0 && fits(b->a);
-        default: return false;
+        case ir::BinaryOp::Add: return make(x0 + y0, x1 + y1);
+        case ir::BinaryOp::Sub: return make(x0 - y1, x1 - y0);
+        case ir::BinaryOp::Mul: {
+          const Wide p[] = {x0 * y0, x0 * y1, x1 * y0, x1 * y1};
+          return make(*std::min_element(p, p + 4), *std::max_element(p, p + 4));
+        }
+        case ir::BinaryOp::Min: return make(std::min(x0, y0), std::min(x1, y1));
+        case ir::BinaryOp::Max: return make(std::max(x0, y0), std::max(x1, y1));
+        default: return std::nullopt;
       }
     }
-    default: return false;
+    default: return std::nullopt;
   }
 }
 
@@ -93,7 +119,7 @@ Value *Gen::wide(const Expr &e) {
       // Division by a positive constant c: truncating in LLVM, floored by a
       // correction unless the dividend is known not to be negative.
       Value *c = b_.getInt64(uint64_t(positive_constant(b->b)));
-      const bool non_negative = ana_.const_bound(b->a).min >= 0;
+      const bool non_negative = computed_bound(b->a)->min >= 0;
       const bool floored = b->op == ir::BinaryOp::FloorDiv || b->op == ir::BinaryOp::FloorMod;
       const bool quotient = b->op == ir::BinaryOp::FloorDiv || b->op == ir::BinaryOp::Div;
       if (non_negative) return quotient ? b_.CreateUDiv(x, c) : b_.CreateURem(x, c);

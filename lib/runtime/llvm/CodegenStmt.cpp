@@ -89,10 +89,17 @@ void Gen::counted_loop(const ir::For &f, Value *lo, Value *begin, Value *end) {
   llvm::PHINode *i = b_.CreatePHI(i64_, 2, "i");
   i->addIncoming(begin, pre);
   arith::Analyzer::Scope facts(ana_);
-  ana_.bind(f.loop_var, ir::Range{f.min, f.extent});
-  // The counter in int64 is the variable's value when its range fits its type.
-  const arith::IntBound range = ana_.var_bound(f.loop_var), type = arith::IntBound::of_dtype(f.loop_var.dtype());
-  const bool fits_type = f.loop_var.dtype().is_int() && range.min >= type.min && range.max <= type.max;
+  // The counter in int64 is the variable's value when its range fits its
+  // type; else the variable wraps around, and may take any value of it.
+  const DataType t = f.loop_var.dtype();
+  const auto lo_bound = computed_bound(f.min), n_bound = computed_bound(f.extent);
+  const arith::IntBound type = arith::IntBound::of_dtype(t);
+  const bool fits_type = t.is_int() && lo_bound && n_bound && lo_bound->min >= type.min &&
+                         __int128(lo_bound->max) + __int128(n_bound->max) - 1 <= __int128(type.max);
+  if (fits_type)
+    ana_.bind(f.loop_var, ir::Range{f.min, f.extent});
+  else if (t.is_int())
+    ana_.bind(f.loop_var, type.min, type.max);
   Value *counter = b_.CreateAdd(lo, i, "", false, /*HasNSW=*/fits_type);
   bind(f.loop_var, cast_int(counter, DataType::int64(), f.loop_var.dtype()));
   bind_wide(f.loop_var, fits_type ? counter : nullptr);
@@ -129,8 +136,9 @@ void Gen::block(const ir::Block &blk) {
     const Expr &binding = blk.bindings[k];
     const DataType t = blk.iter_vars[k].var.dtype();
     // A binding that fits the iter var's type has the same value in int64.
-    const arith::IntBound bound = ana_.const_bound(binding), type = arith::IntBound::of_dtype(t);
-    if (t.is_int() && fits(binding) && bound.min >= type.min && bound.max <= type.max) {
+    const auto bound = computed_bound(binding);
+    const arith::IntBound type = arith::IntBound::of_dtype(t);
+    if (t.is_int() && bound && bound->min >= type.min && bound->max <= type.max) {
       wide_values.push_back(wide(binding));
       values.push_back(cast_int(wide_values.back(), DataType::int64(), t));
     } else {

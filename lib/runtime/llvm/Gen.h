@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <limits>
 #include <unordered_map>
 
@@ -274,8 +275,10 @@ class Gen {
   void note_access(llvm::Instruction *inst, const ir::Buffer &b) { accesses_.emplace_back(inst, buffer(b).scope); }
 
   // ---- index arithmetic (CodegenIndex.cpp) ----------------------------------------
-  /// No sub-expression of the integer `e` can leave its dtype (under ana_).
-  bool fits(const Expr &e) const;
+  /// The values the integer `e` takes as computed, when no sub-expression
+  /// can leave its dtype (under the facts of ana_); nullopt otherwise.
+  std::optional<arith::IntBound> computed_bound(const Expr &e) const;
+  bool fits(const Expr &e) const { return computed_bound(e).has_value(); }
   /// `e` computed in int64 with no-wrap flags; only for fits(e).
   Value *wide(const Expr &e);
   /// An index as int64: wide() when it fits, else the expression's value.

@@ -1,0 +1,172 @@
+//===- tests/cpu/CpuLoopsTest.cpp - CPU schedules of one loop nest ---------===//
+//
+// cpu/CpuLoops.h on the shapes it is for, written as TVM prints them: a
+// column sum reordered (the same bits: each output still sums in k order), a
+// row sum split into vectorized partial sums (rfactor: another order, within
+// the float64 bound), a transpose in tiles (the same bits); other functions
+// get no candidates; configs are checked.
+//
+//===----------------------------------------------------------------------===//
+#include "tessera/cpu/CpuLoops.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "tessera/analysis/Specialize.h"
+#include "tessera/ir/Functor.h"
+#include "tessera/runtime/Interpreter.h"
+#include "tessera/runtime/Verify.h"
+#include "tessera/script/Parser.h"
+#include "tessera/support/Error.h"
+
+namespace tessera::cpu {
+namespace {
+
+const char *kColumnSum = R"(
+# from tvm.script import tir as T
+
+@T.prim_func
+def main(a: T.handle, b: T.handle) -> None:
+    rows, cols = T.int32(), T.int32()
+    A = T.match_buffer(a, (rows, cols), "float32")
+    B = T.match_buffer(b, (cols,), "float32")
+    for j, k in T.grid(cols, rows):
+        with T.block("B"):
+            v_j, v_k = T.axis.remap("SR", [j, k])
+            T.reads(A[v_k, v_j])
+            T.writes(B[v_j])
+            with T.init():
+                B[v_j] = T.float32(0.0)
+            B[v_j] = B[v_j] + A[v_k, v_j]
+)";
+
+const char *kRowSum = R"(
+@T.prim_func
+def main(A: T.Buffer((37, 1024), "float32"), B: T.Buffer((37,), "float32")):
+    for i, k in T.grid(37, 1024):
+        with T.block("B"):
+            v_i, v_k = T.axis.remap("SR", [i, k])
+            with T.init():
+                B[v_i] = T.float32(0)
+            B[v_i] = B[v_i] + A[v_i, v_k]
+)";
+
+const char *kTranspose = R"(
+@T.prim_func
+def main(A: T.Buffer((45, 67), "float32"), B: T.Buffer((67, 45), "float32")):
+    for i, j in T.grid(45, 67):
+        with T.block("B"):
+            v_i, v_j = T.axis.remap("SS", [i, j])
+            B[v_j, v_i] = A[v_i, v_j]
+)";
+
+const char *kAdd = R"(
+@T.prim_func
+def main(A: T.Buffer((8, 16), "float32"), B: T.Buffer((8, 16), "float32"), C: T.Buffer((8, 16), "float32")):
+    for i, j in T.grid(8, 16):
+        with T.block("C"):
+            v_i, v_j = T.axis.remap("SS", [i, j])
+            C[v_i, v_j] = A[v_i, v_j] + B[v_i, v_j]
+)";
+
+std::vector<std::string> loop_kinds(const ir::PrimFunc &f) {
+  std::vector<std::string> kinds;
+  ir::pre_order_visit(f.body(), nullptr, [&](const ir::Stmt &s) {
+    if (const auto *l = s.as<ir::For>()) kinds.push_back(ir::for_kind_name(l->for_kind));
+  });
+  return kinds;
+}
+
+bool has(const std::vector<std::string> &v, const std::string &x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+void expect_same_bits(const ir::PrimFunc &original, const ir::PrimFunc &scheduled) {
+  std::vector<runtime::NDArray> want = runtime::make_random_args(original, {}, 3), got = want;
+  runtime::interpret(original, want);
+  runtime::interpret(scheduled, got);
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_EQ(std::memcmp(want[i].data(), got[i].data(), want[i].nbytes()), 0) << "argument " << i;
+}
+
+std::vector<std::string> kinds_of(const std::vector<CpuLoopConfig> &configs) {
+  std::vector<std::string> out;
+  for (const CpuLoopConfig &c : configs) out.push_back(c.str());
+  return out;
+}
+
+TEST(CpuLoops, AColumnSumSumsConsecutiveOutputsTogetherInKOrder) {
+  ir::PrimFunc f = analysis::specialize(script::parse_func(kColumnSum), {{"rows", 50}, {"cols", 300}});
+  std::vector<CpuLoopConfig> configs = cpu_loop_candidates(f);
+  EXPECT_EQ(kinds_of(configs), (std::vector<std::string>{R"({"loops":"reduce_outer","tile":64})",
+                                                         R"({"loops":"reduce_outer","tile":256})"}));
+  for (const CpuLoopConfig &c : configs) {
+    SCOPED_TRACE(c.str());
+    ir::PrimFunc g = schedule_loops_for_cpu(f, c);
+    std::vector<std::string> kinds = loop_kinds(g);
+    EXPECT_EQ(kinds.front(), "parallel");
+    EXPECT_TRUE(has(kinds, "vectorized"));
+    expect_same_bits(f, g);
+  }
+}
+
+TEST(CpuLoops, ARowSumBecomesVectorizedPartialSumsWithinTheBound) {
+  ir::PrimFunc f = script::parse_func(kRowSum);
+  std::vector<CpuLoopConfig> configs = cpu_loop_candidates(f);
+  ASSERT_EQ(configs.size(), 2u);
+  for (const CpuLoopConfig &c : configs) {
+    SCOPED_TRACE(c.str());
+    EXPECT_EQ(c.kind, "rfactor");
+    ir::PrimFunc g = schedule_loops_for_cpu(f, c);
+    EXPECT_TRUE(has(loop_kinds(g), "vectorized"));
+    std::vector<runtime::NDArray> args = runtime::make_random_args(f, {}, 7);
+    runtime::Reference want = runtime::compute_reference(f, args);
+    runtime::interpret(g, args);
+    for (const runtime::OutputCheck &check : runtime::check_outputs(f, args, want)) EXPECT_TRUE(check.ok) << check.str();
+  }
+}
+
+TEST(CpuLoops, ATransposeGoesInTilesWithTheSameBits) {
+  ir::PrimFunc f = script::parse_func(kTranspose);
+  std::vector<CpuLoopConfig> configs = cpu_loop_candidates(f);
+  ASSERT_EQ(configs.size(), 3u);
+  for (const CpuLoopConfig &c : configs) {
+    SCOPED_TRACE(c.str());
+    EXPECT_EQ(c.kind, "tile2d");
+    ir::PrimFunc g = schedule_loops_for_cpu(f, c);
+    EXPECT_EQ(loop_kinds(g).front(), "parallel");
+    expect_same_bits(f, g);
+  }
+}
+
+TEST(CpuLoops, OthersGetNoCandidatesAndConfigsAreChecked) {
+  EXPECT_TRUE(cpu_loop_candidates(script::parse_func(kAdd)).empty());  // already in order
+  // A row sum no lane count divides: rfactor would leave partial sums unset.
+  std::string odd = kRowSum;
+  for (size_t at; (at = odd.find("1024")) != std::string::npos;) odd.replace(at, 4, "1000");
+  EXPECT_TRUE(cpu_loop_candidates(script::parse_func(odd)).empty());
+  EXPECT_FALSE(CpuLoopConfig::parse(R"({"tile_m": 4})").has_value());  // a matmul config
+  EXPECT_EQ(CpuLoopConfig::parse(R"({"loops": "rfactor", "tile": 16})")->str(), R"({"loops":"rfactor","tile":16})");
+  for (auto [text, message] : {std::pair{R"({"loops": "spiral", "tile": 4})", "unknown loops 'spiral'"},
+                               {R"({"loops": "tile2d"})", "'tile' must be an integer"},
+                               {R"({"loops": "tile2d", "tile": 4, "x": 1})", "unknown field 'x'"}}) {
+    try {
+      CpuLoopConfig::parse(text);
+      FAIL() << text;
+    } catch (const UserError &e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
+  }
+  // A config of another shape, and a tile of 0, are refused with the reason.
+  ir::PrimFunc rows = script::parse_func(kRowSum);
+  try {
+    schedule_loops_for_cpu(rows, {"tile2d", 16});
+    FAIL() << "tile2d of a reduction";
+  } catch (const UserError &e) {
+    EXPECT_NE(std::string(e.what()).find("does not apply to 'B' (1 spatial and 1 reduction loops)"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(schedule_loops_for_cpu(rows, {"rfactor", 0}), UserError);
+}
+
+}  // namespace
+}  // namespace tessera::cpu
