@@ -23,6 +23,8 @@
 #include "tessera/runtime/Verify.h"
 #include "tessera/support/Error.h"
 
+#include "InterchangeReductions.h"
+
 namespace tessera::runtime {
 
 namespace {
@@ -443,7 +445,9 @@ ReferenceProgram make_reference_program(const PrimFunc &f) {
     params.push_back(hq);
     buffer_map.push_back({hq, b.squares_of(buf)});
   }
-  out.func = PrimFunc::make(f.name() + "_reference", params, buffer_map, body, f.attrs());
+  // Each output's terms in the program's order, the outputs of a reduction
+  // interleaved (InterchangeReductions.h): the same bits, several times faster.
+  out.func = detail::interchange_reductions(PrimFunc::make(f.name() + "_reference", params, buffer_map, body, f.attrs()));
   return out;
 }
 

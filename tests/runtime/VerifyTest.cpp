@@ -12,7 +12,10 @@
 #include <fmt/format.h>
 
 #include "tessera/ir/AccessRegions.h"
+#include "tessera/ir/Functor.h"
 #include "tessera/runtime/Interpreter.h"
+#include "tessera/runtime/LlvmJit.h"
+#include "tessera/runtime/Oracle.h"
 #include "tessera/runtime/Verify.h"
 #include "tessera/script/Parser.h"
 
@@ -307,6 +310,54 @@ TEST(Verify, LargeOutputsAreCheckedInParallelWithTheSameVerdict) {
   EXPECT_FALSE(c.ok);
   EXPECT_EQ(c.failures, 1);
   EXPECT_EQ(c.worst_index, std::vector<int64_t>{n - 3});
+}
+
+TEST(Verify, TheReferenceOfAMatmulSumsInKOrderWithItsOutputsInterleaved) {
+  // make_reference_program moves the column loop below K (for i, k, j:
+  // InterchangeReductions.h) so the JIT vectorizes across outputs; every
+  // output still sums its terms in k order: the bits of a plain k loop. A
+  // row sum, whose reduction is the contiguous axis, keeps its order.
+  ir::PrimFunc mm = script::parse_func(R"(
+@T.prim_func
+def main(A: T.Buffer((5, 33), "float32"), B: T.Buffer((33, 7), "float32"), C: T.Buffer((5, 7), "float32")):
+    for i, j, k in T.grid(5, 7, 33):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+)");
+  std::vector<std::string> order;
+  ir::pre_order_visit(runtime::make_reference_program(mm).func.body(), nullptr, [&](const ir::Stmt &s) {
+    if (const auto *l = s.as<ir::For>()) order.push_back(l->loop_var.name());
+  });
+  EXPECT_EQ(order, (std::vector<std::string>{"i", "k", "j"}));
+  std::vector<NDArray> args = runtime::make_random_args(mm, {}, 11);
+  for (runtime::Oracle oracle : {runtime::Oracle::Interpreter, runtime::Oracle::Llvm}) {
+    if (oracle == runtime::Oracle::Llvm && !runtime::llvm_jit_available()) continue;
+    runtime::Reference ref = runtime::compute_reference(mm, args, oracle);
+    for (int64_t i = 0; i < 5; ++i)
+      for (int64_t j = 0; j < 7; ++j) {
+        double sum = 0;
+        for (int64_t k = 0; k < 33; ++k) sum += args[0].get(i * 33 + k) * args[1].get(k * 7 + j);
+        EXPECT_EQ(ref.values[2].get(i * 7 + j), sum) << i << ", " << j << " in " << runtime::oracle_name(oracle);
+      }
+  }
+  ir::PrimFunc row_sum = script::parse_func(R"(
+@T.prim_func
+def main(A: T.Buffer((4, 16), "float32"), B: T.Buffer((4,), "float32")):
+    for i, k in T.grid(4, 16):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                B[vi] = T.float32(0)
+            B[vi] = B[vi] + A[vi, vk]
+)");
+  order.clear();
+  ir::pre_order_visit(runtime::make_reference_program(row_sum).func.body(), nullptr, [&](const ir::Stmt &s) {
+    if (const auto *l = s.as<ir::For>()) order.push_back(l->loop_var.name());
+  });
+  EXPECT_EQ(order, (std::vector<std::string>{"i", "k"}));
 }
 
 }  // namespace

@@ -1,0 +1,25 @@
+//===- lib/runtime/InterchangeReductions.h - Reductions not innermost ------===//
+//
+// Private to lib/runtime. The float64 reference program of a matmul runs its
+// K loop innermost, as the program is written, and each term carries the
+// error bound's bookkeeping (a square root among it): one long dependent
+// chain per output, neither vectorized nor interleaved. Moving the innermost
+// spatial loop below the reduction loops (for i, j, k -> for i, k, j) keeps
+// every output's terms in k order — the same bits — and makes the inner loop
+// run over independent outputs, contiguous in the operand it reads along j:
+// the JIT vectorizes it. Only where the spatial loop indexes the innermost
+// dimension of some read (a row sum keeps its order: its reduction is the
+// contiguous one), and only what the reorder primitive accepts.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "tessera/ir/Func.h"
+
+namespace tessera::runtime::detail {
+
+/// `f` with the loop interchange of the file comment applied to each block
+/// it suits; `f` itself when none does.
+ir::PrimFunc interchange_reductions(const ir::PrimFunc &f);
+
+}  // namespace tessera::runtime::detail
