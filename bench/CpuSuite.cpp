@@ -17,6 +17,7 @@
 #include "TuneSuite.h"
 #include "WorkloadFacts.h"
 #include "tessera/cpu/CpuArch.h"
+#include "tessera/runtime/Backend.h"
 #include "tessera/runtime/LlvmJit.h"
 #include "tessera/support/Error.h"
 #include "tessera/tune/CpuTune.h"
@@ -40,18 +41,9 @@ void on_threads(unsigned threads, const Body &body) {
   for (std::thread &th : pool) th.join();
 }
 
-/// The median of `reps` timings (after one untimed run) of `run`, in ms.
-template <typename Run>
-double median_ms(int reps, const Run &run) {
-  run();
-  std::vector<double> samples;
-  for (int r = 0; r < reps; ++r) {
-    auto t = Clock::now();
-    run();
-    samples.push_back(seconds_since(t) * 1e3);
-  }
-  std::sort(samples.begin(), samples.end());
-  return samples[samples.size() / 2];
+/// The median of five timings (after one untimed run) of `run`, in ms.
+double median_ms(const std::function<void()> &run) {
+  return runtime::time_on_cpu(run, {.warmup_ms = 0, .measure_ms = 0, .min_reps = 5, .max_reps = 5}).median_ms;
 }
 
 /// Eigen's time for `g` (float32 or float64 operands, any layout), the rows
@@ -79,11 +71,11 @@ double eigen_gemm_ms(const runtime::GemmDesc &g, unsigned threads) {
       }
     });
   };
-  return median_ms(5, run);
+  return median_ms(run);
 }
 
 json run_one(const json &w, const cpu::CpuArch &arch, double memcpy_gbps) {
-  json row{{"workload", w.at("name")}, {"file", w.at("file")}, {"dims", w.value("dims", json::object())}};
+  json row = workload_row(w);
   try {
     ir::PrimFunc f = load_workload(w);
     WorkloadFacts facts = workload_facts(f);
@@ -150,7 +142,7 @@ std::string cpu_model() {
 double measure_memcpy_gbps(size_t bytes, unsigned threads) {
   threads = std::max(1u, threads);
   std::vector<char> src(bytes, 1), dst(bytes, 0);
-  const double ms = std::max(1e-6, median_ms(5, [&] {
+  const double ms = std::max(1e-6, median_ms([&] {
     on_threads(threads, [&](unsigned t) {
       const size_t lo = bytes * t / threads, hi = bytes * (t + 1) / threads;
       std::memcpy(dst.data() + lo, src.data() + lo, hi - lo);
@@ -175,25 +167,11 @@ json run_cpu_suite(const CpuSuiteOptions &o) {
               {"eigen", fmt::format("{}.{}.{}", EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION, EIGEN_MINOR_VERSION)}};
   const double memcpy_gbps = measure_memcpy_gbps(size_t(256) << 20, threads);
   report["memcpy"] = {{"bytes", size_t(256) << 20}, {"threads", threads}, {"gbps", memcpy_gbps}};
-  report["workloads"] = json::array();
-  auto start = Clock::now();
-  std::vector<double> done_s;
-  for (const json &w : sel.workloads) {
-    const double elapsed = seconds_since(start);
-    std::vector<double> sorted = done_s;
-    std::sort(sorted.begin(), sorted.end());
-    const double expected = sorted.empty() ? 0 : sorted[sorted.size() / 2];
-    if (o.budget_s > 0 && elapsed + expected > o.budget_s) {
-      report["workloads"].push_back({{"workload", w.at("name")},
-                                     {"file", w.at("file")},
-                                     {"status", "skipped"},
-                                     {"error", fmt::format("budget: {:.0f} s of {:.0f} s used", elapsed, o.budget_s)}});
-    } else {
-      report["workloads"].push_back(run_one(w, arch, memcpy_gbps));
-      done_s.push_back(seconds_since(start) - elapsed);
-    }
-    if (o.progress) o.progress(report);
-  }
+  run_workloads(
+      sel.workloads, o.budget_s, report, [&](const json &w) { return run_one(w, arch, memcpy_gbps); },
+      [&](json &partial) {
+        if (o.progress) o.progress(partial);
+      });
   return report;
 }
 

@@ -43,7 +43,7 @@ json time_of(const tune::CandidateReport *c) {
 
 json run_one(const json &w, const Arch &arch, const TuneSuiteOptions &o, bool measure,
              const std::optional<runtime::Cublas> &blas, double copy_gbps) {
-  json row{{"workload", w.at("name")}, {"file", w.at("file")}, {"dims", w.value("dims", json::object())}};
+  json row = workload_row(w);
   try {
     ir::PrimFunc f = load_workload(w);
     WorkloadFacts facts = workload_facts(f);
@@ -184,6 +184,34 @@ SuiteSelection select_workloads(const std::string &suite_name, const std::vector
   return out;
 }
 
+json workload_row(const json &w) {
+  return {{"workload", w.at("name")}, {"file", w.at("file")}, {"dims", w.value("dims", json::object())}};
+}
+
+void run_workloads(const std::vector<json> &workloads, double budget_s, json &report,
+                   const std::function<json(const json &)> &run, const std::function<void(json &)> &after_each) {
+  using Clock = std::chrono::steady_clock;
+  auto seconds_since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
+  const auto start = Clock::now();
+  std::vector<double> done_s;
+  report["workloads"] = json::array();
+  for (const json &w : workloads) {
+    const double elapsed = seconds_since(start);
+    const double expected = done_s.empty() ? 0 : runtime::median(done_s);
+    if (budget_s > 0 && elapsed + expected > budget_s) {
+      json row = workload_row(w);
+      row["status"] = "skipped";
+      row["error"] = fmt::format("budget: {:.0f} s of {:.0f} s used, a workload takes about {:.0f} s", elapsed,
+                                 budget_s, expected);
+      report["workloads"].push_back(std::move(row));
+    } else {
+      report["workloads"].push_back(run(w));
+      done_s.push_back(seconds_since(start) - elapsed);
+    }
+    after_each(report);
+  }
+}
+
 ir::PrimFunc load_workload(const json &w) {
   ir::Module m = script::parse_file(source_path(w.at("file").get<std::string>()));
   if (m.funcs.size() != 1) throw UserError(w.at("file").get<std::string>() + ": expected one function");
@@ -218,25 +246,12 @@ json run_tune_suite(const TuneSuiteOptions &o) {
       report["cublas"] = std::string("unavailable: ") + e.what();
     }
   }
-  auto start = std::chrono::steady_clock::now();
-  std::vector<double> done_s;
-  report["workloads"] = json::array();
-  for (const json &w : selected) {
-    double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    double expected = done_s.empty() ? 0 : runtime::median(done_s);
-    if (o.budget_s > 0 && elapsed + expected > o.budget_s) {
-      report["workloads"].push_back(
-          {{"workload", w.at("name")}, {"file", w.at("file")}, {"dims", w.value("dims", json::object())},
-           {"status", "skipped"},
-           {"error", fmt::format("budget: {:.0f} s of {:.0f} s used, a workload takes about {:.0f} s", elapsed,
-                                 o.budget_s, expected)}});
-    } else {
-      report["workloads"].push_back(run_one(w, arch, o, measure, blas, copy_gbps));
-      done_s.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() - elapsed);
-    }
-    report["summary"] = summarize(report["workloads"]);
-    if (o.progress) o.progress(report);
-  }
+  run_workloads(
+      selected, o.budget_s, report, [&](const json &w) { return run_one(w, arch, o, measure, blas, copy_gbps); },
+      [&](json &partial) {
+        partial["summary"] = summarize(partial["workloads"]);
+        if (o.progress) o.progress(partial);
+      });
   report["summary"] = summarize(report["workloads"]);
   return report;
 }

@@ -79,6 +79,15 @@ struct SuiteSelection {
 SuiteSelection select_workloads(const std::string &suite_name_or_path, const std::vector<std::string> &only);
 /// A suite workload's function with its "dims" bound (analysis::specialize).
 ir::PrimFunc load_workload(const nlohmann::json &workload);
+/// {"workload", "file", "dims"} of a suite workload: the start of its row.
+nlohmann::json workload_row(const nlohmann::json &workload);
+/// Appends to report["workloads"], in order, the row `run` gives for each
+/// workload, or, once a budget (seconds; 0: none) has less left than the
+/// median time of the workloads run so far, a row with "status": "skipped"
+/// and the reason; `after_each(report)` after every row.
+void run_workloads(const std::vector<nlohmann::json> &workloads, double budget_s, nlohmann::json &report,
+                   const std::function<nlohmann::json(const nlohmann::json &)> &run,
+                   const std::function<void(nlohmann::json &)> &after_each);
 
 /// Runs the suite; see the file comment. A workload that fails (no candidate
 /// survives, a load error) gets "status": "error" with the message, and the

@@ -98,15 +98,10 @@ void measure(const Suite &s, const test::Entry &e, const ir::PrimFunc &f, const 
   row["reference"] = want.how;
   std::vector<NDArray> got = inputs;
   fn.run(got);
-  double worst = 0;
-  std::string wrong;
-  for (const runtime::OutputCheck &c : runtime::check_outputs(f, got, want.ref)) {
-    worst = std::max(worst, c.ratio);
-    if (!c.ok) wrong += (wrong.empty() ? "" : "; ") + c.str();
-  }
-  row["error_ratio"] = worst;
-  row["status"] = wrong.empty() ? "ok" : "mismatch";
-  if (!wrong.empty()) row["mismatch"] = wrong;
+  const runtime::ChecksSummary checks = runtime::summarize_checks(runtime::check_outputs(f, got, want.ref));
+  row["error_ratio"] = checks.worst_ratio;
+  row["status"] = checks.ok() ? "ok" : "mismatch";
+  if (!checks.ok()) row["mismatch"] = checks.failures;
 
   runtime::TimingResult t = fn.time(inputs, s.options.timing);
   double seconds = t.median_ms * 1e-3;

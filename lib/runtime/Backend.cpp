@@ -12,10 +12,6 @@
 
 namespace tessera::runtime {
 
-namespace {
-
-/// Wall-clock samples of `run` (one untimed run first), within the options'
-/// budget and repetition bounds.
 TimingResult time_on_cpu(const std::function<void()> &run, const TimingOptions &options) {
   using Clock = std::chrono::steady_clock;
   run();
@@ -32,6 +28,8 @@ TimingResult time_on_cpu(const std::function<void()> &run, const TimingOptions &
   }
   return summarize_samples(std::move(samples));
 }
+
+namespace {
 
 /// A CPU executor (Interpreter or LlvmJit) as an Executable.
 template <typename Executor>

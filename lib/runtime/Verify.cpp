@@ -209,6 +209,15 @@ bool all_ok(const std::vector<OutputCheck> &checks) {
   return std::all_of(checks.begin(), checks.end(), [](const OutputCheck &c) { return c.ok; });
 }
 
+ChecksSummary summarize_checks(const std::vector<OutputCheck> &checks) {
+  ChecksSummary s;
+  for (const OutputCheck &c : checks) {
+    s.worst_ratio = std::max(s.worst_ratio, c.ratio);
+    if (!c.ok) s.failures += (s.failures.empty() ? "" : "; ") + c.str();
+  }
+  return s;
+}
+
 std::string OutputCheck::str() const {
   std::string where = buffer + "[";
   for (size_t d = 0; d < worst_index.size(); ++d) where += (d ? ", " : "") + std::to_string(worst_index[d]);

@@ -2,6 +2,7 @@
 #include "tessera/tune/CpuTune.h"
 
 #include <algorithm>
+#include <functional>
 
 #include "tessera/runtime/Backend.h"
 #include "tessera/runtime/LlvmJit.h"
@@ -20,24 +21,19 @@ CpuTuneResult tune_for_cpu(const ir::PrimFunc &f, const cpu::CpuArch &arch, cons
   result.threads = runtime::llvm_jit_threads();
   std::vector<CpuCandidate> &cands = result.candidates;
   cands.push_back({.name = "plain (as written)", .func = f});
-  for (const cpu::CpuMatmulConfig &c : cpu::cpu_matmul_candidates(f, arch)) {
-    CpuCandidate cand{.name = "matmul " + c.str(), .config = c};
+  // A candidate the schedule fails for keeps the reason, and is not run.
+  auto add = [&](CpuCandidate cand, const std::function<ir::PrimFunc()> &schedule) {
     try {
-      cand.func = cpu::schedule_for_cpu(f, arch, c).func;
+      cand.func = schedule();
     } catch (const Error &e) {
       cand.error = e.what();
     }
     cands.push_back(std::move(cand));
-  }
-  for (const cpu::CpuLoopConfig &c : cpu::cpu_loop_candidates(f)) {
-    CpuCandidate cand{.name = "loops " + c.str(), .loops = c};
-    try {
-      cand.func = cpu::schedule_loops_for_cpu(f, c);
-    } catch (const Error &e) {
-      cand.error = e.what();
-    }
-    cands.push_back(std::move(cand));
-  }
+  };
+  for (const cpu::CpuMatmulConfig &c : cpu::cpu_matmul_candidates(f, arch))
+    add({.name = "matmul " + c.str(), .config = c}, [&] { return cpu::schedule_for_cpu(f, arch, c).func; });
+  for (const cpu::CpuLoopConfig &c : cpu::cpu_loop_candidates(f))
+    add({.name = "loops " + c.str(), .loops = c}, [&] { return cpu::schedule_loops_for_cpu(f, c); });
 
   std::vector<runtime::NDArray> inputs = runtime::make_random_args(f, {}, options.seed);
   runtime::Oracle used = runtime::Oracle::Auto;
@@ -49,11 +45,10 @@ CpuTuneResult tune_for_cpu(const ir::PrimFunc &f, const cpu::CpuArch &arch, cons
       std::unique_ptr<runtime::Executable> exe = llvm->build(c.func);
       std::vector<runtime::NDArray> args = inputs;
       exe->run(args);
-      c.ok = true;
-      for (const runtime::OutputCheck &check : runtime::check_outputs(f, args, want)) {
-        c.error_ratio = std::max(c.error_ratio, check.ratio);
-        if (!check.ok) c.ok = false, c.error = "wrong: " + check.str();
-      }
+      const runtime::ChecksSummary checks = runtime::summarize_checks(runtime::check_outputs(f, args, want));
+      c.error_ratio = checks.worst_ratio;
+      c.ok = checks.ok();
+      if (!c.ok) c.error = "wrong: " + checks.failures;
       if (c.ok) c.median_ms = exe->time(args, options.timing).median_ms;
     } catch (const Error &e) {
       c.ok = false;

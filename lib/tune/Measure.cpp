@@ -163,15 +163,11 @@ MeasureStats measure_candidates(const ir::PrimFunc &func, const Arch &arch, cons
         r.registers = a.registers;
         if (r.shared_bytes == 0) r.shared_bytes = a.static_shared_bytes;
       }
-      r.error_ratio = 0;
-      std::string wrong;
-      for (const runtime::OutputCheck &c : runtime::check_outputs(func, got, want)) {
-        r.error_ratio = std::max(r.error_ratio, c.ratio);
-        if (!c.ok) wrong += (wrong.empty() ? "" : "; ") + c.str();
-      }
-      if (!wrong.empty()) {
+      const runtime::ChecksSummary checks = runtime::summarize_checks(runtime::check_outputs(func, got, want));
+      r.error_ratio = checks.worst_ratio;
+      if (!checks.ok()) {
         r.status = CandidateStatus::WrongAnswer;
-        r.error = wrong;
+        r.error = checks.failures;
       } else {
         r.time_us = fns[i]->time(inputs, quick).median_ms * 1e3;
         r.measured = true;

@@ -29,10 +29,11 @@ ComputedReference reference_for(const ir::PrimFunc &f, const std::vector<runtime
   // The oracles in order (runtime/Backend.h): the LLVM JIT on this machine's
   // cores, the device (the fallback rule's naive float64 kernel) for what is
   // too large for the CPU, the interpreter last.
+  const int64_t iterations = loop_iterations(f, dims);
   std::unique_ptr<runtime::Backend> llvm = runtime::make_backend("llvm");
   if (oracle == runtime::Oracle::Llvm ||
       (oracle == runtime::Oracle::Auto && llvm->unavailable().empty() &&
-       loop_iterations(f, dims) <= options.llvm_limit * int64_t(runtime::llvm_jit_threads()))) {
+       iterations <= options.llvm_limit * int64_t(runtime::llvm_jit_threads()))) {
     try {
       return {run_reference(*llvm, program.func, program, f, inputs), "llvm"};
     } catch (const runtime::JitUnsupportedError &) {
@@ -40,8 +41,7 @@ ComputedReference reference_for(const ir::PrimFunc &f, const std::vector<runtime
     }
   }
   std::unique_ptr<runtime::Backend> cuda = runtime::make_backend("cuda", {.arch = arch.arch_flag()});
-  if (!options.interpreter_only && cuda->unavailable().empty() &&
-      loop_iterations(f, dims) > options.interpreter_limit) {
+  if (!options.interpreter_only && cuda->unavailable().empty() && iterations > options.interpreter_limit) {
     try {
       const rules::Rule &fallback = *rules::find_rule("fallback");
       if (auto m = fallback.match(program.func, arch)) {

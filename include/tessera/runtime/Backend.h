@@ -25,6 +25,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -72,6 +73,11 @@ struct BackendOptions {
   /// cuda: the device.
   int device = 0;
 };
+
+/// Wall-clock samples of `run` on this CPU (one untimed run first), within
+/// the options' budget and repetition bounds (what the CPU backends' time()
+/// does; warmup_ms is not used).
+TimingResult time_on_cpu(const std::function<void()> &run, const TimingOptions &options);
 
 /// The backend named `name` ("interpreter", "llvm", "cuda"; "cpu" is the
 /// interpreter, as `tessera run --device cpu` has always meant). UserError

@@ -126,4 +126,13 @@ std::vector<OutputCheck> check_outputs(const ir::PrimFunc &f, const std::vector<
 /// True when every check passed.
 bool all_ok(const std::vector<OutputCheck> &checks);
 
+/// The checks of a run as one verdict: the largest |got - ref| / bound over
+/// them, and the failing checks' str() joined by "; " (empty when all pass).
+struct ChecksSummary {
+  double worst_ratio = 0;
+  std::string failures;
+  bool ok() const { return failures.empty(); }
+};
+ChecksSummary summarize_checks(const std::vector<OutputCheck> &checks);
+
 }  // namespace tessera::runtime
