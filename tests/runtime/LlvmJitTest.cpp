@@ -374,6 +374,17 @@ def main(A: T.Buffer((9,), "float32"), B: T.Buffer((9,), "float32")):
     EXPECT_NE(want.find(c.error), std::string::npos) << want;
     EXPECT_EQ(jit_error(f, args), want);
   }
+  // Proven indices divided with negative dividends, floored and truncated,
+  // as the interpreter divides them.
+  expect_same_bits(script::parse_func(R"(
+@T.prim_func
+def main(A: T.Buffer((16,), "float32"), B: T.Buffer((4, 20), "float32")):
+    for i, j in T.grid(4, 20):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[(vj - 9) // 4 + 3] + A[(vj - 9) % 4] + A[T.truncdiv(vj - 9, 4) + 2] + A[T.truncmod(vj - 9, 4) + 3]
+)"),
+                   {}, 6);
   // With the buffers long enough, the same programs run as the interpreter does.
   expect_same_bits(script::parse_func(R"(
 @T.prim_func

@@ -116,17 +116,13 @@ Value *Gen::wide(const Expr &e) {
         case ir::BinaryOp::Max: return b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, x, wide(b->b));
         default: break;
       }
-      // Division by a positive constant c: truncating in LLVM, floored by a
-      // correction unless the dividend is known not to be negative.
+      // Division by a positive constant c: unsigned when the dividend is
+      // known not to be negative (every kind of division agrees there),
+      // else the program's own division in int64 (its checks fold away).
       Value *c = b_.getInt64(uint64_t(positive_constant(b->b)));
-      const bool non_negative = computed_bound(b->a)->min >= 0;
-      const bool floored = b->op == ir::BinaryOp::FloorDiv || b->op == ir::BinaryOp::FloorMod;
       const bool quotient = b->op == ir::BinaryOp::FloorDiv || b->op == ir::BinaryOp::Div;
-      if (non_negative) return quotient ? b_.CreateUDiv(x, c) : b_.CreateURem(x, c);
-      Value *q = b_.CreateSDiv(x, c), *r = b_.CreateSRem(x, c);
-      if (!floored) return quotient ? q : r;
-      Value *negative = b_.CreateICmpSLT(r, b_.getInt64(0));
-      return quotient ? b_.CreateSub(q, b_.CreateZExt(negative, i64_)) : b_.CreateSelect(negative, b_.CreateAdd(r, c), r);
+      if (computed_bound(b->a)->min >= 0) return quotient ? b_.CreateUDiv(x, c) : b_.CreateURem(x, c);
+      return divide(b->op, DataType::int64(), x, c);
     }
     default: break;
   }
