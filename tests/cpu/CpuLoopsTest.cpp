@@ -13,6 +13,7 @@
 
 #include <cstring>
 
+#include "CpuTestUtil.h"
 #include "tessera/analysis/Specialize.h"
 #include "tessera/ir/Functor.h"
 #include "tessera/runtime/Interpreter.h"
@@ -70,22 +71,13 @@ def main(A: T.Buffer((8, 16), "float32"), B: T.Buffer((8, 16), "float32"), C: T.
             C[v_i, v_j] = A[v_i, v_j] + B[v_i, v_j]
 )";
 
-std::vector<std::string> loop_kinds(const ir::PrimFunc &f) {
-  std::vector<std::string> kinds;
-  ir::pre_order_visit(f.body(), nullptr, [&](const ir::Stmt &s) {
-    if (const auto *l = s.as<ir::For>()) kinds.push_back(ir::for_kind_name(l->for_kind));
-  });
-  return kinds;
-}
+using test::loop_kinds;
 
 bool has(const std::vector<std::string> &v, const std::string &x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
+/// The same bits as `original` on the inputs of seed 3.
 void expect_same_bits(const ir::PrimFunc &original, const ir::PrimFunc &scheduled) {
-  std::vector<runtime::NDArray> want = runtime::make_random_args(original, {}, 3), got = want;
-  runtime::interpret(original, want);
-  runtime::interpret(scheduled, got);
-  for (size_t i = 0; i < want.size(); ++i)
-    EXPECT_EQ(std::memcmp(want[i].data(), got[i].data(), want[i].nbytes()), 0) << "argument " << i;
+  test::expect_same_bits(original, scheduled, {}, 3);
 }
 
 std::vector<std::string> kinds_of(const std::vector<CpuLoopConfig> &configs) {

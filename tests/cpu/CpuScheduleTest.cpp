@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "CpuTestUtil.h"
 #include "tessera/analysis/Specialize.h"
 #include "tessera/ir/Functor.h"
 #include "tessera/runtime/Interpreter.h"
@@ -73,26 +74,8 @@ def main(A: T.Buffer((4, 16), "float32"), B: T.Buffer((4, 16), "float32")):
             B[vi, vk] = T.exp(A[vi, vk]) / S[vi]
 )";
 
-/// The kinds of the loops of `f`, in pre-order ("parallel", "unroll", ...).
-std::vector<std::string> loop_kinds(const ir::PrimFunc &f) {
-  std::vector<std::string> kinds;
-  ir::pre_order_visit(f.body(), nullptr, [&](const ir::Stmt &s) {
-    if (const auto *l = s.as<ir::For>()) kinds.push_back(ir::for_kind_name(l->for_kind));
-  });
-  return kinds;
-}
-
-/// `scheduled` leaves exactly the bytes `original` leaves, in the interpreter.
-void expect_same_bits(const ir::PrimFunc &original, const ir::PrimFunc &scheduled,
-                      const runtime::DimBindings &dims) {
-  std::vector<runtime::NDArray> want = runtime::make_random_args(original, dims, 9), got = want;
-  runtime::interpret(original, want);
-  runtime::interpret(scheduled, got);
-  for (size_t i = 0; i < want.size(); ++i) {
-    ASSERT_EQ(want[i].nbytes(), got[i].nbytes());
-    EXPECT_EQ(std::memcmp(want[i].data(), got[i].data(), want[i].nbytes()), 0) << "argument " << i;
-  }
-}
+using test::expect_same_bits;
+using test::loop_kinds;
 
 TEST(CpuArch, TheHostAndThePresets) {
   CpuArch host = CpuArch::detect();
