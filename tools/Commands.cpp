@@ -3,8 +3,10 @@
 
 #include "CommandSupport.h"
 
+#include <chrono>
 #include <charconv>
 #include <filesystem>
+#include <functional>
 #include <fmt/format.h>
 #include <cstdio>
 #include <fstream>
@@ -200,7 +202,7 @@ int schedule_command(const ScheduleCommandOptions &opts, std::ostream &out, std:
     auto jit_compiles = [&](const ir::PrimFunc &g) {
       if (oracle == runtime::Oracle::Interpreter || !runtime::llvm_jit_available()) return false;
       try {
-        runtime::LlvmJit jit(g);  // cached: the runs below reuse it
+        runtime::LlvmJit jit(g, {.specialize_shapes = true});  // compiles nothing yet: the runs below do
         return true;
       } catch (const runtime::JitUnsupportedError &) {
         if (oracle == runtime::Oracle::Llvm) throw;
@@ -229,11 +231,36 @@ int schedule_command(const ScheduleCommandOptions &opts, std::ostream &out, std:
           "bounds) of the {:.1f} GiB this machine has available: {}",
           need / double(1 << 30), have / double(1 << 30), instead));
     std::vector<runtime::NDArray> got = runtime::make_random_args(f, dims, opts.seed);
-    runtime::Oracle used_ref = oracle, used_sched = oracle;
-    runtime::Reference want = runtime::compute_reference(f, got, oracle, &used_ref);
-    used_sched = runtime::execute(scheduled, got, oracle);
-    out << defaulted.str() << "# oracle: " << runtime::oracle_name(used_ref) << " (reference), "
-        << runtime::oracle_name(used_sched) << " (scheduled)\n";
+    // Where the time went, so that a slow --verify says which part was slow.
+    auto seconds_since = [](std::chrono::steady_clock::time_point t) {
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+    };
+    // The JIT compiles each program at its first run, for these sizes.
+    struct Timed {
+      runtime::Oracle used;
+      double compile_s = 0, total_s = 0;
+      std::string str() const {
+        std::string s = runtime::oracle_name(used);
+        if (compile_s > 0) s += fmt::format(", compiled in {:.2f} s", compile_s);
+        return s + fmt::format(", ran in {:.2f} s", total_s - compile_s);
+      }
+    };
+    auto timed = [&](const std::function<runtime::Oracle()> &run) {
+      const double compiled_before = runtime::llvm_jit_compile_ms_total();
+      const auto start = std::chrono::steady_clock::now();
+      Timed t{run()};
+      t.total_s = seconds_since(start);
+      t.compile_s = (runtime::llvm_jit_compile_ms_total() - compiled_before) / 1e3;
+      return t;
+    };
+    runtime::Reference want;
+    const Timed ref = timed([&] {
+      runtime::Oracle used = oracle;
+      want = runtime::compute_reference(f, got, oracle, &used);
+      return used;
+    });
+    const Timed sched = timed([&] { return runtime::execute(scheduled, got, oracle); });
+    out << defaulted.str() << "# oracle: " << ref.str() << " (reference); " << sched.str() << " (scheduled)\n";
     return report_checks(runtime::check_outputs(f, got, want), "# verify: ",
                          "the scheduled function is outside what rounding explains", out, err);
   });

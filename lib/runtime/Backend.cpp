@@ -35,7 +35,9 @@ namespace {
 template <typename Executor>
 class CpuExecutable : public Executable {
  public:
-  CpuExecutable(std::string name, const ir::PrimFunc &f) : name_(std::move(name)), exec_(f) {}
+  template <typename... Options>
+  CpuExecutable(std::string name, const ir::PrimFunc &f, const Options &...options)
+      : name_(std::move(name)), exec_(f, options...) {}
   std::string backend() const override { return name_; }
   void run(std::vector<NDArray> &args) const override { exec_.run(pointers_to(args)); }
   TimingResult time(std::vector<NDArray> &args, const TimingOptions &options) const override {
@@ -64,7 +66,9 @@ class LlvmBackend : public Backend {
     return llvm_jit_available() ? "" : "tessera was built without LLVM (TESSERA_ENABLE_LLVM)";
   }
   std::unique_ptr<Executable> build(const ir::PrimFunc &f) const override {
-    return std::make_unique<CpuExecutable<LlvmJit>>(name(), f);
+    // Compiled for the sizes of the arrays it runs on (constants: the index
+    // arithmetic proven, its checks gone), once per set of sizes.
+    return std::make_unique<CpuExecutable<LlvmJit>>(name(), f, LlvmJitOptions{.specialize_shapes = true});
   }
 };
 

@@ -9,10 +9,65 @@
 
 namespace tessera::runtime::detail {
 
+namespace {
+
+/// Where no operand is contiguous along the spatial loop (C[i, j] += A[i, k]
+/// * B[j, k]), one operand that the loop indexes in another dimension is
+/// copied first into a buffer with that dimension last (B_global[k, j]):
+/// the loop then runs along a contiguous row. The copy moves values, so the
+/// sums and their bits are the same. True when it did.
+template <typename IsOperand>
+bool pack_along(schedule::Schedule &sch, const analysis::BlockInfo &b, IsOperand is_operand, int spatial_iter) {
+  for (size_t r = 0; r < b.reads.size(); ++r) {
+    const analysis::Access &a = b.reads[r];
+    const int rank = int(a.indices.size());
+    if (!is_operand(a) || !a.is_simple || rank < 2) continue;
+    // Only an operand some other output loop reuses (B[j, k] across i): a
+    // row sum's A[i, k] would be transposed whole to be read once.
+    const std::vector<int> used = a.iters();
+    bool reused = false;
+    for (size_t it = 0; it < b.iters.size(); ++it)
+      reused = reused || (b.iters[it].kind == ir::IterKind::Spatial &&
+                          std::find(used.begin(), used.end(), int(it)) == used.end());
+    if (!reused) continue;
+    int dim = -1;
+    for (int d = 0; d < rank - 1; ++d)
+      if (a.single_iter(d) == spatial_iter) dim = d;
+    if (dim < 0) continue;
+    // The block's read region of that buffer (its position among T.reads).
+    const auto *blk = b.block.as<ir::Block>();
+    int64_t region = -1;
+    for (size_t k = 0; k < blk->reads.size(); ++k)
+      if (blk->reads[k].buffer.same_as(a.buffer)) region = int64_t(k);
+    if (region < 0) continue;
+    std::vector<ir::Var> src;
+    std::vector<ir::Expr> dst;
+    for (int d = 0; d < rank; ++d) src.push_back(ir::Var("x" + std::to_string(d), a.indices[size_t(d)].dtype()));
+    for (int d = 0; d < rank; ++d)
+      if (d != dim) dst.push_back(src[size_t(d)]);
+    dst.push_back(src[size_t(dim)]);
+    schedule::Schedule trial = sch;
+    try {
+      schedule::BlockRef copy = trial.cache_read(schedule::BlockRef{blk->name}, region, "global");
+      trial.transform_layout(copy, 0, /*is_write=*/true, schedule::IndexMap{src, dst});
+    } catch (const Error &) {
+      continue;
+    }
+    sch = std::move(trial);
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 ir::PrimFunc interchange_reductions(const ir::PrimFunc &f) {
-  analysis::FuncInfo info = analysis::analyze(f);
+  // The loops as the schedule knows them: it renames repeated loop names
+  // (two grids over `b`), so its loop variables are not f's.
+  schedule::Schedule sch(f);
+  analysis::FuncInfo info = analysis::analyze(sch.func());
   if (info.is_scheduled || info.has_opaque_structure) return f;
-  std::optional<schedule::Schedule> sch;
+  bool changed = false;
   for (const analysis::BlockInfo &b : info.blocks) {
     if (!b.trivial_binding || b.is_guarded || b.loops.size() < 2 || b.loops.size() != b.iters.size()) continue;
     auto kind_of = [&](const ir::Stmt &loop) {
@@ -38,19 +93,19 @@ ir::PrimFunc interchange_reductions(const ir::PrimFunc &f) {
     const bool contiguous = std::any_of(b.reads.begin(), b.reads.end(), [&](const analysis::Access &a) {
       return is_operand(a) && a.inner_iter() == spatial_iter;
     });
-    if (!contiguous) continue;
+    if (!contiguous && !pack_along(sch, b, is_operand, spatial_iter)) continue;
     std::vector<schedule::LoopRef> order;
     for (size_t l = 0; l < b.loops.size(); ++l)
       if (l != s - 1) order.push_back({b.loops[l].as<ir::For>()->loop_var});
     order.push_back({spatial});
     try {
-      if (!sch) sch.emplace(f);
-      sch->reorder(order);
+      sch.reorder(order);
+      changed = true;
     } catch (const Error &) {
       // Not a chain the primitive reorders (siblings, a dependence): as written.
     }
   }
-  return sch ? sch->func() : f;
+  return changed ? sch.func() : f;
 }
 
 }  // namespace tessera::runtime::detail

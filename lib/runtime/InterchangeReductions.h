@@ -7,9 +7,13 @@
 // spatial loop below the reduction loops (for i, j, k -> for i, k, j) keeps
 // every output's terms in k order — the same bits — and makes the inner loop
 // run over independent outputs, contiguous in the operand it reads along j:
-// the JIT vectorizes it. Only where the spatial loop indexes the innermost
-// dimension of some read (a row sum keeps its order: its reduction is the
-// contiguous one), and only what the reorder primitive accepts.
+// the JIT vectorizes it. Where the spatial loop indexes the innermost
+// dimension of some read; else where it indexes another dimension of an
+// operand that another output loop reuses (C += A[i, k] * B[j, k]), that
+// operand is first copied with the dimension last (cache_read into
+// B_global[k, j], transform_layout) — values moved, not computed, so the
+// bits stay. A row sum keeps its order (its reduction is the contiguous
+// one, its operand read once). Only what the primitives accept.
 //
 //===----------------------------------------------------------------------===//
 #pragma once

@@ -35,7 +35,7 @@ Oracle execute(const ir::PrimFunc &f, std::vector<NDArray> &args, Oracle oracle)
   if (oracle != Oracle::Interpreter && (oracle == Oracle::Llvm || llvm_jit_available())) {
     std::optional<LlvmJit> jit;
     try {
-      jit.emplace(f);
+      jit.emplace(f, LlvmJitOptions{.specialize_shapes = true});
     } catch (const JitUnsupportedError &) {
       if (oracle == Oracle::Llvm) throw;
     }

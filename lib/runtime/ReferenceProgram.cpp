@@ -17,6 +17,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "tessera/ir/AccessRegions.h"
 #include "tessera/ir/Functor.h"
 #include "tessera/ir/Op.h"
 #include "tessera/ir/Opaque.h"
@@ -54,6 +55,18 @@ double min_normal(DataType t) {
 }
 
 Expr f64(double v) { return FloatImm::make(kF64, v); }
+
+/// Error terms of exact values are zero constants; these builders drop them,
+/// so that the reference of a product of two inputs computes one rounding
+/// term, not three (0 * x is 0 here whatever x is: an exact value carries no
+/// error however large its partner).
+bool is_zero(const Expr &e) {
+  const auto *c = e.as<FloatImm>();
+  return c && c->value == 0;
+}
+Expr plus(const Expr &a, const Expr &b) { return is_zero(a) ? b : is_zero(b) ? a : a + b; }
+Expr times(const Expr &a, const Expr &b) { return is_zero(a) || is_zero(b) ? f64(0) : a * b; }
+Expr over(const Expr &a, const Expr &b) { return is_zero(a) ? f64(0) : a / b; }
 Expr square(const Expr &e) { return e * e; }
 Expr absolute(const Expr &e) { return Call::make(kF64, Intrinsic::Abs, {e}); }
 Expr math(Intrinsic op, const Expr &e) { return Call::make(kF64, op, {e}); }
@@ -63,6 +76,13 @@ Expr math(Intrinsic op, const Expr &e) { return Call::make(kF64, op, {e}); }
 Expr rounding(DataType t, const Expr &value, double c) {
   double u = c * unit_roundoff(t);
   return square(f64(u) * max(absolute(value), f64(min_normal(t))));
+}
+
+/// The same from the square of the magnitude (no square root, no abs):
+/// (c u)^2 max(magnitude^2, min_normal^2).
+Expr rounding_of_square(DataType t, const Expr &magnitude_squared, double c) {
+  double u = c * unit_roundoff(t), m = min_normal(t);
+  return f64(u * u) * max(magnitude_squared, f64(m * m));
 }
 
 /// A float variable's float64 stand-ins in the reference program.
@@ -90,6 +110,11 @@ class ReferenceBuilder : public IRMutator {
     Var w(v.name(), kF64);
     vars_[v.get()] = {w, f64(0), square(w)};
   }
+  /// `b`, a parameter the function only reads: its elements are exact
+  /// values, each a term of its own (variance 0, squares the value squared:
+  /// what reference_args gives its companions), so loads of it read neither
+  /// companion.
+  void mark_input(const Buffer &b) { inputs_.insert(b.get()); }
   Var wide_param(const Var &v) const {
     auto it = vars_.find(v.get());
     return it == vars_.end() ? v : it->second.value;
@@ -160,6 +185,7 @@ class ReferenceBuilder : public IRMutator {
       return it->second.variance;
     }
     if (const auto *l = e.as<Load>()) {
+      if (inputs_.count(l->buffer.get())) return f64(0);  // an argument is exact
       std::vector<Expr> idx;
       for (const Expr &i : l->indices) idx.push_back(mutate(i));
       Expr v = Load::make(variance_of(l->buffer), std::move(idx));
@@ -177,7 +203,7 @@ class ReferenceBuilder : public IRMutator {
       Expr va = variance(c->value);
       // The reference rounds as the cast does; only an input that carries an
       // error can round to a neighbour.
-      if (unit_roundoff(t) > unit_roundoff(from))
+      if (unit_roundoff(t) > unit_roundoff(from) && !is_zero(va))
         va = Select::make(eq(va, f64(0)), f64(0), va + rounding(t, mutate(e), 1));
       return va;
     }
@@ -198,6 +224,7 @@ class ReferenceBuilder : public IRMutator {
       if (it != vars_.end() && it->second.squares.defined()) return it->second.squares;
     }
     if (const auto *l = e.as<Load>(); l && l->buffer.dtype().is_float()) {
+      if (inputs_.count(l->buffer.get())) return square(mutate(e));  // one term: itself
       std::vector<Expr> idx;
       for (const Expr &i : l->indices) idx.push_back(mutate(i));
       return Load::make(squares_of(l->buffer), std::move(idx));
@@ -344,15 +371,16 @@ class ReferenceBuilder : public IRMutator {
       // GPU reduction sums in another order than the program's).
       case BinaryOp::Add:
       case BinaryOp::Sub: {
-        Expr scale = max(max(absolute(wa), absolute(wb)), math(Intrinsic::Sqrt, squares(b.a) + squares(b.b)));
-        return va + vb + rounding(t, scale, 1);
+        // (Squared: max(a^2, b^2, Q), the same magnitude without a square root.)
+        Expr scale_squared = max(max(square(wa), square(wb)), squares(b.a) + squares(b.b));
+        return plus(plus(va, vb), rounding_of_square(t, scale_squared, 1));
       }
-      case BinaryOp::Mul: return square(wb) * va + square(wa) * vb + rounding(t, w, 1);
-      case BinaryOp::Div: return (va + square(w) * vb) / square(wb) + rounding(t, w, 1);
+      case BinaryOp::Mul: return plus(plus(times(square(wb), va), times(square(wa), vb)), rounding(t, w, 1));
+      case BinaryOp::Div: return plus(over(plus(va, times(square(w), vb)), square(wb)), rounding(t, w, 1));
       case BinaryOp::Min:
-      case BinaryOp::Max: return max(va, vb);  // the chosen operand's error
+      case BinaryOp::Max: return is_zero(va) && is_zero(vb) ? f64(0) : max(va, vb);  // the chosen operand's error
       case BinaryOp::Mod:
-      case BinaryOp::FloorMod: return va + vb + rounding(t, w, 1);
+      case BinaryOp::FloorMod: return plus(plus(va, vb), rounding(t, w, 1));
       default: return f64(0);  // FloorDiv and the rest give whole numbers
     }
   }
@@ -364,23 +392,23 @@ class ReferenceBuilder : public IRMutator {
     Expr w = mutate(e);
     const double ln2 = std::log(2.0), ln10 = std::log(10.0);
     switch (c.op) {
-      case Intrinsic::Exp: return square(w) * va(0) + rounding(t, w, 4);
-      case Intrinsic::Exp2: return square(w * f64(ln2)) * va(0) + rounding(t, w, 4);
-      case Intrinsic::Exp10: return square(w * f64(ln10)) * va(0) + rounding(t, w, 4);
-      case Intrinsic::Log: return va(0) / square(arg(0)) + rounding(t, w, 4);
-      case Intrinsic::Log2: return va(0) / square(arg(0) * f64(ln2)) + rounding(t, w, 4);
-      case Intrinsic::Log10: return va(0) / square(arg(0) * f64(ln10)) + rounding(t, w, 4);
-      case Intrinsic::Log1p: return va(0) / square(f64(1) + arg(0)) + rounding(t, w, 4);
+      case Intrinsic::Exp: return plus(times(square(w), va(0)), rounding(t, w, 4));
+      case Intrinsic::Exp2: return plus(times(square(w * f64(ln2)), va(0)), rounding(t, w, 4));
+      case Intrinsic::Exp10: return plus(times(square(w * f64(ln10)), va(0)), rounding(t, w, 4));
+      case Intrinsic::Log: return plus(over(va(0), square(arg(0))), rounding(t, w, 4));
+      case Intrinsic::Log2: return plus(over(va(0), square(arg(0) * f64(ln2))), rounding(t, w, 4));
+      case Intrinsic::Log10: return plus(over(va(0), square(arg(0) * f64(ln10))), rounding(t, w, 4));
+      case Intrinsic::Log1p: return plus(over(va(0), square(f64(1) + arg(0))), rounding(t, w, 4));
       case Intrinsic::Sqrt:
-        return va(0) / (f64(4) * max(absolute(arg(0)), f64(1e-300))) + rounding(t, w, 1);
-      case Intrinsic::Rsqrt: return square(f64(0.5) * w * w * w) * va(0) + rounding(t, w, 4);
-      case Intrinsic::Sigmoid: return square(w * (f64(1) - w)) * va(0) + rounding(t, w, 8);
-      case Intrinsic::Tanh: return square(f64(1) - w * w) * va(0) + rounding(t, w, 4);
-      case Intrinsic::Sin: return square(math(Intrinsic::Cos, arg(0))) * va(0) + rounding(t, w, 4);
-      case Intrinsic::Cos: return square(math(Intrinsic::Sin, arg(0))) * va(0) + rounding(t, w, 4);
+        return plus(over(va(0), f64(4) * max(absolute(arg(0)), f64(1e-300))), rounding(t, w, 1));
+      case Intrinsic::Rsqrt: return plus(times(square(f64(0.5) * w * w * w), va(0)), rounding(t, w, 4));
+      case Intrinsic::Sigmoid: return plus(times(square(w * (f64(1) - w)), va(0)), rounding(t, w, 8));
+      case Intrinsic::Tanh: return plus(times(square(f64(1) - w * w), va(0)), rounding(t, w, 4));
+      case Intrinsic::Sin: return plus(times(square(math(Intrinsic::Cos, arg(0))), va(0)), rounding(t, w, 4));
+      case Intrinsic::Cos: return plus(times(square(math(Intrinsic::Sin, arg(0))), va(0)), rounding(t, w, 4));
       case Intrinsic::Erf: {
         Expr d = f64(2 / std::sqrt(M_PI)) * math(Intrinsic::Exp, -(arg(0) * arg(0)));
-        return square(d) * va(0) + rounding(t, w, 4);
+        return plus(times(square(d), va(0)), rounding(t, w, 4));
       }
       case Intrinsic::Pow: {
         Expr a = arg(0), b = arg(1);
@@ -396,7 +424,7 @@ class ReferenceBuilder : public IRMutator {
       // significant bits: 2^13 float32 units of roundoff).
       case Intrinsic::RoundToTf32: {
         Expr v = va(0);
-        return Select::make(eq(v, f64(0)), f64(0), v + rounding(t, w, 8192));
+        return is_zero(v) ? v : Select::make(eq(v, f64(0)), f64(0), v + rounding(t, w, 8192));
       }
       case Intrinsic::IfThenElse:
         return Call::make(kF64, Intrinsic::IfThenElse, {mutate(c.args[0]), va(1), va(2)});
@@ -406,6 +434,7 @@ class ReferenceBuilder : public IRMutator {
 
   std::unordered_map<Buffer, Buffer, BufferHash, BufferEq> wide_, variance_, squares_;
   std::unordered_map<const VarNode *, WideVar> vars_;
+  std::unordered_set<const BufferNode *> inputs_;
 };
 
 }  // namespace
@@ -413,8 +442,12 @@ class ReferenceBuilder : public IRMutator {
 ReferenceProgram make_reference_program(const PrimFunc &f) {
   check_no_opaque(f, "compute the reference of");
   ReferenceBuilder b;
-  for (const Var &p : f.params())
+  const std::vector<bool> written = written_params(f);
+  for (size_t i = 0; i < f.params().size(); ++i) {
+    const Var &p = f.params()[i];
     if (!f.buffer_of(p).defined()) b.bind_param(p);
+    else if (!written[i]) b.mark_input(f.buffer_of(p));
+  }
   std::vector<Var> params;
   std::vector<std::pair<Var, Buffer>> buffer_map;
   for (const Var &p : f.params()) {

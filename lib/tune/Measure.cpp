@@ -44,6 +44,9 @@ struct IterationCounter : ir::IRVisitor {
     trip = saved;
   }
   void visit_(const ir::Store *op) override { total = std::min(kSaturated - trip, total) + trip; }
+  // A block's init runs once per output, not once per reduction step: its
+  // stores are not counted (the body's are at least as many).
+  void visit_(const ir::Block *op) override { visit(op->body); }
 };
 
 }  // namespace

@@ -398,5 +398,73 @@ def main(A: T.Buffer((11,), "float32"), B: T.Buffer((11,), "float32")):
                    {}, 5);
 }
 
+TEST(LlvmJit, SpecialisedPerShapeRunsEachShapeWithTheInterpretersBitsAndErrors) {
+  // specialize_shapes: nothing compiled up front, one code per set of sizes
+  // (the symbolic matmul at two shapes: two compilations, the first shape
+  // again: none), the interpreter's bits at each, and its errors — the
+  // binding errors before any code is chosen, a bounds error inside the
+  // specialised code with the same words.
+  Var m("m"), n("n");
+  PrimFunc f = matmul(m, n, i32(37), f32, f32);
+  LlvmJit jit(f, {.use_cache = false, .specialize_shapes = true});
+  EXPECT_EQ(jit.compile_ms(), 0.0);
+  const double before = runtime::llvm_jit_compile_ms_total();
+  double compiled = 0;
+  for (runtime::DimBindings dims : {runtime::DimBindings{{"m", 19}, {"n", 23}}, {{"m", 4}, {"n", 64}}, {{"m", 19}, {"n", 23}}}) {
+    std::vector<NDArray> want = runtime::make_random_args(f, dims, 7), got = want;
+    runtime::interpret(f, want);
+    jit.run(ptrs(got));
+    for (size_t i = 0; i < want.size(); ++i)
+      EXPECT_EQ(std::memcmp(want[i].data(), got[i].data(), want[i].nbytes()), 0) << "argument " << i;
+    if (dims.at("m") == 4) compiled = jit.compile_ms();
+  }
+  EXPECT_GT(compiled, 0.0);
+  EXPECT_EQ(jit.compile_ms(), compiled);  // the third run compiled nothing
+  EXPECT_GE(runtime::llvm_jit_compile_ms_total() - before, compiled);
+  std::vector<NDArray> bad = runtime::make_random_args(f, {{"m", 3}, {"n", 5}}, 1);
+  bad[1] = NDArray(f32, {36, 5});
+  const std::string want = interpreter_error(f, bad);
+  EXPECT_NE(want.find("shape mismatch"), std::string::npos) << want;
+  try {
+    jit.run(ptrs(bad));
+    ADD_FAILURE() << "no error";
+  } catch (const InterpretError &e) {
+    EXPECT_EQ(std::string(e.what()), want);
+  }
+  PrimFunc off_by_one = script::parse_func(R"(
+@T.prim_func
+def main(a: T.handle, b: T.handle):
+    n = T.int32()
+    A = T.match_buffer(a, (n,), "float32")
+    B = T.match_buffer(b, (n,), "float32")
+    for i in range(n):
+        with T.block("B"):
+            vi = T.axis.spatial(n, i)
+            B[vi] = A[vi + 1]
+)");
+  std::vector<NDArray> args = runtime::make_random_args(off_by_one, {{"n", 8}}, 4);
+  const std::string oob = interpreter_error(off_by_one, args);
+  EXPECT_NE(oob.find("out-of-bounds load A[8] (shape [8]) in block 'B'"), std::string::npos) << oob;
+  try {
+    LlvmJit(off_by_one, {.specialize_shapes = true}).run(ptrs(args));
+    ADD_FAILURE() << "no error";
+  } catch (const InterpretError &e) {
+    EXPECT_EQ(std::string(e.what()), oob);
+  }
+  // What the JIT cannot compile is still refused by the constructor.
+  PrimFunc warp = script::parse_func(R"(
+@T.prim_func
+def main(a: T.handle):
+    n = T.int32()
+    A = T.match_buffer(a, (n,), "float32")
+    for i in range(n):
+        with T.block("A"):
+            vi = T.axis.spatial(n, i)
+            T.evaluate(T.cp_async_commit_group())
+            A[vi] = T.float32(2)
+)");
+  EXPECT_THROW(LlvmJit(warp, {.specialize_shapes = true}), runtime::JitUnsupportedError);
+}
+
 }  // namespace
 }  // namespace tessera::testing

@@ -18,6 +18,7 @@
 #include "tessera/runtime/Oracle.h"
 #include "tessera/runtime/Verify.h"
 #include "tessera/script/Parser.h"
+#include "tessera/script/Printer.h"
 
 using namespace tessera;
 using runtime::NDArray;
@@ -358,6 +359,51 @@ def main(A: T.Buffer((4, 16), "float32"), B: T.Buffer((4,), "float32")):
     if (const auto *l = s.as<ir::For>()) order.push_back(l->loop_var.name());
   });
   EXPECT_EQ(order, (std::vector<std::string>{"i", "k"}));
+}
+
+TEST(Verify, TheReferenceOfAnNtMatmulReadsATransposedCopyAfterABlockWithTheSameLoopNames) {
+  // C = A B^T: no operand is contiguous along j, so B is first copied with
+  // its j dimension last (B_global[k, j]) and j moves below k. The epilogue
+  // block before it loops over the same names (i, j), which the schedule
+  // renames: the interchange must still find the matmul's loops. Each output
+  // still sums in k order: the bits of a plain loop.
+  ir::PrimFunc nt = script::parse_func(R"(
+@T.prim_func
+def main(A: T.Buffer((5, 33), "float32"), B: T.Buffer((7, 33), "float32"), D: T.Buffer((5, 7), "float32"), C: T.Buffer((5, 7), "float32")):
+    for i, j in T.grid(5, 7):
+        with T.block("D"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            D[vi, vj] = A[vi, 0] + B[vj, 0]
+    for i, j, k in T.grid(5, 7, 33):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vj, vk]
+)");
+  runtime::ReferenceProgram p = runtime::make_reference_program(nt);
+  std::vector<std::string> order;
+  bool copied = false;
+  ir::pre_order_visit(p.func.body(), nullptr, [&](const ir::Stmt &s) {
+    if (const auto *l = s.as<ir::For>()) order.push_back(l->loop_var.name());
+    if (const auto *b = s.as<ir::Block>()) copied = copied || b->name == "B_global";
+  });
+  EXPECT_TRUE(copied) << script::print(p.func);
+  ASSERT_GE(order.size(), 3u);
+  EXPECT_EQ(std::vector<std::string>(order.end() - 3, order.end()), (std::vector<std::string>{"i_1", "k", "j_1"}))
+      << script::print(p.func);
+  std::vector<NDArray> args = runtime::make_random_args(nt, {}, 5);
+  for (runtime::Oracle oracle : {runtime::Oracle::Interpreter, runtime::Oracle::Llvm}) {
+    if (oracle == runtime::Oracle::Llvm && !runtime::llvm_jit_available()) continue;
+    runtime::Reference ref = runtime::compute_reference(nt, args, oracle);
+    for (int64_t i = 0; i < 5; ++i)
+      for (int64_t j = 0; j < 7; ++j) {
+        double sum = 0;
+        for (int64_t k = 0; k < 33; ++k) sum += args[0].get(i * 33 + k) * args[1].get(j * 33 + k);
+        EXPECT_EQ(ref.values[3].get(i * 7 + j), sum) << i << ", " << j << " in " << runtime::oracle_name(oracle);
+        EXPECT_EQ(ref.values[2].get(i * 7 + j), args[0].get(i * 33) + args[1].get(j * 33));
+      }
+  }
 }
 
 }  // namespace

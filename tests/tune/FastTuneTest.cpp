@@ -165,9 +165,9 @@ TEST(FastTuneMeasure, SizesOfArgumentsAndLoopsWithSymbolicDimensions) {
   EXPECT_DOUBLE_EQ(argument_bytes(f, dims), 3 * 8 * 8 * 4);
   // The default hint would ask for 3 x 4096^2 floats: 201 MB.
   EXPECT_NEAR(argument_bytes(f, complete_dims(f, {}, 4096)), 3.0 * 4096 * 4096 * 4, 1);
-  // Stores counted where they stand: the update and the block's init both sit
-  // under the k loop (an upper bound of the work, which is all it is used for).
-  EXPECT_EQ(loop_iterations(f, {{"m", 4}, {"n", 5}, {"k", 6}}), 2 * 4 * 5 * 6);
+  // Stores counted where they stand, but a block's init only through its
+  // body: the init runs once per output, not once per step of k.
+  EXPECT_EQ(loop_iterations(f, {{"m", 4}, {"n", 5}, {"k", 6}}), 4 * 5 * 6);
   // Symbolic loops count as unbounded.
   EXPECT_EQ(loop_iterations(f, {}), std::numeric_limits<int64_t>::max());
   // An extent that depends on the loops around it counts at its largest, a

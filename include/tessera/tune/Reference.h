@@ -26,7 +26,8 @@
 namespace tessera::tune {
 
 /// Stores the unscheduled `func` executes with `dims` bound, counted where they
-/// stand (a block init under a reduce loop counts per iteration: an upper bound),
+/// stand (a block's init not counted: it runs once per output, its body at
+/// least as often),
 /// each loop at its largest extent given the loops around it, an unbound
 /// integer scalar parameter at its value in `dims` or else at 8
 /// (make_random_args' largest), one read from a buffer at its type's largest

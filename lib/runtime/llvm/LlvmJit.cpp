@@ -21,6 +21,8 @@
 #include <llvm/Target/TargetMachine.h>
 
 #include <algorithm>
+#include <map>
+#include <set>
 #include <chrono>
 #include <cstdlib>
 #include <mutex>
@@ -29,6 +31,7 @@
 
 #include "Codegen.h"
 #include "JitRuntime.h"
+#include "tessera/analysis/Specialize.h"
 #include "tessera/ir/Opaque.h"
 #include "tessera/ir/StructuralEqual.h"
 
@@ -71,6 +74,22 @@ class Engine {
     return engine;
   }
 
+  /// Throws what compile would for a construct the JIT has no code for,
+  /// without optimising or compiling anything (a few milliseconds).
+  void check(const Program &p) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!error_.empty()) throw JitUnsupportedError("the LLVM JIT is not available: " + error_);
+    }
+    llvm::LLVMContext ctx;
+    detail::generate_module(p, ctx, "tessera_check", /*parallel=*/false);
+  }
+
+  double compile_ms_total() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return compile_ms_total_;
+  }
+
   std::shared_ptr<const Compiled> compile(const Program &p, bool use_cache, bool &from_cache) {
     size_t h = ir::structural_hash(p.func);
     // On one thread the loops stay in one function: outlined, a loop loses
@@ -106,6 +125,14 @@ class Engine {
       std::error_code ec;
       llvm::raw_fd_ostream os(std::string(dir) + "/" + p.func.name() + "." + name + ".ll", ec);
       if (!ec) g.module->print(os, nullptr);
+      // And the run-time checks it could not prove away, one a line.
+      llvm::raw_fd_ostream checks(std::string(dir) + "/" + p.func.name() + "." + name + ".checks", ec);
+      static const char *const kinds[] = {"out of bounds", "division by zero", "shift",
+                                          "iter var domain", "assume", "negative dimension"};
+      if (!ec)
+        for (const detail::JitSite &site : g.sites)
+          checks << "block '" << site.block << "': " << kinds[int(site.kind)] << " '" << site.what << "'"
+                 << (site.kind == detail::JitSite::Kind::OutOfBounds ? (site.store ? " (store)" : " (load)") : "") << "\n";
     }
     if (auto e = jit_->addIRModule(llvm::orc::ThreadSafeModule(std::move(g.module), std::move(ctx))))
       throw InternalError("LLVM JIT: adding the module failed: " + take(std::move(e)));
@@ -118,6 +145,7 @@ class Engine {
     c->sites = std::move(g.sites);
     c->num_allocs = g.num_allocs;
     c->compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    compile_ms_total_ += c->compile_ms;
     if (use_cache) cache_[h].push_back(c);
     return c;
   }
@@ -201,6 +229,7 @@ class Engine {
   std::string vector_width_;
   std::unique_ptr<llvm::orc::LLJIT> jit_;
   uint64_t counter_ = 0;
+  double compile_ms_total_ = 0;
   std::unordered_map<size_t, std::vector<std::shared_ptr<const Compiled>>> cache_;
 };
 
@@ -222,12 +251,52 @@ bool arrays_overlap(const Program &p, const Frame &f) {
 }  // namespace
 
 bool llvm_jit_available() { return true; }
+double llvm_jit_compile_ms_total() { return Engine::get().compile_ms_total(); }
 
 struct LlvmJit::Impl {
   std::unique_ptr<Program> prog;
+  /// The code of `prog`; null while it is compiled per shape (variants).
   std::shared_ptr<const Compiled> code;
   bool from_cache = false;
+  LlvmJitOptions options;
+  /// specialize_shapes: one compiled function per set of shape values.
+  mutable std::mutex mu;
+  mutable std::map<std::vector<int64_t>, std::shared_ptr<const LlvmJit>> variants;
+  mutable double variants_ms = 0;
+
+  /// The code for the shape values `frame` bound (compiled on first use).
+  const LlvmJit &variant(const Frame &frame) const;
 };
+
+const LlvmJit &LlvmJit::Impl::variant(const Frame &frame) const {
+  std::vector<int64_t> key;
+  std::map<std::string, int64_t> values;
+  for (const auto &[var, slot] : prog->shape_var_slots) {
+    key.push_back(frame.iv[slot]);
+    values[var.name()] = frame.iv[slot];
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  std::shared_ptr<const LlvmJit> &v = variants[key];
+  if (!v) {
+    LlvmJitOptions plain = options;
+    plain.specialize_shapes = false;
+    ir::PrimFunc f = prog->func;
+    // Two shape variables of one name, or a value specialize refuses: the
+    // general code (its checks report what the interpreter would).
+    std::set<std::string> names;
+    for (const auto &[var, slot] : prog->shape_var_slots) names.insert(var.name());
+    if (names.size() == values.size()) {
+      try {
+        f = analysis::specialize(f, values);
+      } catch (const UserError &) {
+        f = prog->func;
+      }
+    }
+    v = std::make_shared<const LlvmJit>(f, plain);
+    variants_ms += v->compile_ms();
+  }
+  return *v;
+}
 
 LlvmJit::LlvmJit(const ir::PrimFunc &f, const LlvmJitOptions &options) : impl_(std::make_unique<Impl>()) {
   TESSERA_ICHECK(f.defined()) << "LlvmJit of an undefined function";
@@ -236,19 +305,30 @@ LlvmJit::LlvmJit(const ir::PrimFunc &f, const LlvmJitOptions &options) : impl_(s
     throw InterpretError("cannot interpret function '" + f.name() + "': it calls " + *what +
                          ", which tessera has no semantics for (an opaque call)");
   impl_->prog = detail::compile_program(f);
-  impl_->code = Engine::get().compile(*impl_->prog, options.use_cache, impl_->from_cache);
+  impl_->options = options;
+  if (options.specialize_shapes && !impl_->prog->shape_var_slots.empty())
+    Engine::get().check(*impl_->prog);
+  else
+    impl_->code = Engine::get().compile(*impl_->prog, options.use_cache, impl_->from_cache);
 }
 LlvmJit::~LlvmJit() = default;
 LlvmJit::LlvmJit(LlvmJit &&) noexcept = default;
 LlvmJit &LlvmJit::operator=(LlvmJit &&) noexcept = default;
 
-double LlvmJit::compile_ms() const { return impl_->from_cache ? 0.0 : impl_->code->compile_ms; }
+double LlvmJit::compile_ms() const {
+  if (!impl_->code) {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    return impl_->variants_ms;
+  }
+  return impl_->from_cache ? 0.0 : impl_->code->compile_ms;
+}
 bool LlvmJit::from_cache() const { return impl_->from_cache; }
 
 void LlvmJit::run(std::vector<NDArray *> args) const {
   const Program &p = *impl_->prog;
   detail::RunFrame run(p, args);
   Frame &f = run.frame;
+  if (!impl_->code) return impl_->variant(f).run(std::move(args));
   if (arrays_overlap(p, f)) {
     // The generated code assumes distinct arrays; the interpreter does not.
     p.body->exec(f);

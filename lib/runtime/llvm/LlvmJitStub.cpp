@@ -4,6 +4,7 @@
 namespace tessera::runtime {
 
 bool llvm_jit_available() { return false; }
+double llvm_jit_compile_ms_total() { return 0; }
 unsigned llvm_jit_threads() { return 1; }
 void set_llvm_jit_threads(unsigned) {}
 
