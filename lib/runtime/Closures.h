@@ -204,6 +204,9 @@ class Compiler {
   int buffer_slot(const ir::Buffer &b, const char *use);
   const ErrCtx *ctx(std::string what);
   const std::string &block() const { return block_; }
+  /// The block that messages name (the LLVM JIT compiles one warp-level
+  /// statement at a time with a Compiler of its own).
+  void set_block(std::string name) { block_ = std::move(name); }
 
  private:
   StmtPtr compile_block(const ir::Block &b);

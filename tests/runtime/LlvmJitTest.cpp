@@ -1,7 +1,7 @@
 //===- LlvmJitTest.cpp - The LLVM JIT: same answers, same errors -----------===//
 //
-// What is particular to the JIT: refusing what it cannot compile before
-// anything runs (and the oracle falling back to the interpreter), argument
+// What is particular to the JIT: warp-level statements through the
+// interpreter's per-lane code, argument
 // and bounds errors with the interpreter's text and no write outside the
 // arrays, float16/bfloat16 bit for bit, the structural cache, arrays that
 // overlap. The exact per-dtype semantics are the interpreter's own suites run
@@ -18,6 +18,7 @@
 #include "tessera/runtime/Oracle.h"
 #include "tessera/runtime/Verify.h"
 #include "tessera/script/Parser.h"
+#include "tessera/support/DataPaths.h"
 
 namespace tessera::testing {
 namespace {
@@ -44,6 +45,16 @@ std::string jit_error(const PrimFunc &f, std::vector<NDArray> args) {
   return "(no error)";
 }
 
+/// The message of the InterpretError the interpreter throws on `args`.
+std::string interpreter_error(const PrimFunc &f, std::vector<NDArray> args) {
+  try {
+    runtime::interpret(f, args);
+  } catch (const InterpretError &e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
 /// Interpreter and JIT on the same random inputs leave the same bytes.
 void expect_same_bits(const PrimFunc &f, const runtime::DimBindings &dims, uint64_t seed) {
   std::vector<NDArray> want = runtime::make_random_args(f, dims, seed), got = want;
@@ -64,27 +75,26 @@ PrimFunc copy2d(int64_t cols_a, int64_t cols_loop, int64_t cols_b) {
 
 TEST(LlvmJit, IsBuilt) { EXPECT_TRUE(runtime::llvm_jit_available()); }
 
-TEST(LlvmJit, RefusesWarpAndAsyncStatementsBeforeRunning) {
-  Buffer A = Buffer::make("A", f32, {i32(4)});
+TEST(LlvmJit, RunsWarpAndAsyncStatementsAsTheInterpreterDoes) {
+  // ldmatrix, mma.sync and the cp.async pipeline run the interpreter's own
+  // per-lane code (JitRuntime.h, WarpStatement) inside the compiled loops:
+  // the golden tensor-core kernel gives the interpreter's bits, and a copy
+  // never waited for is the interpreter's error.
+  PrimFunc mma = script::parse_file(support::data_root() / "tests" / "codegen" / "kernels" / "matmul_tensor_core_f16.py")
+                     .funcs.at(0);
+  expect_same_bits(mma, {}, 9);
+  std::vector<NDArray> mma_args = runtime::make_random_args(mma, {}, 9);
+  EXPECT_EQ(runtime::execute(mma, mma_args, runtime::Oracle::Auto), runtime::Oracle::Llvm);
+  Buffer A = Buffer::make("A", f32, {i32(4)}), S = Buffer::make("S", f32, {i32(4)}, "shared");
   Var i("i"), vi("vi");
-  Stmt body = Seq::make({Evaluate::make(Call::make(i32t, Intrinsic::CpAsyncCommit, {})),
-                         Store::make(A, make_const(f32, 2), {vi})});
-  PrimFunc f = func("async", {A}, loop(i, 4, block("E", {spatial(vi, i32(4))}, {i}, body)));
-  try {
-    LlvmJit jit(f);
-    FAIL() << "compiled";
-  } catch (const runtime::JitUnsupportedError &e) {
-    EXPECT_EQ(std::string(e.what()),
-              "the LLVM JIT cannot compile T.cp_async_commit_group (warp-level and asynchronous operations) in "
-              "block 'E' of function 'async' (the interpreter can run it)");
-  }
-  // The oracle: auto falls back to the interpreter, llvm refuses.
-  std::vector<NDArray> args{NDArray(f32, {4})};
-  EXPECT_EQ(runtime::execute(f, args, runtime::Oracle::Auto), runtime::Oracle::Interpreter);
-  EXPECT_EQ(args[0].get(3), 2.0);
-  EXPECT_THROW(runtime::execute(f, args, runtime::Oracle::Llvm), runtime::JitUnsupportedError);
-  std::vector<NDArray> copy_args{NDArray(f32, {4, 4}), NDArray(f32, {4, 4})};
-  EXPECT_EQ(runtime::execute(copy2d(4, 4, 4), copy_args, runtime::Oracle::Auto), runtime::Oracle::Llvm);
+  Stmt copy = Evaluate::make(Call::make(i32t, Intrinsic::CpAsync,
+                                        {Load::make(S, {i32(0)}), Load::make(A, {i32(0)}), i32(16), i32(16)}));
+  Stmt commit = Evaluate::make(Call::make(i32t, Intrinsic::CpAsyncCommit, {}));
+  PrimFunc unwaited = func("async", {A, S}, loop(i, 1, block("E", {spatial(vi, i32(1))}, {i}, Seq::make({copy, commit}))));
+  std::vector<NDArray> args{NDArray(f32, {4}), NDArray(f32, {4})};
+  const std::string want = interpreter_error(unwaited, args);
+  EXPECT_NE(want.find("ends with 1 cp.async copies never waited for"), std::string::npos) << want;
+  EXPECT_EQ(jit_error(unwaited, args), want);
 }
 
 TEST(LlvmJit, ArgumentErrorsAreTheInterpreters) {
@@ -303,15 +313,6 @@ TEST(LlvmJit, ReferenceOracleIsReported) {
   EXPECT_THROW(runtime::parse_oracle("gpu"), UserError);
 }
 
-/// The message of the InterpretError the interpreter throws on `args`.
-std::string interpreter_error(const PrimFunc &f, std::vector<NDArray> args) {
-  try {
-    runtime::interpret(f, args);
-  } catch (const InterpretError &e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 TEST(LlvmJit, ChecksItCannotProveStayAndTheProvenOnesAgree) {
   // The JIT drops the bounds and domain checks its analyzer proves
@@ -451,19 +452,6 @@ def main(a: T.handle, b: T.handle):
   } catch (const InterpretError &e) {
     EXPECT_EQ(std::string(e.what()), oob);
   }
-  // What the JIT cannot compile is still refused by the constructor.
-  PrimFunc warp = script::parse_func(R"(
-@T.prim_func
-def main(a: T.handle):
-    n = T.int32()
-    A = T.match_buffer(a, (n,), "float32")
-    for i in range(n):
-        with T.block("A"):
-            vi = T.axis.spatial(n, i)
-            T.evaluate(T.cp_async_commit_group())
-            A[vi] = T.float32(2)
-)");
-  EXPECT_THROW(LlvmJit(warp, {.specialize_shapes = true}), runtime::JitUnsupportedError);
 }
 
 }  // namespace

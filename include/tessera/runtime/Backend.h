@@ -18,7 +18,7 @@
 //                                          // device time of the kernels on a GPU
 //
 // Building is where a backend refuses what it cannot run (JitUnsupportedError
-// for warp-level statements in the JIT, CompileError from NVRTC, UserError
+// from the JIT, CompileError from NVRTC, UserError
 // without a device); running raises the executor's own errors (an
 // out-of-bounds access is an InterpretError in both CPU backends).
 //

@@ -22,10 +22,17 @@
 //     results are bit for bit the interpreter's (NaNs: a NaN where the
 //     interpreter has one, its payload and signalling bit not guaranteed);
 //   - `alloc_buffer`s are fresh and poisoned each time their block runs.
-// What the JIT does not compile (warp-level and asynchronous statements:
-// T.mma_sync, T.ldmatrix, T.cp_async*, T.wgmma*, T.shfl_xor; opaque calls)
-// is a JitUnsupportedError from the constructor, before anything runs: the
-// caller runs the interpreter instead (runtime/Oracle.h does).
+//   - warp-level and asynchronous statements (T.ldmatrix, T.mma_sync,
+//     T.cp_async and its groups, T.wgmma) run the interpreter's own per-lane
+//     code, called from the compiled loops with the values it reads: the
+//     same semantics and messages (a copy never waited for included), at
+//     the interpreter's speed for those statements only. A function with
+//     asynchronous copies runs on one thread (their queue spans the loops).
+// What the JIT does not compile (the rare warp statement that reads a float
+// variable; everything when built without LLVM) is a JitUnsupportedError
+// from the constructor, before anything runs: the caller runs the
+// interpreter instead (runtime/Oracle.h does). What the interpreter refuses
+// (T.shfl_xor, opaque calls) the JIT refuses with the same InterpretError.
 //
 // Compiled functions are cached by structural hash (ir/StructuralEqual.h)
 // within the process, so a structurally equal PrimFunc compiles once.

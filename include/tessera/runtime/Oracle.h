@@ -5,9 +5,8 @@
 // runs on the CPU in one of two executors with the same semantics: the
 // interpreter (runtime/Interpreter.h, always there, slow) or the LLVM JIT
 // (runtime/LlvmJit.h, compiled code, 50x and more faster on loops). `auto`
-// takes the JIT when tessera was built with it and the program has nothing
-// the JIT refuses (JitUnsupportedError: warp-level and asynchronous
-// statements), else the interpreter. The environment variable TESSERA_ORACLE
+// takes the JIT when tessera was built with it and it compiles the program
+// (JitUnsupportedError otherwise), else the interpreter. The environment variable TESSERA_ORACLE
 // (interpreter|llvm|auto) sets what `auto` means for a whole process.
 //
 //   std::vector<NDArray> args = ...;

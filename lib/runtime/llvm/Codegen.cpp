@@ -76,7 +76,7 @@ GeneratedModule Gen::run() {
   llvm::raw_string_ostream os(err);
   if (llvm::verifyFunction(*fn_, &os))
     throw InternalError("the LLVM JIT generated invalid IR for '" + p_.func.name() + "': " + os.str());
-  return {std::move(mod_), std::move(sites_), num_allocs_};
+  return {std::move(mod_), std::move(sites_), num_allocs_, std::move(warp_)};
 }
 
 GeneratedModule generate_module(const Program &p, llvm::LLVMContext &ctx, const std::string &name, bool parallel) {

@@ -27,6 +27,9 @@ struct GeneratedModule {
   std::unique_ptr<llvm::Module> module;
   std::vector<JitSite> sites;
   int num_allocs = 0;
+  /// The warp-level statements the code calls (tessera_jit_warp), which
+  /// must live as long as it.
+  std::vector<std::unique_ptr<WarpStatement>> warp;
 };
 
 /// `parallel`: run the independent outermost loops through

@@ -64,7 +64,7 @@ void Gen::stmt(const ir::Stmt &s) {
     case ir::NodeKind::Evaluate: {
       const auto *e = s.as<ir::Evaluate>();
       if (const auto *c = e->value.as<ir::Call>(); c && ir::is_async_or_warp_statement(c->op))
-        unsupported(std::string("T.") + ir::intrinsic_name(c->op) + " (warp-level and asynchronous operations)");
+        return warp_statement(*c);
       (void)expr(e->value);
       return;
     }
@@ -255,6 +255,69 @@ Value *Gen::allocate_storage(const Buf &buf, Value *elements) {
   Value *bytes = b_.CreateMul(elements, b_.getInt64(buf.dtype.bytes()));
   return call("tessera_jit_alloc", ptr_, {st_, b_.getInt32(num_allocs_++), bytes, b_.getInt32(int32_t(poison))},
               /*pure=*/false);
+}
+
+}  // namespace tessera::runtime::detail
+
+namespace tessera::runtime::detail {
+
+void Gen::warp_statement(const ir::Call &c) {
+  // The interpreter's node for the statement, compiled against a scope of
+  // its own: a slot for every variable and buffer the call mentions.
+  auto w = std::make_unique<WarpStatement>();
+  w->scope = std::make_unique<Program>();
+  w->scope->func = p_.func;
+  Compiler cc(*w->scope);
+  cc.set_block(block_);
+  std::vector<std::pair<ir::Var, int>> vars;
+  std::vector<std::pair<ir::Buffer, int>> buffers;
+  for (const Expr &arg : c.args)
+    ir::pre_order_visit(ir::Evaluate::make(arg), [&](const Expr &x) {
+      if (const auto *v = x.as<ir::VarNode>()) {
+        for (const auto &[seen, slot] : vars)
+          if (seen.get() == v) return;
+        ir::Var var = ir::Var::from(x);
+        if (var.dtype().is_float())
+          unsupported("T." + std::string(ir::intrinsic_name(c.op)) + " reading the float variable '" + v->name + "'");
+        vars.emplace_back(var, cc.bind_var(var));
+      } else if (const auto *l = x.as<ir::Load>()) {
+        for (const auto &[seen, slot] : buffers)
+          if (seen.same_as(l->buffer)) return;
+        buffers.emplace_back(l->buffer, cc.bind_buffer(l->buffer));
+      }
+    }, nullptr);
+  w->node = compile_warp_statement(cc, c);
+  // At run time: the slots, in allocas of the function's entry block.
+  llvm::IRBuilder<> entry(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
+  Value *iv = entry.CreateAlloca(i64_, b_.getInt32(std::max(w->scope->num_int_slots, 1)), "warp.iv");
+  auto *slots = entry.CreateAlloca(i8_, b_.getInt32(int(sizeof(BufState)) * std::max(w->scope->num_buf_slots, 1)),
+                                   "warp.bufs");
+  slots->setAlignment(llvm::Align(alignof(BufState)));
+  for (const auto &[v, slot] : vars)
+    b_.CreateStore(to_i64(var(v.get()), v.dtype()), b_.CreateConstGEP1_64(i64_, iv, slot));
+  for (const auto &[buf, slot] : buffers) {
+    const Buf &b = buffer(buf);
+    Value *base = b_.CreateConstGEP1_64(i8_, slots, int64_t(slot) * int64_t(sizeof(BufState)));
+    auto field = [&](size_t offset) { return b_.CreateConstGEP1_64(i8_, base, int64_t(offset)); };
+    Value *storage = b.storage;
+    if (!storage) {
+      storage = b_.getInt64(1);
+      for (Value *d : b.shape) storage = b_.CreateMul(storage, d);
+    }
+    b_.CreateStore(b.data, field(offsetof(BufState, data)));
+    b_.CreateStore(storage, field(offsetof(BufState, storage)));
+    b_.CreateStore(b_.getInt32(int32_t(b.shape.size())), field(offsetof(BufState, ndim)));
+    for (size_t d = 0; d < b.shape.size(); ++d) {
+      b_.CreateStore(b.shape[d], field(offsetof(BufState, shape) + d * sizeof(int64_t)));
+      b_.CreateStore(b.strides[d], field(offsetof(BufState, strides) + d * sizeof(int64_t)));
+    }
+  }
+  Value *node = b_.CreateIntToPtr(b_.getInt64(int64_t(reinterpret_cast<uintptr_t>(w.get()))), ptr_);
+  Value *rc = call("tessera_jit_warp", i32_, {node, iv, slots, st_}, /*pure=*/false);
+  BasicBlock *ok = BasicBlock::Create(ctx_, "warp.ok", fn_);
+  b_.CreateCondBr(b_.CreateICmpEQ(rc, b_.getInt32(0)), ok, fail_bb_, llvm::MDBuilder(ctx_).createBranchWeights(1 << 20, 1));
+  b_.SetInsertPoint(ok);
+  warp_.push_back(std::move(w));
 }
 
 }  // namespace tessera::runtime::detail

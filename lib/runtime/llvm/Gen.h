@@ -24,6 +24,7 @@
 #include "Codegen.h"
 #include "tessera/analysis/Parallel.h"
 #include "tessera/arith/Analyzer.h"
+#include "tessera/ir/Functor.h"
 #include "tessera/runtime/LlvmJit.h"
 
 namespace tessera::runtime::detail {
@@ -55,11 +56,23 @@ class Gen {
     bufs_arg_ = fn_->getArg(2);
     st_ = fn_->getArg(3);
     alias_domain_ = llvm::MDBuilder(ctx_).createAnonymousAliasScopeDomain("tessera");
-    if (parallel)
+    // Asynchronous copies queue up across the loops that issue them, in one
+    // queue per run: such a program runs on one thread.
+    if (parallel && !has_async_queue(p.func))
       for (analysis::CpuParallelLoop &l : analysis::cpu_parallel_loops(p.func)) parallel_.emplace(l.loop, std::move(l));
   }
 
   GeneratedModule run();
+
+  /// The function issues cp.async or wgmma (statements of a queue).
+  static bool has_async_queue(const ir::PrimFunc &f) {
+    bool found = false;
+    ir::pre_order_visit(f.body(), [&](const Expr &e) {
+      if (const auto *c = e.as<ir::Call>())
+        found = found || c->op == ir::Intrinsic::CpAsync || c->op == ir::Intrinsic::Wgmma;
+    }, nullptr);
+    return found;
+  }
 
  private:
   struct Buf {
@@ -330,6 +343,9 @@ class Gen {
   /// state st_.
   Value *allocate_storage(const Buf &buf, Value *elements);
   void block(const ir::Block &blk);
+  /// A warp-level or asynchronous statement: the interpreter's code for it,
+  /// called with the slots it reads (JitRuntime.h, WarpStatement).
+  void warp_statement(const ir::Call &c);
   void allocate(const ir::Buffer &buf);
 
   const Program &p_;
@@ -345,6 +361,7 @@ class Gen {
   std::vector<llvm::MDNode *> scopes_;
   std::vector<std::pair<llvm::Instruction *, llvm::MDNode *>> accesses_;
   std::vector<JitSite> sites_;
+  std::vector<std::unique_ptr<WarpStatement>> warp_;
   int num_allocs_ = 0;
   std::string block_ = "root";
   std::unordered_map<const ir::VarNode *, std::vector<Value *>> vars_;

@@ -50,6 +50,19 @@ void tessera_jit_fail(JitRunState *st, int32_t site, const int64_t *v) {
   st->error = os.str();
 }
 
+int32_t tessera_jit_warp(const tessera::runtime::detail::WarpStatement *w, int64_t *iv,
+                         tessera::runtime::detail::BufState *bufs, JitRunState *st) {
+  double unused = 0;
+  tessera::runtime::detail::Frame f{iv, &unused, bufs, &st->allocs, &st->async};
+  try {
+    w->node->exec(f);
+  } catch (const tessera::runtime::InterpretError &e) {
+    st->error = e.what();
+    return 1;
+  }
+  return 0;
+}
+
 uint8_t *tessera_jit_alloc(JitRunState *st, int32_t id, int64_t bytes, int32_t poison) {
   std::vector<uint8_t> &mem = st->allocs[size_t(id)];
   mem.resize(size_t(bytes));
@@ -152,6 +165,7 @@ const std::vector<JitSymbol> &jit_runtime_symbols() {
 #define TESSERA_SYM_MATH(Name) TESSERA_SYM(tessera_jit_##Name##_f32) TESSERA_SYM(tessera_jit_##Name##_f64)
     TESSERA_SYM(tessera_jit_fail)
     TESSERA_SYM(tessera_jit_alloc)
+    TESSERA_SYM(tessera_jit_warp)
     TESSERA_SYM(tessera_jit_parallel_for)
 #define TESSERA_UNARY_MATH(Name, name, expr) TESSERA_SYM_MATH(name)
 #include "../UnaryMath.def"

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "../Closures.h"  // AsyncCopies, BufState, StmtExec (no LLVM)
 #include "tessera/ir/DataType.h"
 
 namespace tessera::runtime::detail {
@@ -37,6 +38,18 @@ struct JitRunState {
   const std::vector<JitSite> *sites = nullptr;
   std::vector<std::vector<uint8_t>> allocs;
   std::string error;
+  /// The cp.async copies in flight (tessera_jit_warp).
+  AsyncCopies async;
+};
+
+/// A warp-level or asynchronous statement (ldmatrix, mma.sync, cp.async and
+/// its commit and wait) as the interpreter compiled it, against slots of its
+/// own: the generated code writes the values of the variables it reads into
+/// `iv` and the buffers it names into `bufs`, then tessera_jit_warp runs it.
+/// The interpreter's code is the semantics (exact per lane) and the messages.
+struct WarpStatement {
+  std::unique_ptr<Program> scope;
+  StmtPtr node;
 };
 
 /// A helper's name and address, for the JIT's symbol table.
@@ -62,6 +75,10 @@ uint8_t *tessera_jit_alloc(tessera::runtime::detail::JitRunState *st, int32_t id
 /// workers (runtime::llvm_jit_threads()), each with a run state of its own
 /// (the calling thread's is `st`). Returns 0, or 1 with st->error the error
 /// of the first failing iteration.
+/// Runs `w` (a WarpStatement) with the slots the generated code filled.
+/// Returns 0, or 1 with st->error the interpreter's message.
+int32_t tessera_jit_warp(const tessera::runtime::detail::WarpStatement *w, int64_t *iv,
+                         tessera::runtime::detail::BufState *bufs, tessera::runtime::detail::JitRunState *st);
 int32_t tessera_jit_parallel_for(int32_t (*body)(void *, int64_t, int64_t, tessera::runtime::detail::JitRunState *),
                                  void *ctx, int64_t n, tessera::runtime::detail::JitRunState *st);
 }

@@ -52,6 +52,7 @@ struct Compiled {
   Kernel kernel = nullptr;
   std::vector<detail::JitSite> sites;
   int num_allocs = 0;
+  std::vector<std::unique_ptr<detail::WarpStatement>> warp;
   double compile_ms = 0;
 };
 
@@ -144,6 +145,7 @@ class Engine {
     c->kernel = sym->toPtr<Kernel>();
     c->sites = std::move(g.sites);
     c->num_allocs = g.num_allocs;
+    c->warp = std::move(g.warp);
     c->compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     compile_ms_total_ += c->compile_ms;
     if (use_cache) cache_[h].push_back(c);
@@ -338,6 +340,7 @@ void LlvmJit::run(std::vector<NDArray *> args) const {
   st.sites = &impl_->code->sites;
   st.allocs.resize(size_t(impl_->code->num_allocs));
   if (impl_->code->kernel(f.iv, f.fv, f.bufs, &st) != 0) throw InterpretError(st.error);
+  detail::check_async_drained(st.async, p.func.name());
 }
 
 }  // namespace tessera::runtime
