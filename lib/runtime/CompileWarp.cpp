@@ -27,6 +27,7 @@
 #include <cstring>
 
 #include "ExprNodes.h"
+#include "MmaLane.h"
 
 #include "tessera/ir/MmaFragments.h"
 #include "tessera/ir/Op.h"
@@ -192,43 +193,23 @@ struct MmaNode final : StmtExec, MmaOperands {
   void exec(Frame &f) const override {
     const int64_t l = current_lane(f, lane, "T.mma_sync", ctx);
     const ir::mma::MmaTables &maps = v.tables();
+    const int64_t d_off = d.offset(f, v.c_per_lane(), "T.mma_sync's accumulator");
     // The fragment offsets of the lanes this lane reads (the four lanes of
-    // its rows' group for A, of its column's for B), evaluated once each.
+    // its rows' group for A, of its column's for B), evaluated once each, in
+    // the order the sums first read them; then the sums (MmaLane.h).
     int64_t a_off[32], b_off[32];
     std::fill(a_off, a_off + 32, -1);
     std::fill(b_off, b_off + 32, -1);
-    auto a_at = [&](int from) {
-      if (a_off[from] < 0)
-        a_off[from] = as_lane(f, lane, from, [&] { return a.offset(f, v.a_per_lane(), "T.mma_sync's A fragment"); });
-      return a_off[from];
-    };
-    auto b_at = [&](int from) {
-      if (b_off[from] < 0)
-        b_off[from] = as_lane(f, lane, from, [&] { return b.offset(f, v.b_per_lane(), "T.mma_sync's B fragment"); });
-      return b_off[from];
-    };
-    const int64_t d_off = d.offset(f, v.c_per_lane(), "T.mma_sync's accumulator");
-    auto value = [&](const Address &op, int64_t off) -> double {
-      if (v.in.is_int()) return static_cast<double>(load_elem<int8_t>(op.base(f), off));
-      double x = 0;
-      dispatch_float_storage(op.dtype, [&]<typename E>() { x = read_float<E>(op.base(f), off); });
-      return v.input(x);
-    };
-    for (int i = 0; i < v.c_per_lane(); ++i) {
-      double sum = ir::mma::mma_dot(
-          maps, static_cast<int>(l), i, [&](int from, int k) { return value(a, a_at(from) + k); },
-          [&](int from, int k) { return value(b, b_at(from) + k); });
-      if (v.acc.is_int()) {
-        int64_t acc = load_elem<int32_t>(d.base(f), d_off + i);
-        store_elem<int32_t>(d.base(f), d_off + i,
-                            static_cast<int32_t>(wrap_int(DataType::int32(), acc + static_cast<int64_t>(sum))));
-      } else {
-        // Rounded once, to the accumulator's type (float32 or float16).
-        dispatch_float_storage(v.acc, [&]<typename E>() {
-          write_float<E>(d.base(f), d_off + i, read_float<E>(d.base(f), d_off + i) + sum);
-        });
+    for (int i = 0; i < v.c_per_lane(); ++i)
+      for (int k = 0; k < maps.k; ++k) {
+        const ir::mma::Element c = maps.c_at[l][i];
+        const int from_a = maps.a_owner[c.row][k].lane, from_b = maps.b_owner[k][c.col].lane;
+        if (a_off[from_a] < 0)
+          a_off[from_a] = as_lane(f, lane, from_a, [&] { return a.offset(f, v.a_per_lane(), "T.mma_sync's A fragment"); });
+        if (b_off[from_b] < 0)
+          b_off[from_b] = as_lane(f, lane, from_b, [&] { return b.offset(f, v.b_per_lane(), "T.mma_sync's B fragment"); });
       }
-    }
+    mma_lane(v, static_cast<int>(l), d.base(f), d_off, a.base(f), a_off, b.base(f), b_off);
   }
 };
 
@@ -414,6 +395,81 @@ const AsyncCopies::Copy *AsyncCopies::Queue::find(const uint8_t *dst, size_t byt
     for (auto it = g->rbegin(); it != g->rend(); ++it)
       if (it->dst == dst && it->bytes.size() == bytes) return &*it;
   return nullptr;
+}
+
+namespace {
+
+/// An operand element as mma.sync reads it, in double.
+template <typename E>
+double mma_input(const ir::mma::MmaVariant &v, const uint8_t *p, int64_t off) {
+  if constexpr (std::is_same_v<E, int8_t>)
+    return static_cast<double>(load_elem<int8_t>(p, off));
+  else if constexpr (std::is_same_v<E, float>)
+    return v.input(read_float<float>(p, off));  // tf32: truncated
+  else
+    return read_float<E>(p, off);
+}
+
+template <typename In, typename Acc>
+void mma_lane_typed(const ir::mma::MmaVariant &v, int lane, uint8_t *d, int64_t d_off, const uint8_t *a,
+                    const int64_t *a_off, const uint8_t *b, const int64_t *b_off) {
+  const ir::mma::MmaTables &t = v.tables();
+  // Each row of A and column of B the accumulators use, read once (two of
+  // each on every shape): the sums are mma_dot's, term for term.
+  constexpr int kAcc = ir::mma::MmaVariant::c_per_lane();
+  double values[2][kAcc][32];
+  const double *row[kAcc], *col[kAcc];
+  for (int i = 0; i < kAcc; ++i) {
+    const ir::mma::Element c = t.c_at[lane][i];
+    row[i] = col[i] = nullptr;
+    for (int j = 0; j < i; ++j) {
+      if (t.c_at[lane][j].row == c.row) row[i] = row[j];
+      if (t.c_at[lane][j].col == c.col) col[i] = col[j];
+    }
+    if (!row[i]) {
+      for (int k = 0; k < t.k; ++k) {
+        const ir::mma::Slot s = t.a_owner[c.row][k];
+        values[0][i][k] = mma_input<In>(v, a, a_off[s.lane] + s.index);
+      }
+      row[i] = values[0][i];
+    }
+    if (!col[i]) {
+      for (int k = 0; k < t.k; ++k) {
+        const ir::mma::Slot s = t.b_owner[k][c.col];
+        values[1][i][k] = mma_input<In>(v, b, b_off[s.lane] + s.index);
+      }
+      col[i] = values[1][i];
+    }
+  }
+  for (int i = 0; i < kAcc; ++i) {
+    double sum = 0;
+    for (int k = 0; k < t.k; ++k) sum += row[i][k] * col[i][k];
+    if constexpr (std::is_same_v<Acc, int32_t>) {
+      int64_t acc = load_elem<int32_t>(d, d_off + i);
+      store_elem<int32_t>(d, d_off + i, static_cast<int32_t>(wrap_int(DataType::int32(), acc + static_cast<int64_t>(sum))));
+    } else {
+      // Rounded once, to the accumulator's type (float32 or float16).
+      write_float<Acc>(d, d_off + i, read_float<Acc>(d, d_off + i) + sum);
+    }
+  }
+}
+
+template <typename In>
+void mma_lane_in(const ir::mma::MmaVariant &v, int lane, uint8_t *d, int64_t d_off, const uint8_t *a,
+                 const int64_t *a_off, const uint8_t *b, const int64_t *b_off) {
+  if (v.acc.is_int()) return mma_lane_typed<In, int32_t>(v, lane, d, d_off, a, a_off, b, b_off);
+  if (v.acc.is_float16()) return mma_lane_typed<In, HalfTag>(v, lane, d, d_off, a, a_off, b, b_off);
+  return mma_lane_typed<In, float>(v, lane, d, d_off, a, a_off, b, b_off);
+}
+
+}  // namespace
+
+void mma_lane(const ir::mma::MmaVariant &v, int lane, uint8_t *d, int64_t d_off, const uint8_t *a,
+              const int64_t *a_off, const uint8_t *b, const int64_t *b_off) {
+  if (v.in.is_int()) return mma_lane_in<int8_t>(v, lane, d, d_off, a, a_off, b, b_off);
+  if (v.in.is_float16()) return mma_lane_in<HalfTag>(v, lane, d, d_off, a, a_off, b, b_off);
+  if (v.in.is_bfloat16()) return mma_lane_in<BF16Tag>(v, lane, d, d_off, a, a_off, b, b_off);
+  return mma_lane_in<float>(v, lane, d, d_off, a, a_off, b, b_off);
 }
 
 StmtPtr compile_warp_statement(Compiler &cc, const ir::Call &c) {

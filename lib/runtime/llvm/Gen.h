@@ -25,6 +25,7 @@
 #include "tessera/analysis/Parallel.h"
 #include "tessera/arith/Analyzer.h"
 #include "tessera/ir/Functor.h"
+#include "tessera/ir/MmaFragments.h"
 #include "tessera/runtime/LlvmJit.h"
 
 namespace tessera::runtime::detail {
@@ -343,9 +344,20 @@ class Gen {
   /// state st_.
   Value *allocate_storage(const Buf &buf, Value *elements);
   void block(const ir::Block &blk);
-  /// A warp-level or asynchronous statement: the interpreter's code for it,
-  /// called with the slots it reads (JitRuntime.h, WarpStatement).
+  // ---- warp-level statements (CodegenWarp.cpp) ------------------------------------
+  /// A warp-level or asynchronous statement: mma.sync compiled, every one
+  /// also the interpreter's code for it, called with the slots it reads
+  /// (JitRuntime.h, WarpStatement) where the compiled code cannot decide.
   void warp_statement(const ir::Call &c);
+  /// This lane's ldmatrix; any check that fails branches to `slow`.
+  void ldmatrix(const ir::Call &c, BasicBlock *slow);
+  /// This lane's mma.sync (w.mma); any check that fails branches to `slow`.
+  void mma_sync(const ir::Call &c, const WarpStatement &w, BasicBlock *slow);
+  /// The flat offset of the fragment of `n` elements at `l` (the
+  /// interpreter's Address::offset), `ok` and-ed with its checks.
+  Value *fragment_offset(const ir::Load &l, int64_t n, Value *&ok);
+  /// A private constant i8 array.
+  Value *constant_table(const std::string &name, const std::vector<int8_t> &values);
   void allocate(const ir::Buffer &buf);
 
   const Program &p_;

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "../Closures.h"  // the interpreter's messages and poison
+#include "../MmaLane.h"
 #include "tessera/runtime/LlvmJit.h"
 #include "tessera/support/Half.h"  // round_to_tf32
 
@@ -61,6 +62,11 @@ int32_t tessera_jit_warp(const tessera::runtime::detail::WarpStatement *w, int64
     return 1;
   }
   return 0;
+}
+
+void tessera_jit_mma(const tessera::runtime::detail::WarpStatement *w, int64_t lane, uint8_t *d, int64_t d_off,
+                     const uint8_t *a, const int64_t *a_off, const uint8_t *b, const int64_t *b_off) {
+  tessera::runtime::detail::mma_lane(w->mma, int(lane), d, d_off, a, a_off, b, b_off);
 }
 
 uint8_t *tessera_jit_alloc(JitRunState *st, int32_t id, int64_t bytes, int32_t poison) {
@@ -166,6 +172,7 @@ const std::vector<JitSymbol> &jit_runtime_symbols() {
     TESSERA_SYM(tessera_jit_fail)
     TESSERA_SYM(tessera_jit_alloc)
     TESSERA_SYM(tessera_jit_warp)
+    TESSERA_SYM(tessera_jit_mma)
     TESSERA_SYM(tessera_jit_parallel_for)
 #define TESSERA_UNARY_MATH(Name, name, expr) TESSERA_SYM_MATH(name)
 #include "../UnaryMath.def"

@@ -19,6 +19,7 @@
 
 #include "../Closures.h"  // AsyncCopies, BufState, StmtExec (no LLVM)
 #include "tessera/ir/DataType.h"
+#include "tessera/ir/MmaFragments.h"
 
 namespace tessera::runtime::detail {
 
@@ -50,6 +51,8 @@ struct JitRunState {
 struct WarpStatement {
   std::unique_ptr<Program> scope;
   StmtPtr node;
+  /// mma.sync: its form, for the compiled path (tessera_jit_mma).
+  ir::mma::MmaVariant mma;
 };
 
 /// A helper's name and address, for the JIT's symbol table.
@@ -79,6 +82,10 @@ uint8_t *tessera_jit_alloc(tessera::runtime::detail::JitRunState *st, int32_t id
 /// Returns 0, or 1 with st->error the interpreter's message.
 int32_t tessera_jit_warp(const tessera::runtime::detail::WarpStatement *w, int64_t *iv,
                          tessera::runtime::detail::BufState *bufs, tessera::runtime::detail::JitRunState *st);
+/// One lane's mma.sync of `w` once its fragment offsets are known and
+/// checked (MmaLane.h): a_off / b_off indexed by lane.
+void tessera_jit_mma(const tessera::runtime::detail::WarpStatement *w, int64_t lane, uint8_t *d, int64_t d_off,
+                     const uint8_t *a, const int64_t *a_off, const uint8_t *b, const int64_t *b_off);
 int32_t tessera_jit_parallel_for(int32_t (*body)(void *, int64_t, int64_t, tessera::runtime::detail::JitRunState *),
                                  void *ctx, int64_t n, tessera::runtime::detail::JitRunState *st);
 }
