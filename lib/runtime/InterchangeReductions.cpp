@@ -103,6 +103,20 @@ ir::PrimFunc interchange_reductions(const ir::PrimFunc &f) {
       changed = true;
     } catch (const Error &) {
       // Not a chain the primitive reorders (siblings, a dependence): as written.
+      continue;
+    }
+    // The init in a loop of its own before the reduction's first loop: the
+    // inner loop is then straight code the JIT vectorizes (a branch on "first
+    // step" inside it stopped LLVM on some programs).
+    const auto *blk = b.block.as<ir::Block>();
+    if (blk->init) {
+      schedule::Schedule trial = sch;
+      try {
+        trial.decompose_reduction(schedule::BlockRef{blk->name}, {b.loops[s].as<ir::For>()->loop_var});
+        sch = std::move(trial);
+      } catch (const Error &) {
+        // The init stays in the block.
+      }
     }
   }
   return changed ? sch.func() : f;

@@ -97,6 +97,32 @@ TEST(LlvmJit, RunsWarpAndAsyncStatementsAsTheInterpreterDoes) {
   EXPECT_EQ(jit_error(unwaited, args), want);
 }
 
+TEST(LlvmJit, CopiesInFlightAcrossParallelIterationsRunInTheSerialOrder) {
+  // Each iteration's copy lands at the next one's wait: on two threads the
+  // chunks would strand copies, so the run is done again on one (the output
+  // restored first) and gives the interpreter's bits; a loop whose copies
+  // are waited for within each iteration runs in parallel.
+  struct Threads {
+    explicit Threads(unsigned n) : saved(runtime::llvm_jit_threads()) { runtime::set_llvm_jit_threads(n); }
+    ~Threads() { runtime::set_llvm_jit_threads(saved); }
+    unsigned saved;
+  } two(2);
+  for (const char *wait : {"1", "0"}) {
+    PrimFunc f = script::parse_func(std::string(R"(
+@T.prim_func
+def main(A: T.Buffer((16384, 4), "float32"), B: T.Buffer((16384, 4), "float32")):
+    for i in range(16384):
+        with T.block("copy"):
+            vi = T.axis.spatial(16384, i)
+            T.evaluate(T.cp_async(B[vi, 0], A[vi, 0], 16, 16))
+            T.evaluate(T.cp_async_commit_group())
+            T.evaluate(T.cp_async_wait_group()") + wait + R"())
+    T.evaluate(T.cp_async_wait_group(0))
+)");
+    expect_same_bits(f, {}, 3);
+  }
+}
+
 TEST(LlvmJit, ArgumentErrorsAreTheInterpreters) {
   PrimFunc f = copy2d(4, 4, 4);
   EXPECT_EQ(jit_error(f, {NDArray(f32, {4, 4})}), "function 'copy' takes 2 arguments, got 1");

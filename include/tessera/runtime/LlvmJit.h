@@ -26,8 +26,11 @@
 //     T.cp_async and its groups, T.wgmma) run the interpreter's own per-lane
 //     code, called from the compiled loops with the values it reads: the
 //     same semantics and messages (a copy never waited for included), at
-//     the interpreter's speed for those statements only. A function with
-//     asynchronous copies runs on one thread (their queue spans the loops).
+//     the interpreter's speed for those statements only (ldmatrix and the
+//     addressing of mma.sync compiled). Parallel loops that issue
+//     asynchronous copies run in parallel when each thread's chunk of
+//     iterations waits for its own copies; a run where copies cross chunks
+//     is undone (the written arrays restored) and run again on one thread.
 // What the JIT does not compile (the rare warp statement that reads a float
 // variable; everything when built without LLVM) is a JitUnsupportedError
 // from the constructor, before anything runs: the caller runs the

@@ -57,23 +57,12 @@ class Gen {
     bufs_arg_ = fn_->getArg(2);
     st_ = fn_->getArg(3);
     alias_domain_ = llvm::MDBuilder(ctx_).createAnonymousAliasScopeDomain("tessera");
-    // Asynchronous copies queue up across the loops that issue them, in one
-    // queue per run: such a program runs on one thread.
-    if (parallel && !has_async_queue(p.func))
+    if (parallel)
       for (analysis::CpuParallelLoop &l : analysis::cpu_parallel_loops(p.func)) parallel_.emplace(l.loop, std::move(l));
   }
 
   GeneratedModule run();
 
-  /// The function issues cp.async or wgmma (statements of a queue).
-  static bool has_async_queue(const ir::PrimFunc &f) {
-    bool found = false;
-    ir::pre_order_visit(f.body(), [&](const Expr &e) {
-      if (const auto *c = e.as<ir::Call>())
-        found = found || c->op == ir::Intrinsic::CpAsync || c->op == ir::Intrinsic::Wgmma;
-    }, nullptr);
-    return found;
-  }
 
  private:
   struct Buf {

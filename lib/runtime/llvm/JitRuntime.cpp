@@ -17,6 +17,7 @@
 
 #include "../Closures.h"  // the interpreter's messages and poison
 #include "../MmaLane.h"
+#include "tessera/ir/Functor.h"
 #include "tessera/runtime/LlvmJit.h"
 #include "tessera/support/Half.h"  // round_to_tf32
 
@@ -89,7 +90,9 @@ int32_t tessera_jit_parallel_for(int32_t (*body)(void *, int64_t, int64_t, JitRu
                                  JitRunState *st) {
   if (n <= 0) return 0;
   const int64_t workers = std::min<int64_t>(tessera::runtime::llvm_jit_threads(), n);
-  if (workers <= 1) return body(ctx, 0, n, st);
+  // Copies in flight when the loop starts belong to the serial order: all on this thread.
+  auto in_flight = [](const JitRunState &s) { return s.async.cp.pending() + s.async.wgmma.pending() > 0; };
+  if (workers <= 1 || in_flight(*st)) return body(ctx, 0, n, st);
   // Chunks of about an eighth of a worker's share, taken in order; after an
   // error only chunks before it still run, so the error kept is the first
   // iteration's that fails (each chunk runs its iterations in order).
@@ -106,7 +109,13 @@ int32_t tessera_jit_parallel_for(int32_t (*body)(void *, int64_t, int64_t, JitRu
     for (;;) {
       const int64_t begin = next.fetch_add(chunk);
       if (begin >= n || begin > failed_at.load()) return;
-      if (body(ctx, begin, std::min(n, begin + chunk), state) != 0) {
+      int32_t rc = body(ctx, begin, std::min(n, begin + chunk), state);
+      if (rc == 0 && in_flight(*state)) {
+        // A chunk left copies for a later iteration, which another thread may run.
+        state->error = tessera::runtime::detail::kAsyncCrossedIterations;
+        rc = 1;
+      }
+      if (rc != 0) {
         std::lock_guard<std::mutex> lock(mu);
         if (begin < failed_at.load()) {
           failed_at.store(begin);
@@ -182,6 +191,14 @@ const std::vector<JitSymbol> &jit_runtime_symbols() {
     return s;
   }();
   return symbols;
+}
+
+bool has_async_queue(const ir::PrimFunc &f) {
+  bool found = false;
+  ir::pre_order_visit(f.body(), [&](const ir::Expr &e) {
+    if (const auto *c = e.as<ir::Call>()) found = found || c->op == ir::Intrinsic::CpAsync || c->op == ir::Intrinsic::Wgmma;
+  }, nullptr);
+  return found;
 }
 
 }  // namespace tessera::runtime::detail

@@ -43,6 +43,12 @@ struct JitRunState {
   AsyncCopies async;
 };
 
+/// The function issues cp.async or wgmma (statements of a queue).
+bool has_async_queue(const ir::PrimFunc &f);
+/// The error a parallel loop reports when one of its chunks ends with
+/// asynchronous copies or wgmma in flight (LlvmJit::run then runs serially).
+inline const char *const kAsyncCrossedIterations = "\x01asynchronous copies crossed parallel iterations";
+
 /// A warp-level or asynchronous statement (ldmatrix, mma.sync, cp.async and
 /// its commit and wait) as the interpreter compiled it, against slots of its
 /// own: the generated code writes the values of the variables it reads into

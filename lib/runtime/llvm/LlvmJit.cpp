@@ -25,6 +25,7 @@
 #include <set>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <sstream>
 #include <unordered_map>
@@ -32,6 +33,7 @@
 #include "Codegen.h"
 #include "JitRuntime.h"
 #include "tessera/analysis/Specialize.h"
+#include "tessera/ir/AccessRegions.h"
 #include "tessera/ir/Opaque.h"
 #include "tessera/ir/StructuralEqual.h"
 
@@ -53,6 +55,9 @@ struct Compiled {
   std::vector<detail::JitSite> sites;
   int num_allocs = 0;
   std::vector<std::unique_ptr<detail::WarpStatement>> warp;
+  /// Runs loops in parallel that issue asynchronous copies: a run whose
+  /// copies cross an iteration it gave another thread is run again serially.
+  bool parallel_async = false;
   double compile_ms = 0;
 };
 
@@ -91,12 +96,14 @@ class Engine {
     return compile_ms_total_;
   }
 
-  std::shared_ptr<const Compiled> compile(const Program &p, bool use_cache, bool &from_cache) {
+  /// `serial`: one function whatever the threads (the fallback of a
+  /// parallel run whose asynchronous copies crossed its iterations).
+  std::shared_ptr<const Compiled> compile(const Program &p, bool use_cache, bool &from_cache, bool serial = false) {
     size_t h = ir::structural_hash(p.func);
     // On one thread the loops stay in one function: outlined, a loop loses
     // what LLVM knew of its range (a 256^3 matmul ran 1.9x slower alone).
     // The two codes differ; both are cached.
-    const bool parallel = llvm_jit_threads() > 1;
+    const bool parallel = !serial && llvm_jit_threads() > 1;
     std::string names = error_names(p) + (parallel ? "\n(parallel)" : "");
     std::lock_guard<std::mutex> lock(mu_);
     if (!error_.empty()) throw JitUnsupportedError("the LLVM JIT is not available: " + error_);
@@ -146,6 +153,7 @@ class Engine {
     c->sites = std::move(g.sites);
     c->num_allocs = g.num_allocs;
     c->warp = std::move(g.warp);
+    c->parallel_async = parallel && detail::has_async_queue(p.func);
     c->compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     compile_ms_total_ += c->compile_ms;
     if (use_cache) cache_[h].push_back(c);
@@ -336,11 +344,33 @@ void LlvmJit::run(std::vector<NDArray *> args) const {
     p.body->exec(f);
     return;
   }
-  detail::JitRunState st;
-  st.sites = &impl_->code->sites;
-  st.allocs.resize(size_t(impl_->code->num_allocs));
-  if (impl_->code->kernel(f.iv, f.fv, f.bufs, &st) != 0) throw InterpretError(st.error);
-  detail::check_async_drained(st.async, p.func.name());
+  auto execute = [&](const Compiled &code) {
+    detail::JitRunState st;
+    st.sites = &code.sites;
+    st.allocs.resize(size_t(code.num_allocs));
+    const bool failed = code.kernel(f.iv, f.fv, f.bufs, &st) != 0;
+    if (failed && st.error == detail::kAsyncCrossedIterations) return false;
+    if (failed) throw InterpretError(st.error);
+    detail::check_async_drained(st.async, p.func.name());
+    return true;
+  };
+  if (!impl_->code->parallel_async) {
+    execute(*impl_->code);
+    return;
+  }
+  // Copies that one iteration of a parallel loop issues and a later one waits
+  // for: the serial order matters. The arrays the function writes are kept,
+  // and restored for a serial run, should a run show such copies.
+  std::vector<std::vector<uint8_t>> saved;
+  const std::vector<bool> written = ir::written_params(p.func);
+  for (size_t i = 0; i < args.size(); ++i)
+    saved.emplace_back(written[i] ? std::vector<uint8_t>(args[i]->data(), args[i]->data() + args[i]->nbytes())
+                                  : std::vector<uint8_t>());
+  if (execute(*impl_->code)) return;
+  for (size_t i = 0; i < args.size(); ++i)
+    if (written[i]) std::memcpy(args[i]->data(), saved[i].data(), saved[i].size());
+  bool from_cache = false;
+  execute(*Engine::get().compile(p, impl_->options.use_cache, from_cache, /*serial=*/true));
 }
 
 }  // namespace tessera::runtime
