@@ -12,7 +12,9 @@
 // operand that another output loop reuses (C += A[i, k] * B[j, k]), that
 // operand is first copied with the dimension last (cache_read into
 // B_global[k, j], transform_layout) — values moved, not computed, so the
-// bits stay. A row sum keeps its order (its reduction is the contiguous
+// bits stay. The init then goes into a loop of its own before the
+// reduction (decompose_reduction): a "first step?" branch in the inner
+// loop kept LLVM from vectorizing it on some programs. A row sum keeps its order (its reduction is the contiguous
 // one, its operand read once). Only what the primitives accept.
 //
 //===----------------------------------------------------------------------===//
