@@ -35,6 +35,26 @@ std::vector<NDArray *> ptrs(std::vector<NDArray> &args) {
   return p;
 }
 
+/// Runs the JIT on `n` threads within a scope.
+struct JitThreads {
+  explicit JitThreads(unsigned n) : saved(runtime::llvm_jit_threads()) { runtime::set_llvm_jit_threads(n); }
+  ~JitThreads() { runtime::set_llvm_jit_threads(saved); }
+  unsigned saved;
+};
+
+/// B[i] = A[i + 1] over a symbolic n: one element past A at the end.
+const char *const kOffByOne = R"(
+@T.prim_func
+def main(a: T.handle, b: T.handle):
+    n = T.int32()
+    A = T.match_buffer(a, (n,), "float32")
+    B = T.match_buffer(b, (n,), "float32")
+    for i in range(n):
+        with T.block("B"):
+            vi = T.axis.spatial(n, i)
+            B[vi] = A[vi + 1]
+)";
+
 /// The message of the InterpretError that running `f` in the JIT throws.
 std::string jit_error(const PrimFunc &f, std::vector<NDArray> args) {
   try {
@@ -102,11 +122,7 @@ TEST(LlvmJit, CopiesInFlightAcrossParallelIterationsRunInTheSerialOrder) {
   // chunks would strand copies, so the run is done again on one (the output
   // restored first) and gives the interpreter's bits; a loop whose copies
   // are waited for within each iteration runs in parallel.
-  struct Threads {
-    explicit Threads(unsigned n) : saved(runtime::llvm_jit_threads()) { runtime::set_llvm_jit_threads(n); }
-    ~Threads() { runtime::set_llvm_jit_threads(saved); }
-    unsigned saved;
-  } two(2);
+  JitThreads two(2);
   for (const char *wait : {"1", "0"}) {
     PrimFunc f = script::parse_func(std::string(R"(
 @T.prim_func
@@ -134,12 +150,6 @@ TEST(LlvmJit, ArgumentErrorsAreTheInterpreters) {
             "shape mismatch for buffer 'B' dimension 1: expected 4, got 5 (array float32[4, 5])");
 }
 
-/// Runs the JIT on `n` threads within a scope.
-struct JitThreads {
-  explicit JitThreads(unsigned n) : saved(runtime::llvm_jit_threads()) { runtime::set_llvm_jit_threads(n); }
-  ~JitThreads() { runtime::set_llvm_jit_threads(saved); }
-  unsigned saved;
-};
 
 TEST(LlvmJit, OutOfBoundsStopsBeforeTouchingMemory) {
   // Rows of 129 read from rows of 128: A[0, 128] is the first bad load; B is
@@ -345,17 +355,7 @@ TEST(LlvmJit, ChecksItCannotProveStayAndTheProvenOnesAgree) {
   // (CodegenIndex.cpp); each program here has one it must keep, and must fail
   // where the interpreter fails, with its words.
   JitThreads one(1);
-  const char *off_by_one = R"(
-@T.prim_func
-def main(a: T.handle, b: T.handle):
-    n = T.int32()
-    A = T.match_buffer(a, (n,), "float32")
-    B = T.match_buffer(b, (n,), "float32")
-    for i in range(n):
-        with T.block("B"):
-            vi = T.axis.spatial(n, i)
-            B[vi] = A[vi + 1]
-)";
+  const char *off_by_one = kOffByOne;
   // 40000 * 65536 leaves int32: the interpreter wraps it, and the quotient
   // goes negative, where arithmetic without wrap-around would give i.
   const char *wraps = R"(
@@ -458,17 +458,7 @@ TEST(LlvmJit, SpecialisedPerShapeRunsEachShapeWithTheInterpretersBitsAndErrors) 
   } catch (const InterpretError &e) {
     EXPECT_EQ(std::string(e.what()), want);
   }
-  PrimFunc off_by_one = script::parse_func(R"(
-@T.prim_func
-def main(a: T.handle, b: T.handle):
-    n = T.int32()
-    A = T.match_buffer(a, (n,), "float32")
-    B = T.match_buffer(b, (n,), "float32")
-    for i in range(n):
-        with T.block("B"):
-            vi = T.axis.spatial(n, i)
-            B[vi] = A[vi + 1]
-)");
+  PrimFunc off_by_one = script::parse_func(kOffByOne);
   std::vector<NDArray> args = runtime::make_random_args(off_by_one, {{"n", 8}}, 4);
   const std::string oob = interpreter_error(off_by_one, args);
   EXPECT_NE(oob.find("out-of-bounds load A[8] (shape [8]) in block 'B'"), std::string::npos) << oob;

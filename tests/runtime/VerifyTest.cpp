@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include <fmt/format.h>
 
 #include "tessera/ir/AccessRegions.h"
@@ -313,6 +315,24 @@ TEST(Verify, LargeOutputsAreCheckedInParallelWithTheSameVerdict) {
   EXPECT_EQ(c.worst_index, std::vector<int64_t>{n - 3});
 }
 
+/// The 5 x 7 outputs (parameter `out`) of a matmul reference over 33 terms,
+/// A (parameter 0) row-major 5 x 33 and B's element (k, j) at `b_at(k, j)`
+/// of parameter 1, computed by both CPU oracles: each the bits of a plain
+/// k loop.
+void expect_k_order_sums(const ir::PrimFunc &f, const std::vector<NDArray> &args, size_t out,
+                         const std::function<int64_t(int64_t, int64_t)> &b_at) {
+  for (runtime::Oracle oracle : {runtime::Oracle::Interpreter, runtime::Oracle::Llvm}) {
+    if (oracle == runtime::Oracle::Llvm && !runtime::llvm_jit_available()) continue;
+    runtime::Reference ref = runtime::compute_reference(f, args, oracle);
+    for (int64_t i = 0; i < 5; ++i)
+      for (int64_t j = 0; j < 7; ++j) {
+        double sum = 0;
+        for (int64_t k = 0; k < 33; ++k) sum += args[0].get(i * 33 + k) * args[1].get(b_at(k, j));
+        EXPECT_EQ(ref.values[out].get(i * 7 + j), sum) << i << ", " << j << " in " << runtime::oracle_name(oracle);
+      }
+  }
+}
+
 TEST(Verify, TheReferenceOfAMatmulSumsInKOrderWithItsOutputsInterleaved) {
   // make_reference_program moves the column loop below K (for i, k, j:
   // InterchangeReductions.h), the init before it in a loop of its own, so
@@ -335,17 +355,7 @@ def main(A: T.Buffer((5, 33), "float32"), B: T.Buffer((33, 7), "float32"), C: T.
   });
   // (The init in a loop of its own first: the update loop is straight code.)
   EXPECT_EQ(order, (std::vector<std::string>{"i", "j_init", "k", "j"}));
-  std::vector<NDArray> args = runtime::make_random_args(mm, {}, 11);
-  for (runtime::Oracle oracle : {runtime::Oracle::Interpreter, runtime::Oracle::Llvm}) {
-    if (oracle == runtime::Oracle::Llvm && !runtime::llvm_jit_available()) continue;
-    runtime::Reference ref = runtime::compute_reference(mm, args, oracle);
-    for (int64_t i = 0; i < 5; ++i)
-      for (int64_t j = 0; j < 7; ++j) {
-        double sum = 0;
-        for (int64_t k = 0; k < 33; ++k) sum += args[0].get(i * 33 + k) * args[1].get(k * 7 + j);
-        EXPECT_EQ(ref.values[2].get(i * 7 + j), sum) << i << ", " << j << " in " << runtime::oracle_name(oracle);
-      }
-  }
+  expect_k_order_sums(mm, runtime::make_random_args(mm, {}, 11), 2, [](int64_t k, int64_t j) { return k * 7 + j; });
   ir::PrimFunc row_sum = script::parse_func(R"(
 @T.prim_func
 def main(A: T.Buffer((4, 16), "float32"), B: T.Buffer((4,), "float32")):
@@ -396,17 +406,11 @@ def main(A: T.Buffer((5, 33), "float32"), B: T.Buffer((7, 33), "float32"), D: T.
             (std::vector<std::string>{"i_1", "j_1_init", "k", "j_1"}))
       << script::print(p.func);
   std::vector<NDArray> args = runtime::make_random_args(nt, {}, 5);
-  for (runtime::Oracle oracle : {runtime::Oracle::Interpreter, runtime::Oracle::Llvm}) {
-    if (oracle == runtime::Oracle::Llvm && !runtime::llvm_jit_available()) continue;
-    runtime::Reference ref = runtime::compute_reference(nt, args, oracle);
-    for (int64_t i = 0; i < 5; ++i)
-      for (int64_t j = 0; j < 7; ++j) {
-        double sum = 0;
-        for (int64_t k = 0; k < 33; ++k) sum += args[0].get(i * 33 + k) * args[1].get(j * 33 + k);
-        EXPECT_EQ(ref.values[3].get(i * 7 + j), sum) << i << ", " << j << " in " << runtime::oracle_name(oracle);
-        EXPECT_EQ(ref.values[2].get(i * 7 + j), args[0].get(i * 33) + args[1].get(j * 33));
-      }
-  }
+  expect_k_order_sums(nt, args, 3, [](int64_t k, int64_t j) { return j * 33 + k; });
+  runtime::Reference ref = runtime::compute_reference(nt, args);
+  for (int64_t i = 0; i < 5; ++i)
+    for (int64_t j = 0; j < 7; ++j)
+      EXPECT_EQ(ref.values[2].get(i * 7 + j), args[0].get(i * 33) + args[1].get(j * 33));
 }
 
 }  // namespace
