@@ -394,6 +394,11 @@ bool stores_to(const Stmt &s, const Buffer &b) {
   bool found = false;
   pre_order_visit(s, nullptr, [&](const Stmt &x) {
     if (const auto *st = x.as<Store>(); st && st->buffer.same_as(b)) found = true;
+    // A warp-level statement's destination (mma.sync accumulating in place, cp.async, ...).
+    if (const auto *e = x.as<Evaluate>())
+      if (const auto *c = e->value.as<Call>(); c && is_async_or_warp_statement(c->op))
+        if (int d = destination_operand(c->op); d >= 0)
+          if (const auto *l = c->args[size_t(d)].as<Load>(); l && l->buffer.same_as(b)) found = true;
   });
   return found;
 }

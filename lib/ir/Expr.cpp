@@ -229,6 +229,11 @@ std::vector<int> address_operands(Intrinsic op) {
   }
 }
 
+int destination_operand(Intrinsic op) {
+  std::vector<int> operands = address_operands(op);
+  return operands.empty() ? -1 : operands.front();
+}
+
 Expr Call::make(DataType t, Intrinsic op, std::vector<Expr> args) {
   int arity = intrinsic_arity(op);
   TESSERA_ICHECK(arity < 0 || static_cast<int>(args.size()) == arity)

@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "Programs.h"
+#include "tessera/ir/AccessRegions.h"
 #include "tessera/runtime/LlvmJit.h"
 #include "tessera/runtime/Oracle.h"
 #include "tessera/runtime/Verify.h"
@@ -135,6 +136,9 @@ def main(A: T.Buffer((16384, 4), "float32"), B: T.Buffer((16384, 4), "float32"))
             T.evaluate(T.cp_async_wait_group()") + wait + R"())
     T.evaluate(T.cp_async_wait_group(0))
 )");
+    // B is written only through T.cp_async: an output all the same (it is
+    // what a serial run restores, and what verification checks).
+    EXPECT_EQ(ir::written_params(f), (std::vector<bool>{false, true}));
     expect_same_bits(f, {}, 3);
   }
 }

@@ -47,7 +47,8 @@ std::vector<BufferRegion> reads_with_init(std::vector<BufferRegion> reads, const
 std::vector<BufferRegion> reads_without_init(const std::vector<BufferRegion> &reads,
                                              const std::vector<BufferRegion> &writes);
 
-/// True when `s` stores into `b` anywhere (a Store of that buffer, by identity).
+/// True when `s` stores into `b` anywhere (a Store of that buffer, by
+/// identity, or a warp-level statement writing through an element of it).
 bool stores_to(const Stmt &s, const Buffer &b);
 
 /// For each parameter of `f`, whether it is a buffer `f` stores into (an

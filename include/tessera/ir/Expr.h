@@ -131,6 +131,9 @@ bool needs_arch_specific_target(Intrinsic op);
 /// The arguments of such a statement that are addresses (Loads naming the
 /// first element an instruction touches), in argument order.
 std::vector<int> address_operands(Intrinsic op);
+/// The operand a warp-level statement writes through (ldmatrix's fragment,
+/// mma.sync's and wgmma's accumulators, cp.async's destination), or -1.
+int destination_operand(Intrinsic op);
 /// Looks up an intrinsic by its TVMScript spelling ("fabs" is an alias of "abs").
 std::optional<Intrinsic> intrinsic_from_name(std::string_view name);
 

@@ -22,7 +22,6 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -291,11 +290,10 @@ const LlvmJit &LlvmJit::Impl::variant(const Frame &frame) const {
     LlvmJitOptions plain = options;
     plain.specialize_shapes = false;
     ir::PrimFunc f = prog->func;
-    // Two shape variables of one name, or a value specialize refuses: the
-    // general code (its checks report what the interpreter would).
-    std::set<std::string> names;
-    for (const auto &[var, slot] : prog->shape_var_slots) names.insert(var.name());
-    if (names.size() == values.size()) {
+    // Two shape variables of one name (specialize names them), or a value
+    // specialize refuses: the general code (its checks report what the
+    // interpreter would).
+    if (values.size() == prog->shape_var_slots.size()) {
       try {
         f = analysis::specialize(f, values);
       } catch (const UserError &) {
