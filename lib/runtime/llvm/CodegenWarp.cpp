@@ -63,6 +63,27 @@ Value *Gen::constant_table(const std::string &name, const std::vector<int8_t> &v
                                   llvm::ConstantArray::get(type, elems), name);
 }
 
+Value *Gen::lane_value(const ir::Var &lane_var, Value *&ok) {
+  Value *lane = to_i64(var(lane_var.get()), lane_var.dtype());
+  ok = b_.CreateICmpULT(lane, b_.getInt64(32));
+  // An out-of-range lane would index the tables out of range: clamped, the
+  // check sends it to the interpreter.
+  return b_.CreateSelect(ok, lane, b_.getInt64(0));
+}
+
+Value *Gen::table_entry(Value *table, size_t size, Value *row, int64_t width, int64_t column) {
+  Value *at = b_.CreateAdd(b_.CreateMul(row, b_.getInt64(width)), b_.getInt64(column));
+  auto *type = llvm::ArrayType::get(i8_, size);
+  return b_.CreateSExt(b_.CreateLoad(i8_, b_.CreateGEP(type, table, {b_.getInt64(0), at})), i64_);
+}
+
+Value *Gen::fragment_offset_of_lane(const ir::Load &l, int64_t n, const ir::Var &lane_var, Value *lane, Value *&ok) {
+  bind(lane_var, cast_int(lane, ir::DataType::int64(), lane_var.dtype()));
+  Value *off = fragment_offset(l, n, ok);
+  unbind(lane_var);
+  return off;
+}
+
 Value *Gen::fragment_offset(const ir::Load &l, int64_t n, Value *&ok) {
   // Address::offset: every index within its dimension, the fragment's n
   // elements within the last one, which is contiguous.
@@ -86,11 +107,8 @@ void Gen::mma_sync(const ir::Call &c, const WarpStatement &w, BasicBlock *slow) 
   const ir::mma::MmaVariant &v = w.mma;
   const auto *d = c.args[1].as<ir::Load>(), *a = c.args[2].as<ir::Load>(), *b = c.args[3].as<ir::Load>();
   const ir::Var lane_var = ir::Var::from(c.args[4]);
-  Value *lane = to_i64(var(lane_var.get()), lane_var.dtype());
-  Value *ok = b_.CreateICmpULT(lane, b_.getInt64(32));
-  // An out-of-range lane would index the tables out of range: clamped, the
-  // check above sends it to the interpreter.
-  Value *l = b_.CreateSelect(ok, lane, b_.getInt64(0));
+  Value *ok = nullptr;
+  Value *l = lane_value(lane_var, ok);
   Value *d_off = fragment_offset(*d, v.c_per_lane(), ok);
   // The fragment offsets of the lanes this lane reads, by lane, each
   // evaluated with the lane variable set to that lane.
@@ -103,14 +121,10 @@ void Gen::mma_sync(const ir::Call &c, const WarpStatement &w, BasicBlock *slow) 
     int count = 0;
     const std::vector<int8_t> lanes = lanes_read(v.tables(), o == 0, count);
     Value *table = constant_table(o ? "mma.b.lanes" : "mma.a.lanes", lanes);
-    auto *type = llvm::ArrayType::get(i8_, lanes.size());
     for (int j = 0; j < count; ++j) {
-      Value *at = b_.CreateAdd(b_.CreateMul(l, b_.getInt64(count)), b_.getInt64(j));
-      Value *from = b_.CreateSExt(b_.CreateLoad(i8_, b_.CreateGEP(type, table, {b_.getInt64(0), at})), i64_);
-      bind(lane_var, cast_int(from, ir::DataType::int64(), lane_var.dtype()));
-      Value *off = fragment_offset(*loads[o], per_lane[o], ok);
-      unbind(lane_var);
-      b_.CreateStore(off, b_.CreateGEP(i64_, offsets[o], from));
+      Value *from = table_entry(table, lanes.size(), l, count, j);
+      b_.CreateStore(fragment_offset_of_lane(*loads[o], per_lane[o], lane_var, from, ok),
+                     b_.CreateGEP(i64_, offsets[o], from));
     }
   }
   BasicBlock *fast = BasicBlock::Create(ctx_, "mma.fast", fn_);
@@ -130,9 +144,8 @@ void Gen::ldmatrix(const ir::Call &c, BasicBlock *slow) {
   const auto *dst = c.args[2].as<ir::Load>(), *src = c.args[3].as<ir::Load>();
   const ir::Var lane_var = ir::Var::from(c.args[4]);
   const int e = src->buffer.dtype().bytes(), per_unit = 2 / e, units = 2 * layout.matrices();
-  Value *lane = to_i64(var(lane_var.get()), lane_var.dtype());
-  Value *ok = b_.CreateICmpULT(lane, b_.getInt64(32));
-  Value *l = b_.CreateSelect(ok, lane, b_.getInt64(0));
+  Value *ok = nullptr;
+  Value *l = lane_value(lane_var, ok);
   Value *out = fragment_offset(*dst, units * per_unit, ok);
   std::vector<int8_t> from, col;
   for (int t = 0; t < 32; ++t)
@@ -143,16 +156,10 @@ void Gen::ldmatrix(const ir::Call &c, BasicBlock *slow) {
         col.push_back(int8_t(u.col));
       }
   Value *from_table = constant_table("ldmatrix.lanes", from), *col_table = constant_table("ldmatrix.cols", col);
-  auto *type = llvm::ArrayType::get(i8_, from.size());
-  auto entry = [&](Value *table, int unit) {
-    Value *at = b_.CreateAdd(b_.CreateMul(l, b_.getInt64(units)), b_.getInt64(unit));
-    return b_.CreateSExt(b_.CreateLoad(i8_, b_.CreateGEP(type, table, {b_.getInt64(0), at})), i64_);
-  };
+  auto entry = [&](Value *table, int unit) { return table_entry(table, from.size(), l, units, unit); };
   std::vector<Value *> rows;
   for (int unit = 0; unit < units; ++unit) {
-    bind(lane_var, cast_int(entry(from_table, unit), ir::DataType::int64(), lane_var.dtype()));
-    Value *row = fragment_offset(*src, 8 * per_unit, ok);
-    unbind(lane_var);
+    Value *row = fragment_offset_of_lane(*src, 8 * per_unit, lane_var, entry(from_table, unit), ok);
     ok = b_.CreateAnd(ok, b_.CreateICmpEQ(b_.CreateSRem(b_.CreateMul(row, b_.getInt64(e)), b_.getInt64(16)),
                                           b_.getInt64(0)));
     rows.push_back(row);

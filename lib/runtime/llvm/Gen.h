@@ -345,8 +345,16 @@ class Gen {
   /// The flat offset of the fragment of `n` elements at `l` (the
   /// interpreter's Address::offset), `ok` and-ed with its checks.
   Value *fragment_offset(const ir::Load &l, int64_t n, Value *&ok);
-  /// A private constant i8 array.
+  /// The same with the lane variable set to `lane` (an int64 value), as the
+  /// interpreter evaluates another lane's operand.
+  Value *fragment_offset_of_lane(const ir::Load &l, int64_t n, const ir::Var &lane_var, Value *lane, Value *&ok);
+  /// The current value of the lane variable as an int64, clamped to 0 when
+  /// outside 0..31; `ok` set to whether it was inside.
+  Value *lane_value(const ir::Var &lane_var, Value *&ok);
+  /// A private constant i8 array, and its entry [row][column] (rows of
+  /// `width`) as an int64.
   Value *constant_table(const std::string &name, const std::vector<int8_t> &values);
+  Value *table_entry(Value *table, size_t size, Value *row, int64_t width, int64_t column);
   void allocate(const ir::Buffer &buf);
 
   const Program &p_;

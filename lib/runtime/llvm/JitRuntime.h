@@ -80,10 +80,6 @@ extern "C" {
 void tessera_jit_fail(tessera::runtime::detail::JitRunState *st, int32_t site, const int64_t *vals);
 /// Storage for allocation `id` of `bytes` bytes, poisoned.
 uint8_t *tessera_jit_alloc(tessera::runtime::detail::JitRunState *st, int32_t id, int64_t bytes, int32_t poison);
-/// Runs body(ctx, begin, end, state) over [0, n) in chunks on the JIT's
-/// workers (runtime::llvm_jit_threads()), each with a run state of its own
-/// (the calling thread's is `st`). Returns 0, or 1 with st->error the error
-/// of the first failing iteration.
 /// Runs `w` (a WarpStatement) with the slots the generated code filled.
 /// Returns 0, or 1 with st->error the interpreter's message.
 int32_t tessera_jit_warp(const tessera::runtime::detail::WarpStatement *w, int64_t *iv,
@@ -92,6 +88,12 @@ int32_t tessera_jit_warp(const tessera::runtime::detail::WarpStatement *w, int64
 /// checked (MmaLane.h): a_off / b_off indexed by lane.
 void tessera_jit_mma(const tessera::runtime::detail::WarpStatement *w, int64_t lane, uint8_t *d, int64_t d_off,
                      const uint8_t *a, const int64_t *a_off, const uint8_t *b, const int64_t *b_off);
+/// Runs body(ctx, begin, end, state) over [0, n) in chunks on the JIT's
+/// workers (runtime::llvm_jit_threads()), each with a run state of its own
+/// (the calling thread's is `st`). Returns 0, or 1 with st->error the error
+/// of the first failing iteration; kAsyncCrossedIterations when a chunk
+/// ended with asynchronous copies in flight. Copies in flight at the start:
+/// every iteration on the calling thread, in order.
 int32_t tessera_jit_parallel_for(int32_t (*body)(void *, int64_t, int64_t, tessera::runtime::detail::JitRunState *),
                                  void *ctx, int64_t n, tessera::runtime::detail::JitRunState *st);
 }
