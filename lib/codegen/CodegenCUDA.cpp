@@ -19,6 +19,7 @@
 #include "tessera/ir/MmaFragments.h"
 #include "tessera/ir/Op.h"
 #include "tessera/ir/Wgmma.h"
+#include "tessera/lower/TensorMaps.h"
 #include "tessera/script/Printer.h"
 
 namespace tessera::codegen {
@@ -27,7 +28,7 @@ using namespace tessera::ir;
 
 namespace {
 
-/// The buffers in which a wgmma operand tile (A or B) starts.
+/// The buffers in which a wgmma operand tile (A or B) or a TMA box starts.
 std::unordered_set<const BufferNode *> wgmma_operand_buffers(const Stmt &body) {
   struct Finder : IRVisitor {
     std::unordered_set<const BufferNode *> found;
@@ -35,6 +36,9 @@ std::unordered_set<const BufferNode *> wgmma_operand_buffers(const Stmt &body) {
       if (op->op == Intrinsic::Wgmma)
         for (int i : {2, 3})
           if (const auto *l = op->args[i].as<Load>()) found.insert(l->buffer.get());
+      // A TMA box is swizzled on the address, as wgmma reads it.
+      if (op->op == Intrinsic::TmaLoad)
+        if (const auto *l = op->args[0].as<Load>()) found.insert(l->buffer.get());
       IRVisitor::visit_(op);
     }
   } finder;
@@ -115,6 +119,11 @@ class CodegenCUDA : public CodegenC {
       std::string c = stores_to(f.body, p.buffer) ? "" : "const ";
       params.push_back(c + type_name(p.buffer.dtype()) + "* __restrict__ " + name_of(p.buffer));
     }
+    // Tensor maps (lower/TensorMaps.h): 128-byte parameters after the others.
+    lowered_ = &f;
+    tensor_maps_ = lower::tensor_map_params(f);
+    for (size_t i = 0; i < tensor_maps_.size(); ++i)
+      params.push_back("const __grid_constant__ tessera_tensor_map tmap_" + std::to_string(i));
     auto bx = f.launch.block[0].defined() ? as_const_int(f.launch.block[0]) : std::nullopt;
     lanes_are_warp_ = bx && *bx == 32;
     lanes_are_warpgroups_ = bx && *bx % wgmma::kWarpgroup == 0;
@@ -132,6 +141,9 @@ class CodegenCUDA : public CodegenC {
     if (uses_fp16_) out << "#include <cuda_fp16.h>\n";
     if (uses_bf16_) out << "#include <cuda_bf16.h>\n";
     out << "\n" << helper_definitions();
+    if (!tensor_maps_.empty())
+      out << "// A CUtensorMap (cuda.h): opaque, 128 bytes, 64-byte aligned.\n"
+             "struct __align__(64) tessera_tensor_map { unsigned long long opaque[16]; };\n\n";
     int64_t threads = f.launch.threads_per_block();
     std::string bounds = threads > 0 ? "__launch_bounds__(" + std::to_string(threads) + ") " : "";
     out << "extern \"C\" __global__ void " << bounds << kernel << "(";
@@ -403,6 +415,7 @@ class CodegenCUDA : public CodegenC {
   /// thread's registers: a warp is threadIdx.x, exactly 32 lanes.
   void warp_statement(const Call &c) {
     if (needs_arch_specific_target(c.op)) return hopper_statement(c);
+    if (is_tma_statement(c.op)) return tma_statement(c);
     if (!arch_.has_ampere_tensor_cores())
       throw CodegenError(std::string("T.") + intrinsic_name(c.op) + " needs sm_80 or newer (mma.sync m16n8k16, " +
                          "ldmatrix and cp.async are Ampere instructions); the target is " + std::string(arch_.name));
@@ -469,6 +482,63 @@ class CodegenCUDA : public CodegenC {
         return line("asm volatile(\"cp.async.wait_group " + std::to_string(*n) + ";\\n\" ::);");
       }
       default: TESSERA_UNREACHABLE("not a warp-level statement");
+    }
+  }
+
+  static bool is_tma_statement(Intrinsic op) {
+    return op == Intrinsic::MbarrierInit || op == Intrinsic::MbarrierArrive ||
+           op == Intrinsic::MbarrierArriveExpectTx || op == Intrinsic::MbarrierWait || op == Intrinsic::TmaLoad;
+  }
+
+  /// The mbarrier statements and TMA copies as inline PTX (sm_90; ir/Tma.h).
+  /// A wait spins on mbarrier.try_wait.parity; a copy names its tensor map
+  /// parameter by its generic address.
+  void tma_statement(const Call &c) {
+    if (arch_.compute_capability < 90)
+      throw CodegenError(std::string("T.") + intrinsic_name(c.op) +
+                         " needs sm_90 or newer (mbarrier transaction counts and TMA are Hopper features); the "
+                         "target is " + std::string(arch_.name));
+    const std::string bar = shared_address(c, c.op == Intrinsic::TmaLoad ? 1 : 0);
+    auto u32 = [&](const Expr &e) { return "\"r\"((unsigned)(" + expr(e) + "))"; };
+    switch (c.op) {
+      case Intrinsic::MbarrierInit:
+        line("asm volatile(\"mbarrier.init.shared::cta.b64 [%0], %1;\\n\" :: \"r\"(" + bar + "), " + u32(c.args[1]) +
+             " : \"memory\");");
+        // The initialised barrier, visible to the TMA unit (the async proxy).
+        return line("asm volatile(\"fence.mbarrier_init.release.cluster;\\n\" ::: \"memory\");");
+      case Intrinsic::MbarrierArrive:
+        return line("asm volatile(\"mbarrier.arrive.shared::cta.b64 _, [%0];\\n\" :: \"r\"(" + bar +
+                    ") : \"memory\");");
+      case Intrinsic::MbarrierArriveExpectTx:
+        return line("asm volatile(\"mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\\n\" :: \"r\"(" + bar +
+                    "), " + u32(c.args[1]) + " : \"memory\");");
+      case Intrinsic::MbarrierWait: {
+        std::string ready = fresh("ready");
+        line("{");
+        line("  unsigned " + ready + " = 0;");
+        line("  do {");
+        line("    asm volatile(\"{\\n.reg .pred p;\\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\\n"
+             "selp.u32 %0, 1, 0, p;\\n}\\n\" : \"=r\"(" + ready + ") : \"r\"(" + bar + "), " + u32(c.args[1]) +
+             " : \"memory\");");
+        line("  } while (!" + ready + ");");
+        return line("}");
+      }
+      case Intrinsic::TmaLoad: {
+        const size_t map = lower::tensor_map_of(tensor_maps_, *lowered_, c);
+        const int n = static_cast<int>(c.args.size() - 4) / 2;
+        // PTX lists the coordinates innermost first.
+        std::string coords, operands;
+        for (int d = 0; d < n; ++d) {
+          coords += (d ? ", %" : "%") + std::to_string(2 + d);
+          operands += ", " + u32(c.args[4 + n + (n - 1 - d)]);
+        }
+        return line("asm volatile(\"cp.async.bulk.tensor." + std::to_string(n) +
+                    "d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {" + coords + "}], [%" +
+                    std::to_string(2 + n) + "];\\n\" :: \"r\"(" + shared_address(c, 0) +
+                    "), \"l\"((unsigned long long)&tmap_" + std::to_string(map) + ")" + operands + ", \"r\"(" + bar +
+                    ") : \"memory\");");
+      }
+      default: TESSERA_UNREACHABLE("not an mbarrier or TMA statement");
     }
   }
 
@@ -589,6 +659,8 @@ class CodegenCUDA : public CodegenC {
   /// The shared buffers wgmma reads: aligned to 1024 bytes, where the
   /// swizzle patterns repeat (ir/Wgmma.h).
   std::unordered_set<const BufferNode *> wgmma_operands_;
+  const lower::LoweredFunc *lowered_ = nullptr;
+  std::vector<lower::TensorMapParam> tensor_maps_;
 };
 
 }  // namespace

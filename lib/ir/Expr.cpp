@@ -1,5 +1,6 @@
 //===- Expr.cpp - Expression node factories --------------------------------===//
 #include "tessera/ir/Expr.h"
+#include "tessera/ir/Tma.h"
 
 #include <cmath>
 
@@ -214,7 +215,12 @@ bool is_async_or_warp_statement(Intrinsic op) {
     case Intrinsic::MmaSync:
     case Intrinsic::CpAsync:
     case Intrinsic::CpAsyncCommit:
-    case Intrinsic::CpAsyncWait: return true;
+    case Intrinsic::CpAsyncWait:
+    case Intrinsic::MbarrierInit:
+    case Intrinsic::MbarrierArrive:
+    case Intrinsic::MbarrierArriveExpectTx:
+    case Intrinsic::MbarrierWait:
+    case Intrinsic::TmaLoad: return true;
     default: return needs_arch_specific_target(op);
   }
 }
@@ -225,6 +231,11 @@ std::vector<int> address_operands(Intrinsic op) {
     case Intrinsic::MmaSync: return {1, 2, 3};
     case Intrinsic::Wgmma: return {1, 2, 3};
     case Intrinsic::CpAsync: return {0, 1};
+    case Intrinsic::MbarrierInit:
+    case Intrinsic::MbarrierArrive:
+    case Intrinsic::MbarrierArriveExpectTx:
+    case Intrinsic::MbarrierWait: return {0};
+    case Intrinsic::TmaLoad: return {0, 1};
     default: return {};
   }
 }
@@ -241,6 +252,15 @@ Expr Call::make(DataType t, Intrinsic op, std::vector<Expr> args) {
   for (const Expr &a : args) TESSERA_ICHECK(a.defined()) << intrinsic_name(op) << " of an undefined argument";
   if (is_async_or_warp_statement(op)) {
     TESSERA_ICHECK(t == DataType::int32()) << intrinsic_name(op) << " has type int32";
+    if (op == Intrinsic::TmaLoad) {
+      TESSERA_ICHECK(args.size() >= 6 && args.size() % 2 == 0 && args.size() <= 4 + 2 * tma::kMaxDims)
+          << "tma_load takes dst, bar, src, swizzle, then 1 to " << tma::kMaxDims
+          << " box extents and as many coordinates; got " << args.size() << " arguments";
+      const auto *src = args[2].as<BufferPtr>();
+      TESSERA_ICHECK(src) << "tma_load argument 2 must be a tensor (src.data)";
+      TESSERA_ICHECK(args.size() - 4 == 2 * src->buffer.shape().size())
+          << "tma_load of '" << src->buffer.name() << "' takes one box extent and one coordinate per dimension";
+    }
     for (int i : address_operands(op))
       TESSERA_ICHECK(args[i].as<Load>()) << intrinsic_name(op) << " argument " << i
                                          << " must be a buffer element (an address)";

@@ -70,6 +70,16 @@ struct AsyncCopies {
     const Copy *find(const uint8_t *dst, size_t bytes) const;
   };
   Queue cp, wgmma;
+  /// A TMA copy (T.tma_load) in flight: its box, swizzled, taken from the
+  /// source when issued; it lands, completing its bytes on `barrier`, when a
+  /// T.mbarrier_wait on that barrier needs them.
+  struct Bulk {
+    uint8_t *barrier = nullptr;
+    Copy copy;
+  };
+  std::vector<Bulk> bulk;
+  /// Everything issued and not yet landed.
+  size_t pending() const { return cp.pending() + wgmma.pending() + bulk.size(); }
 };
 
 /// The mutable state of one run: variable slots, buffer slots, allocations.

@@ -31,6 +31,7 @@
 
 #include "tessera/ir/MmaFragments.h"
 #include "tessera/ir/Op.h"
+#include "tessera/ir/Tma.h"
 #include "tessera/ir/Wgmma.h"
 
 namespace tessera::runtime::detail {
@@ -360,6 +361,237 @@ struct WgmmaNode final : StmtExec, MmaOperands {
   }
 };
 
+// ---- mbarrier and TMA -----------------------------------------------------------
+
+/// An mbarrier's state, kept in its 8-byte shared-memory word as the
+/// hardware keeps it there (in a layout of the interpreter's own): bits
+/// 0-19 the arrivals this phase still waits for, 20-39 the arrivals a phase
+/// expects, 40-61 the bytes announced and not landed (signed), 62 set once
+/// initialised (the poison of an unwritten word leaves it clear), 63 the
+/// parity of the phase in progress.
+struct MbarrierState {
+  int64_t pending = 0, expected = 0, tx = 0;
+  int parity = 0;
+  bool initialised = false;
+
+  static MbarrierState read(const uint8_t *word) {
+    uint64_t w;
+    std::memcpy(&w, word, 8);
+    MbarrierState s;
+    s.pending = static_cast<int64_t>(w & 0xFFFFF);
+    s.expected = static_cast<int64_t>((w >> 20) & 0xFFFFF);
+    s.tx = static_cast<int64_t>((w >> 40) & 0x3FFFFF);
+    if (s.tx >= (int64_t{1} << 21)) s.tx -= int64_t{1} << 22;
+    s.initialised = (w >> 62) & 1;
+    s.parity = static_cast<int>(w >> 63);
+    return s;
+  }
+  void write(uint8_t *word) const {
+    uint64_t w = static_cast<uint64_t>(pending) | static_cast<uint64_t>(expected) << 20 |
+                 (static_cast<uint64_t>(tx) & 0x3FFFFF) << 40 | uint64_t{initialised} << 62 |
+                 static_cast<uint64_t>(parity) << 63;
+    std::memcpy(word, &w, 8);
+  }
+  /// Starts the next phase once every arrival and byte of this one is in.
+  void complete_if_done() {
+    if (pending != 0 || tx != 0) return;
+    parity ^= 1;
+    pending = expected;
+  }
+};
+
+/// The largest arrival count and byte count a phase may take (PTX ISA:
+/// the counts are 20-bit).
+constexpr int64_t kMbarrierLimit = (int64_t{1} << 20) - 1;
+
+/// Lands every TMA copy in flight on `barrier`, completing its bytes there.
+void land_bulk_copies(AsyncCopies &async, uint8_t *barrier) {
+  MbarrierState s = MbarrierState::read(barrier);
+  auto &bulk = async.bulk;
+  for (auto it = bulk.begin(); it != bulk.end();) {
+    if (it->barrier != barrier) {
+      ++it;
+      continue;
+    }
+    std::memcpy(it->copy.dst, it->copy.bytes.data(), it->copy.bytes.size());
+    s.tx -= static_cast<int64_t>(it->copy.bytes.size());
+    it = bulk.erase(it);
+  }
+  s.complete_if_done();
+  s.write(barrier);
+}
+
+/// A barrier operand: an 8-byte element in shared memory.
+Address barrier_operand(Compiler &cc, const ir::Call &c) {
+  Address bar = address_operand(cc, c, 0, true);
+  const std::string &scope = c.args[0].as<ir::Load>()->buffer.scope();
+  if (bar.bytes() != 8 || (scope != "shared" && scope != "shared.dyn"))
+    throw InterpretError("T." + std::string(ir::intrinsic_name(c.op)) + " in block '" + cc.block() + "' on '" +
+                         bar.name + "' (" + bar.dtype.str() + ", scope '" + scope +
+                         "'): an mbarrier is an 8-byte element (\"uint64\") in shared memory");
+  return bar;
+}
+
+/// T.mbarrier_init / arrive / arrive_expect_tx / wait.
+struct MbarrierNode final : StmtExec {
+  Address bar;
+  IntPtr arg;  ///< the count, the bytes or the parity
+  Intrinsic op;
+  const ErrCtx *ctx;
+
+  MbarrierNode(Compiler &cc, const ir::Call &c)
+      : bar(barrier_operand(cc, c)),
+        arg(c.args.size() > 1 ? cc.compile_int(c.args[1]) : nullptr),
+        op(c.op),
+        ctx(cc.ctx(ir::intrinsic_name(c.op))) {}
+
+  [[noreturn]] void fail(const std::string &why, int64_t at) const {
+    throw InterpretError("T." + std::string(ir::intrinsic_name(op)) + " in block '" + ctx->block + "' on '" +
+                         bar.name + "' (element " + std::to_string(at) + "): " + why);
+  }
+
+  void exec(Frame &f) const override {
+    const int64_t at = bar.ix.offset(f);
+    uint8_t *word = bar.base(f) + at * 8;
+    const int64_t value = arg ? arg->eval(f) : 0;
+    if (op == Intrinsic::MbarrierInit) {
+      if (value < 1 || value > kMbarrierLimit)
+        fail("a phase takes 1 to " + std::to_string(kMbarrierLimit) + " arrivals, not " + std::to_string(value), at);
+      for (const AsyncCopies::Bulk &b : f.async->bulk)
+        if (b.barrier == word) fail("initialised again while a TMA copy is in flight on it", at);
+      MbarrierState s;
+      s.pending = s.expected = value;
+      s.initialised = true;
+      s.write(word);
+      return;
+    }
+    MbarrierState s = MbarrierState::read(word);
+    if (!s.initialised) fail("the barrier was never initialised (T.mbarrier_init)", at);
+    switch (op) {
+      case Intrinsic::MbarrierArriveExpectTx:
+        if (value < 0 || value > kMbarrierLimit)
+          fail("announces " + std::to_string(value) + " bytes; a phase takes 0 to " + std::to_string(kMbarrierLimit),
+               at);
+        s.tx += value;
+        [[fallthrough]];
+      case Intrinsic::MbarrierArrive:
+        if (s.pending == 0)
+          fail("one arrival more than the phase's " + std::to_string(s.expected) +
+                   " before it completed (a wait for the wrong parity returns at once, and the next arrival falls "
+                   "in the phase it did not wait for)",
+               at);
+        --s.pending;
+        s.complete_if_done();
+        s.write(word);
+        return;
+      default: break;
+    }
+    // A wait: done if the phase of this parity has completed; otherwise the
+    // copies in flight on the barrier land now, and if the phase still has
+    // not completed, no later statement of this serial order can complete it.
+    if (value != 0 && value != 1) fail("waits for parity " + std::to_string(value) + "; a parity is 0 or 1", at);
+    if (s.parity != value) return;
+    land_bulk_copies(*f.async, word);
+    s = MbarrierState::read(word);
+    if (s.parity != value) return;
+    fail("waits forever for phase parity " + std::to_string(value) + ": " + std::to_string(s.pending) + " of " +
+             std::to_string(s.expected) + " arrivals and " + std::to_string(s.tx) +
+             " announced bytes have not come (every arrival and copy the wait needs comes before it in the program's "
+             "serial order)",
+         at);
+  }
+};
+
+/// T.tma_load (ir/Tma.h): the box, read from the tensor when issued
+/// (zeros outside it), swizzled into place when it lands.
+struct TmaLoadNode final : StmtExec {
+  Address dst, bar;
+  int src = 0;  ///< the tensor's buffer slot
+  std::string src_name;
+  ir::tma::Box box;
+  std::vector<IntPtr> coord;
+  const ErrCtx *ctx;
+
+  TmaLoadNode(Compiler &cc, const ir::Call &c)
+      : dst(address_operand(cc, c, 0, true)), bar(address_operand(cc, c, 1, true)), ctx(cc.ctx("tma_load")) {
+    const ir::Buffer &t = c.args[2].as<ir::BufferPtr>()->buffer;
+    src = cc.buffer_slot(t, "load from");
+    src_name = t.name();
+    const size_t n = (c.args.size() - 4) / 2;
+    box.swizzle_bytes = static_cast<int>(const_arg(cc, c, 3, "the swizzle"));
+    box.elem_bytes = t.dtype().bytes();
+    for (size_t d = 0; d < n; ++d) box.extent.push_back(const_arg(cc, c, static_cast<int>(4 + d), "a box extent"));
+    for (size_t d = 0; d < n; ++d) coord.push_back(cc.compile_int(c.args[4 + n + d]));
+    auto fail = [&](const std::string &why) {
+      throw InterpretError("T.tma_load in block '" + cc.block() + "' of '" + src_name + "' into '" + dst.name +
+                           "': " + why);
+    };
+    if (std::string bad = box.check(); !bad.empty()) fail(bad);
+    if (dst.bytes() != box.elem_bytes)
+      fail("the elements differ in size (" + t.dtype().str() + " and " + dst.dtype.str() + ")");
+    const std::string &dst_scope = c.args[0].as<ir::Load>()->buffer.scope();
+    if (dst_scope != "shared" && dst_scope != "shared.dyn") fail("the destination is not in shared memory");
+    const std::string &bar_scope = c.args[1].as<ir::Load>()->buffer.scope();
+    if (bar.bytes() != 8 || (bar_scope != "shared" && bar_scope != "shared.dyn"))
+      fail("the barrier '" + bar.name + "' is not an 8-byte element in shared memory");
+    if (t.scope() != "global") fail("the source is in scope '" + t.scope() + "'; TMA reads a global tensor");
+  }
+
+  [[noreturn]] void fail(const std::string &why) const {
+    throw InterpretError("T.tma_load in block '" + ctx->block + "' of '" + src_name + "' into '" + dst.name +
+                         "': " + why);
+  }
+
+  void exec(Frame &f) const override {
+    const BufState &t = f.bufs[src];
+    const int n = static_cast<int>(box.extent.size());
+    std::vector<int64_t> shape(t.shape, t.shape + t.ndim);
+    if (std::string bad = ir::tma::check_tensor(shape, box.elem_bytes); !bad.empty()) fail(bad);
+    for (int d = n - 1, step = 1; d >= 0; step *= static_cast<int>(shape[size_t(d)]), --d)
+      if (t.strides[d] != step) fail("the tensor is not contiguous and row-major");
+    int64_t first[ir::tma::kMaxDims];
+    for (int d = 0; d < n; ++d) {
+      first[d] = coord[size_t(d)]->eval(f);
+      if (first[d] < INT32_MIN || first[d] > INT32_MAX)
+        fail("coordinate " + std::to_string(d) + " is " + std::to_string(first[d]) + ", outside int32");
+    }
+    const int64_t start = dst.ix.offset(f) * dst.bytes();
+    if (start % 128 != 0)
+      fail("the destination starts at byte " + std::to_string(start) + ", not a multiple of 128");
+    const BufState &out = f.bufs[dst.ix.buf];
+    if (start + box.bytes() > out.storage * dst.bytes())
+      fail("the box of " + std::to_string(box.bytes()) + " bytes at byte " + std::to_string(start) +
+           " runs past the destination (" + std::to_string(out.storage * dst.bytes()) + " bytes)");
+    uint8_t *word = f.bufs[bar.ix.buf].data + bar.ix.offset(f) * 8;
+    if (!MbarrierState::read(word).initialised) fail("the barrier '" + bar.name + "' was never initialised");
+    AsyncCopies::Bulk copy;
+    copy.barrier = word;
+    copy.copy.dst = dst.base(f) + start;
+    copy.copy.bytes.assign(static_cast<size_t>(box.bytes()), 0);
+    const int e = box.elem_bytes;
+    int64_t index[ir::tma::kMaxDims] = {};
+    for (int64_t i = 0; i < box.elements(); ++i) {
+      int64_t from = 0;
+      bool inside = true;
+      for (int d = 0; d < n; ++d) {
+        const int64_t c = first[d] + index[d];
+        inside = inside && c >= 0 && c < shape[size_t(d)];
+        from += c * t.strides[d];
+      }
+      if (inside)
+        std::memcpy(copy.copy.bytes.data() + (box.shared_address(start, index) - start), t.data + from * e,
+                    static_cast<size_t>(e));
+      for (int d = n - 1; d >= 0 && ++index[d] == box.extent[size_t(d)]; --d) index[d] = 0;
+    }
+    std::memset(copy.copy.dst, 0xA5, copy.copy.bytes.size());
+    if (dst.dtype.is_float())
+      dispatch_float_storage(dst.dtype, [&]<typename E>() {
+        for (int64_t i = 0; i < box.elements(); ++i) write_float<E>(copy.copy.dst, i, std::nan(""));
+      });
+    f.async->bulk.push_back(std::move(copy));
+  }
+};
+
 /// A commit or a wait of the cp.async or the wgmma queue; a fence (the
 /// interpreter runs one thread at a time, in order) does nothing.
 struct QueueNode final : StmtExec {
@@ -478,6 +710,11 @@ StmtPtr compile_warp_statement(Compiler &cc, const ir::Call &c) {
     case Intrinsic::MmaSync: return std::make_unique<MmaNode>(cc, c);
     case Intrinsic::CpAsync: return std::make_unique<CpAsyncNode>(cc, c);
     case Intrinsic::Wgmma: return std::make_unique<WgmmaNode>(cc, c);
+    case Intrinsic::TmaLoad: return std::make_unique<TmaLoadNode>(cc, c);
+    case Intrinsic::MbarrierInit:
+    case Intrinsic::MbarrierArrive:
+    case Intrinsic::MbarrierArriveExpectTx:
+    case Intrinsic::MbarrierWait: return std::make_unique<MbarrierNode>(cc, c);
     case Intrinsic::CpAsyncCommit:
     case Intrinsic::WgmmaCommit:
     case Intrinsic::CpAsyncWait:
@@ -511,6 +748,9 @@ void check_async_drained(const AsyncCopies &a, const std::string &func) {
     throw InterpretError("function '" + func + "' ends with " + std::to_string(pending) +
                          " wgmma never waited for (T.wgmma_commit_group, then T.wgmma_wait_group(0) before the "
                          "accumulators are read)");
+  if (size_t pending = a.bulk.size())
+    throw InterpretError("function '" + func + "' ends with " + std::to_string(pending) +
+                         " TMA copies never waited for (T.mbarrier_wait on their barrier before the data is read)");
 }
 
 }  // namespace tessera::runtime::detail

@@ -134,6 +134,9 @@ Loaded load(const char *library) {
     l.message = std::string(library) + " lacks " + missing + " (driver too old for tessera?)";
     return l;
   }
+  // Optional entry points: a driver without them runs everything else.
+  std::string optional_missing;
+  resolve(lib, a.cuTensorMapEncodeTiled, {"cuTensorMapEncodeTiled"}, optional_missing);
   a.cuDriverGetVersion(&l.version);
 
   // Step 3. cuInit: the link stub answers CUDA_ERROR_STUB_LIBRARY; a machine
@@ -198,6 +201,7 @@ DriverStatus driver_status() { return cu::loaded().status; }
 const std::string &driver_message() { return cu::loaded().message; }
 int driver_version() { return cu::loaded().version; }
 int device_count() { return cu::loaded().status == DriverStatus::Ok ? cu::loaded().devices : 0; }
+bool driver_has_tensor_maps() { return cu::loaded().api.cuTensorMapEncodeTiled != nullptr; }
 
 namespace {
 

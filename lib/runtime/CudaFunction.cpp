@@ -16,6 +16,8 @@
 #include "tessera/ir/AccessRegions.h"
 #include "tessera/ir/Functor.h"
 #include "tessera/ir/Op.h"
+#include "tessera/lower/TensorMaps.h"
+#include "tessera/runtime/TensorMap.h"
 #include "tessera/script/Printer.h"
 #include "SolveDimension.h"
 
@@ -260,6 +262,30 @@ DeviceArgs upload(const CudaFunction::State &s, const std::vector<NDArray> &host
       if (it != slot.end() && !it->second.first && p.var.dtype().is_float()) v.set(0, host[it->second.second].get(0));
       else v.set_int(0, binder.value_of(p.var));
       args.raw(v.data(), v.nbytes(), v.nbytes());
+    }
+    // Then one tensor map per lower::tensor_map_params entry, encoded from
+    // the device copy and the shape of the array its buffer parameter is.
+    for (const lower::TensorMapParam &m : lower::tensor_map_params(k.lowered)) {
+      const lower::KernelParam &p = k.lowered.params[m.param];
+      auto it = slot.find(p.var.get());
+      TESSERA_ICHECK(it != slot.end()) << "tensor map source '" << p.var.name() << "' is not a parameter";
+      auto [is_workspace, index] = it->second;
+      ir::DataType dtype;
+      std::vector<int64_t> shape;
+      if (is_workspace) {
+        const ir::Buffer &w = s.workspace[index];
+        dtype = w.dtype();
+        for (size_t d = 0; d < w.shape().size(); ++d)
+          shape.push_back(binder.eval(w.shape()[d], "dimension " + std::to_string(d) + " of the workspace buffer '" +
+                                                        w.name() + "'"));
+      } else {
+        dtype = host[index].dtype();
+        shape = host[index].shape();
+      }
+      const DeviceBuffer &buffer = is_workspace ? out.workspace[index] : out.buffers[index];
+      TensorMapEncoding e = tensor_map_encoding(m.box, dtype, shape, p.buffer.name());
+      std::array<unsigned char, kTensorMapBytes> map = encode_tensor_map(e, buffer.ptr(), device);
+      args.raw(map.data(), map.size(), kTensorMapAlignment);
     }
     out.args.push_back(std::move(args));
   }

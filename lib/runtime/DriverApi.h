@@ -99,6 +99,13 @@ struct Api {
   Result (*cuEventRecord)(Event, Stream);
   Result (*cuEventSynchronize)(Event);
   Result (*cuEventElapsedTime)(float *, Event, Event);
+  /// Optional (CUDA 12.0+, for T.tma_load kernels): null when the driver lacks
+  /// it, and everything else still works. The enums are cuda.h's, passed as
+  /// int (runtime/TensorMap.h); `tensor_map` is 128 bytes, 64-byte aligned.
+  Result (*cuTensorMapEncodeTiled)(void *tensor_map, int data_type, uint32_t rank, void *global_address,
+                                   const uint64_t *global_dim, const uint64_t *global_strides,
+                                   const uint32_t *box_dim, const uint32_t *element_strides, int interleave,
+                                   int swizzle, int l2_promotion, int oob_fill);
 };
 
 /// The loaded table; only valid when driver_status() is Ok (or, for the

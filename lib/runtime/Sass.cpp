@@ -92,6 +92,10 @@ void count(SassSummary &s, std::string_view opcode, std::string_view operands) {
     ++s.async_copies[width()];
   else if (base == "LDSM")
     ++s.ldmatrix;
+  else if (base == "UTMALDG")
+    ++s.tma_loads;
+  else if (base.starts_with("SYNCS"))
+    ++s.mbarrier_ops;
   else if (base == "LDL")
     ++s.local_loads;
   else if (base == "STL")
@@ -173,6 +177,8 @@ std::string SassSummary::str() const {
   else
     out += fmt::format(" | shared ld {} st {}", format_widths(shared_loads), format_widths(shared_stores));
   if (ldmatrix) out += fmt::format(" | ldmatrix {}", ldmatrix);
+  if (tma_loads) out += fmt::format(" | tma {}", tma_loads);
+  if (mbarrier_ops) out += fmt::format(" | mbarrier {}", mbarrier_ops);
   if (!async_copies.empty()) out += " | cp.async " + format_widths(async_copies);
   if (local_loads || local_stores)
     out += fmt::format(" | local ld {} st {}", local_loads, local_stores);
@@ -196,6 +202,8 @@ SassSummary &SassSummary::operator+=(const SassSummary &o) {
   add_counts(shared_stores, o.shared_stores);
   add_counts(async_copies, o.async_copies);
   ldmatrix += o.ldmatrix;
+  tma_loads += o.tma_loads;
+  mbarrier_ops += o.mbarrier_ops;
   local_loads += o.local_loads;
   local_stores += o.local_stores;
   atomics += o.atomics;

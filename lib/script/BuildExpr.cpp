@@ -15,6 +15,7 @@
 #include "Builder.h"
 #include "OpaqueCalls.h"
 #include "tessera/ir/Op.h"
+#include "tessera/ir/Tma.h"
 
 namespace tessera::script::detail {
 
@@ -458,10 +459,20 @@ Operand Builder::build_call(const PyExpr &e) {
     // The tensor-core and cp.async statements, as the tensor-core rule writes
     // them (ir/Intrinsics.def): addresses are buffer elements, counts int32.
     reject_kwargs(e, fn);
-    const int n = intrinsic_arity(*op);
+    const bool tma = *op == Intrinsic::TmaLoad;
+    // T.tma_load: dst, bar, src.data, swizzle, then per dimension of src a
+    // box extent and (after all extents) a coordinate.
+    const int n = tma ? static_cast<int>(e.args.size()) : intrinsic_arity(*op);
     // T.wgmma's transpose flags default to 0 (both operands K-major).
     const int optional = *op == Intrinsic::Wgmma ? 2 : 0;
-    nargs(n - optional, n);
+    if (tma) {
+      nargs(6, 4 + 2 * tma::kMaxDims);
+      if (n % 2 != 0)
+        src_.fail(e.pos, fn + " takes dst, bar, src.data, swizzle, then one box extent and one coordinate per "
+                              "dimension of src; got " + std::to_string(n) + " arguments (an odd count)");
+    } else {
+      nargs(n - optional, n);
+    }
     std::vector<int> addresses = address_operands(*op);
     std::vector<Expr> args;
     for (int k = 0; k < static_cast<int>(e.args.size()); ++k) {
@@ -476,6 +487,19 @@ Operand Builder::build_call(const PyExpr &e) {
         if (a.kind != PyExprKind::Str || !a.name.starts_with("m64n"))
           src_.fail(a.pos, fn + " takes the shape first: \"m64nNk16\" or \"m64nNk32\"");
         args.push_back(StringImm::make(a.name));
+        continue;
+      }
+      if (tma && k == 2) {
+        const Binding *b = a.kind == PyExprKind::Attr && a.name == "data" && a.base->kind == PyExprKind::Name
+                               ? lookup(a.base->name)
+                               : nullptr;
+        if (!b || b->kind != Binding::Kind::Buffer)
+          src_.fail(a.pos, "argument 3 of " + fn + " must be the global tensor's address, as in A.data");
+        if (static_cast<size_t>(n - 4) != 2 * b->buffer.shape().size())
+          src_.fail(e.pos, fn + " of '" + b->buffer.name() + "' (" + std::to_string(b->buffer.shape().size()) +
+                               " dimensions) takes " + std::to_string(b->buffer.shape().size()) +
+                               " box extents and as many coordinates; got " + std::to_string(n - 4) + " of them");
+        args.push_back(BufferPtr::make(b->buffer));
         continue;
       }
       Operand v = build(a);

@@ -13,6 +13,7 @@
 
 #include "tessera/codegen/CodegenCUDA.h"
 #include "tessera/lower/Lower.h"
+#include "tessera/lower/TensorMaps.h"
 #include "tessera/runtime/NVRTC.h"
 #include "tessera/schedule/Schedule.h"
 #include "tessera/script/Printer.h"
@@ -218,6 +219,14 @@ PlannedKernel DynamicKernel::plan_kernel(const ir::PrimFunc &s, const std::strin
   };
   for (const ir::PrimFunc &kf : split.kernels) {
     lower::LoweredFunc l = lower::lower(kf);
+    // A bound launch passes every parameter in an 8-byte slot and the
+    // manifest records no tensor maps, so T.tma_load kernels (128-byte
+    // CUtensorMap parameters encoded per call) run through
+    // runtime::CudaFunction only.
+    if (!lower::tensor_map_params(l).empty())
+      throw UserError("kernel '" + l.name + "' of '" + func_.name() +
+                      "' copies with T.tma_load; dynamic kernels do not pass tensor maps yet (run it with "
+                      "runtime::CudaFunction)");
     PlannedKernel::Step st;
     st.entry = codegen::cuda_kernel_name(l);
     for (const lower::KernelParam &p : l.params) {

@@ -128,6 +128,27 @@ TEST(GpuKernelWgmma, HopperKernelsMatchThePlainProduct) {
   }
 }
 
+/// Hopper's TMA (tests/codegen/hopper/tma_wgmma_nt_f16.py, sm_90a): the
+/// host encodes the tensor maps of A and B (runtime/TensorMap.h) and the
+/// kernel's copies, with zeros past the edges of both tensors, give the
+/// float64 product of its plain program (hopper/originals/). Needs compute
+/// capability 9.0 and a driver with cuTensorMapEncodeTiled.
+TEST(GpuKernelTma, HopperTmaKernelMatchesThePlainProduct) {
+  TESSERA_REQUIRE_GPU();
+  if (runtime::query_device(0).arch() != "sm_90") GTEST_SKIP() << "TMA and wgmma need an sm_90 device";
+  if (!runtime::driver_has_tensor_maps()) GTEST_SKIP() << "the driver lacks cuTensorMapEncodeTiled";
+  const std::filesystem::path dir = test::codegen_test_dir() / "hopper";
+  ir::PrimFunc f = script::parse_func(test::read_text_file(dir / "tma_wgmma_nt_f16.py"));
+  ir::PrimFunc plain = script::parse_func(test::read_text_file(dir / "originals" / "tma_wgmma_nt_f16.py"));
+  runtime::CudaFunction fn = runtime::CudaFunction::build(f, {.arch = "sm_90a"});
+  std::vector<runtime::NDArray> args = runtime::make_random_args(plain, {}, /*seed=*/3);
+  runtime::Reference want = runtime::compute_reference(plain, args);
+  fn.run(args);
+  std::vector<runtime::OutputCheck> checks = runtime::check_outputs(plain, args, want);
+  EXPECT_FALSE(checks.empty());
+  for (const runtime::OutputCheck &c : checks) EXPECT_TRUE(c.ok) << c.str() << "\n" << fn.source();
+}
+
 /// A launch the driver refuses (grid y beyond 65535) is a RuntimeError naming
 /// the kernel and the grid.
 TEST(GpuKernelErrors, OversizedGridNamesKernelAndGrid) {

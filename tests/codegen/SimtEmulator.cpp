@@ -29,6 +29,8 @@
 #include <unordered_map>
 
 #include "tessera/ir/MmaFragments.h"
+#include "SimtMbarriers.h"
+#include "tessera/ir/Tma.h"
 #include "tessera/ir/Wgmma.h"
 #include "tessera/support/Half.h"
 
@@ -179,9 +181,14 @@ struct BlockState {
   }
   void abort() {
     barrier.abort();
+    mbarriers.abort();
     for (auto &w : warps) w->barrier.abort();
   }
   Barrier barrier;
+  Mbarriers mbarriers;
+  /// The tensors T.tma_load copies from, by name (the call names the
+  /// parameter as written, before lowering flattened it).
+  std::unordered_map<std::string, Memory *> params_by_name;
   std::vector<std::unique_ptr<Warp>> warps;
   std::unordered_map<const BufferNode *, Memory *> memory;  // global and shared
   uint64_t epoch_base;
@@ -489,8 +496,77 @@ class Thread {
       // when issued: the fences order nothing further here.
       case Intrinsic::WgmmaFence:
       case Intrinsic::FenceProxyAsync: return;
+      case Intrinsic::MbarrierInit:
+      case Intrinsic::MbarrierArrive:
+      case Intrinsic::MbarrierArriveExpectTx:
+      case Intrinsic::MbarrierWait:
+      case Intrinsic::TmaLoad: return mbarrier_statement(c);
       default: throw EmulationError(std::string("T.") + intrinsic_name(c.op) + " is not a warp statement");
     }
+  }
+
+  /// The mbarrier statements and TMA copies (SimtMbarriers.h).
+  void mbarrier_statement(const Call &c) {
+    const Address bar = address(c.args[c.op == Intrinsic::TmaLoad ? 1 : 0]);
+    if (bar.buffer->dtype().bytes() != 8) throw EmulationError("an mbarrier in '" + bar.buffer->name() + "', not 8 bytes");
+    const Mbarriers::Key key{bar.m, bar.i};
+    try {
+      switch (c.op) {
+        case Intrinsic::MbarrierInit: return block_.mbarriers.init(key, eval(c.args[1]).i);
+        case Intrinsic::MbarrierArrive: return block_.mbarriers.arrive(key, 0);
+        case Intrinsic::MbarrierArriveExpectTx: return block_.mbarriers.arrive(key, eval(c.args[1]).i);
+        case Intrinsic::MbarrierWait: return block_.mbarriers.wait(key, static_cast<int>(eval(c.args[1]).i));
+        default: return block_.mbarriers.issue(key, tma_copy(c));
+      }
+    } catch (const Mbarriers::Aborted &) {
+      throw Aborted{};
+    }
+  }
+
+  /// A T.tma_load's box, read now from its tensor (zeros outside it),
+  /// addressed where ir/Tma.h puts each element; the destination poisoned.
+  Mbarriers::Copy tma_copy(const Call &c) {
+    const Buffer &tensor = c.args[2].as<BufferPtr>()->buffer;
+    auto found = block_.params_by_name.find(tensor.name());
+    if (found == block_.params_by_name.end()) throw EmulationError("T.tma_load of '" + tensor.name() + "', not a parameter");
+    const Memory &src = *found->second;
+    const int n = tensor.ndim();
+    tessera::ir::tma::Box box;
+    box.swizzle_bytes = static_cast<int>(eval(c.args[3]).i);
+    box.elem_bytes = tensor.dtype().bytes();
+    std::vector<int64_t> shape, first;
+    for (int d = 0; d < n; ++d) {
+      box.extent.push_back(eval(c.args[4 + d]).i);
+      first.push_back(eval(c.args[4 + n + d]).i);
+      shape.push_back(eval(tensor.shape()[d]).i);
+    }
+    if (std::string bad = box.check(); !bad.empty()) throw EmulationError("T.tma_load: " + bad);
+    if (std::string bad = tessera::ir::tma::check_tensor(shape, box.elem_bytes); !bad.empty())
+      throw EmulationError("T.tma_load of '" + tensor.name() + "': " + bad);
+    const Address dst = address(c.args[0]);
+    const int64_t e = dst.buffer->dtype().bytes(), start = dst.i * e;
+    if (e != box.elem_bytes || start % 128 != 0 || dst.i + box.elements() > dst.m->array->numel())
+      throw EmulationError("T.tma_load into " + dst.buffer->name() + "[" + std::to_string(dst.i) +
+                           "]: elements of another size, not 128-byte aligned, or past its end");
+    Mbarriers::Copy copy;
+    copy.dst = dst.m->array;
+    copy.bytes = box.bytes();
+    std::vector<int64_t> at(static_cast<size_t>(n), 0);
+    for (int64_t k = 0; k < box.elements(); ++k) {
+      int64_t from = 0;
+      bool inside = true;
+      for (int d = 0; d < n; ++d) {
+        const int64_t x = first[size_t(d)] + at[size_t(d)];
+        inside = inside && x >= 0 && x < shape[size_t(d)];
+        from = from * shape[size_t(d)] + x;
+      }
+      const bool is_float = tensor.dtype().is_float();
+      copy.index.push_back(box.shared_address(start, at.data()) / e);
+      copy.values.push_back(!inside ? 0.0 : is_float ? src.array->get(from) : double(src.array->get_int(from)));
+      for (int d = n - 1; d >= 0 && ++at[size_t(d)] == box.extent[size_t(d)]; --d) at[size_t(d)] = 0;
+    }
+    poison(dst, box.elements());
+    return copy;
   }
 
   /// ldmatrix moves 16-bit units (two elements of an 8-bit buffer each).
@@ -723,11 +799,13 @@ WrittenMask emulate(const lower::LoweredFunc &f, const std::vector<NDArray *> &a
   std::unordered_map<const VarNode *, Value> scalars;
   std::vector<std::unique_ptr<Memory>> globals;
   std::unordered_map<const BufferNode *, Memory *> global_map;
+  std::unordered_map<std::string, Memory *> params_by_name;
   for (size_t i = 0; i < args.size(); ++i) {
     const lower::KernelParam &p = f.params[i];
     if (p.is_buffer()) {
       globals.push_back(std::make_unique<Memory>(args[i], true, true));
       global_map[p.buffer.get()] = globals.back().get();
+      params_by_name[p.buffer.name()] = globals.back().get();
     } else {
       scalars[p.var.get()] = p.var.dtype().is_float() ? Value{0, args[i]->get(0)} : Value{args[i]->get_int(0), 0};
     }
@@ -748,6 +826,7 @@ WrittenMask emulate(const lower::LoweredFunc &f, const std::vector<NDArray *> &a
   for (size_t k = 0; k < todo.size(); ++k) {
     BlockState block(threads, static_cast<uint64_t>(k + 1) << 32);
     block.memory = global_map;
+    block.params_by_name = params_by_name;
     std::vector<std::unique_ptr<Memory>> shared;
     for (const Buffer &b : f.allocs) {
       if (b.scope() == "local") continue;
@@ -780,6 +859,9 @@ WrittenMask emulate(const lower::LoweredFunc &f, const std::vector<NDArray *> &a
       });
     }
     for (std::thread &w : workers) w.join();
+    if (error.empty())
+      if (size_t n = block.mbarriers.in_flight())
+        error = "the block ends with " + std::to_string(n) + " TMA copies never waited for";
     if (!error.empty()) {
       std::ostringstream os;
       os << error << " (thread block (" << todo[k][0] << ", " << todo[k][1] << ", " << todo[k][2] << "))";

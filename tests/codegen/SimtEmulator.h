@@ -14,6 +14,8 @@
 // before; copies never waited for are an error. wgmma (ir/Wgmma.h) is per
 // thread of the warpgroup: its shared tiles are read (race-checked) when
 // issued, its accumulators land when a wgmma wait retires the group.
+// mbarrier waits block until the phase completes and TMA copies land as
+// late as a wait on their barrier allows (SimtMbarriers.h).
 //
 // It also checks what a GPU would leave undefined, and fails with a message:
 //   - a data race on shared or global memory: two threads of a block touch

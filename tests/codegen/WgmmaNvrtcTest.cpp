@@ -5,11 +5,14 @@
 // or fenced behind the program's back (C7510, C7511, C7517, C7519), and the
 // SASS holds one HGMMA (IGMMA for int8) per wgmma, with no local memory; a
 // kernel that makes ptxas print one of those warnings is a CompileError
-// naming it (TENSOR_CORE.md §4). Skips itself without NVRTC (and the SASS
-// half without cuobjdump).
+// naming it (TENSOR_CORE.md §4). hopper/tma_wgmma_nt_f16.py's tiles arrive
+// by TMA (UTMALDG, mbarriers: SYNCS), with no thread loading them. Skips
+// itself without NVRTC (and the SASS half without cuobjdump).
 //
 //===----------------------------------------------------------------------===//
 #include <gtest/gtest.h>
+
+#include <iostream>
 
 #include "Kernels.h"
 #include "tessera/runtime/CudaFunction.h"
@@ -45,6 +48,32 @@ TEST_P(WgmmaNvrtc, Sm90aCubinHasOneGmmaPerWgmmaAndNoSerialisation) {
 INSTANTIATE_TEST_SUITE_P(Hopper, WgmmaNvrtc,
                          ::testing::Values(std::pair{"wgmma_nt_f16", "HGMMA"}, std::pair{"wgmma_nt_s8", "IGMMA"}),
                          [](const auto &info) { return std::string(info.param.first); });
+
+TEST(WgmmaNvrtc, TmaKernelHoldsTensorCopiesAndBarriersInSass) {
+  if (!runtime::nvrtc_available()) GTEST_SKIP() << "NVRTC is not available";
+  ir::PrimFunc f = script::parse_func(read_text_file(codegen_test_dir() / "hopper" / "tma_wgmma_nt_f16.py"));
+  runtime::CudaFunction fn = runtime::CudaFunction::build(f, {.arch = "sm_90a"});
+  const runtime::CompileResult &c = fn.kernels().at(0).compiled;
+  for (const char *warning : {"C7510", "C7517", "C7519"}) EXPECT_EQ(c.log.find(warning), std::string::npos) << c.log;
+  ASSERT_EQ(c.kernels.size(), 1u);
+  EXPECT_EQ(c.kernels[0].spill_loads + c.kernels[0].spill_stores, 0) << c.log;
+  std::optional<std::filesystem::path> tool = runtime::find_disassembler();
+  if (!tool) GTEST_SKIP() << runtime::kNoDisassemblerHint;
+  std::vector<runtime::CubinSass> sass = runtime::summarise_cubins({&c.cubin}, "sm_90a", *tool);
+  ASSERT_EQ(sass.size(), 1u);
+  ASSERT_EQ(sass[0].error, "");
+  runtime::SassSummary s;
+  for (const runtime::SassSummary &fs : sass[0].functions) s += fs;
+  // ptxas unrolls the four K tiles: 4 HGMMA each. The tiles come by TMA,
+  // not by thread loads: two boxes for each of the two stages of the
+  // prologue and of the two refills.
+  EXPECT_EQ(s.tensor_ops["HGMMA"], 16) << s.str();
+  EXPECT_EQ(s.tma_loads, 8) << s.str();
+  EXPECT_GT(s.mbarrier_ops, 0) << s.str();
+  EXPECT_TRUE(s.async_copies.empty() && s.global_loads.empty()) << s.str();
+  EXPECT_EQ(s.local_loads + s.local_stores, 0) << s.str();
+  std::cout << "tma_wgmma_nt_f16 on sm_90a: " << s.str() << ", " << c.kernels[0].registers << " registers\n";
+}
 
 TEST(WgmmaNvrtc, SerialisedWgmmaIsAFailedBuild) {
   if (!runtime::nvrtc_available()) GTEST_SKIP() << "NVRTC is not available";

@@ -15,8 +15,7 @@
 //===----------------------------------------------------------------------===//
 #include <gtest/gtest.h>
 
-#include "Kernels.h"
-#include "SimtEmulator.h"
+#include "Hopper.h"
 #include "tessera/codegen/CodegenCUDA.h"
 #include "tessera/lower/Lower.h"
 #include "tessera/runtime/Interpreter.h"
@@ -31,31 +30,16 @@ namespace {
 /// hopper/originals/ under the same name.
 const char *const kKernels[] = {"wgmma_nt_f16", "wgmma_nt_s8"};
 
-std::string kernel_text(const std::string &name = "wgmma_nt_f16") {
-  return read_text_file(codegen_test_dir() / "hopper" / (name + ".py"));
-}
+std::string kernel_text(const std::string &name = "wgmma_nt_f16") { return hopper_kernel(name); }
 
 /// The float16 kernel with `from` replaced by `to` (once; it must be there).
 std::string edited(const std::string &from, const std::string &to, const char *name = "wgmma_nt_f16") {
-  std::string s = kernel_text(name);
-  size_t at = s.find(from);
-  EXPECT_NE(at, std::string::npos) << from;
-  return at == std::string::npos ? s : s.replace(at, from.size(), to);
-}
-
-/// Runs `kernel` on the plain product's random inputs; its checks against
-/// the float64 reference.
-ir::PrimFunc plain_program(const std::string &name) {
-  return script::parse_func(read_text_file(codegen_test_dir() / "hopper" / "originals" / (name + ".py")));
+  return hopper_kernel_edited(name, from, to);
 }
 
 std::vector<runtime::OutputCheck> run_against_reference(const std::string &kernel,
                                                         const std::string &name = "wgmma_nt_f16") {
-  ir::PrimFunc plain = plain_program(name);
-  std::vector<runtime::NDArray> args = runtime::make_random_args(plain, {}, 5);
-  runtime::Reference want = runtime::compute_reference(plain, args);
-  runtime::interpret(script::parse_func(kernel), args);
-  return runtime::check_outputs(plain, args, want);
+  return interpret_against_reference(kernel, name);
 }
 
 TEST(Wgmma, InterpretedKernelsMatchThePlainProduct) {
@@ -105,28 +89,19 @@ TEST(Wgmma, MistakesFailOnTheCpu) {
                runtime::InterpretError);
 }
 
-/// The lowered kernel `text` in the SIMT emulator on the plain product's
-/// random inputs; its checks against the float64 reference.
-std::vector<runtime::OutputCheck> emulate_against_reference(const std::string &text,
-                                                            const std::string &name = "wgmma_nt_f16") {
-  ir::PrimFunc plain = plain_program(name);
-  std::vector<runtime::NDArray> args = runtime::make_random_args(plain, {}, 9);
-  runtime::Reference want = runtime::compute_reference(plain, args);
-  std::vector<runtime::NDArray *> ptrs;
-  for (runtime::NDArray &a : args) ptrs.push_back(&a);
-  simt::emulate(lower::lower(script::parse_func(text)), ptrs);
-  return runtime::check_outputs(plain, args, want);
+std::vector<runtime::OutputCheck> emulate(const std::string &text, const std::string &name = "wgmma_nt_f16") {
+  return emulate_against_reference(text, name);
 }
 
 TEST(Wgmma, EmulatedThreadsMatchThePlainProduct) {
   for (const char *name : kKernels) {
     SCOPED_TRACE(name);
-    for (const runtime::OutputCheck &c : emulate_against_reference(kernel_text(name), name))
+    for (const runtime::OutputCheck &c : emulate(kernel_text(name), name))
       EXPECT_TRUE(c.ok) << c.str();
   }
   // A thread that never waits ends with its results in flight.
   try {
-    emulate_against_reference(edited("T.evaluate(T.wgmma_wait_group(0))", "T.evaluate(T.wgmma_fence())"));
+    emulate(edited("T.evaluate(T.wgmma_wait_group(0))", "T.evaluate(T.wgmma_fence())"));
     ADD_FAILURE() << "a missing wgmma wait went unnoticed";
   } catch (const simt::EmulationError &e) {
     EXPECT_NE(std::string(e.what()).find("never waited for"), std::string::npos) << e.what();
@@ -144,7 +119,7 @@ TEST(Wgmma, AStoreWhileTheWgmmaIsInFlightIsARace) {
                                   "                A_shared[tx_9] = T.float16(0.0)\n"
                                   "            for tx_8 in T.thread_binding(128, thread=\"threadIdx.x\"):\n");
   try {
-    emulate_against_reference(racy);
+    emulate(racy);
     ADD_FAILURE() << "a store to a tile an in-flight wgmma reads went unnoticed";
   } catch (const simt::EmulationError &e) {
     EXPECT_NE(std::string(e.what()).find("race"), std::string::npos) << e.what();
@@ -156,7 +131,7 @@ TEST(Wgmma, LoweringPutsABarrierBetweenTheSharedStoresAndTheWgmmaReadingThem) {
   // wgmma's shared-memory operands as reads: the emulator finds no race and
   // the answer is right.
   const std::string unsynced = edited("            T.evaluate(T.syncthreads())\n", "");
-  for (const runtime::OutputCheck &c : emulate_against_reference(unsynced)) EXPECT_TRUE(c.ok) << c.str();
+  for (const runtime::OutputCheck &c : emulate(unsynced)) EXPECT_TRUE(c.ok) << c.str();
   std::string cu = codegen::codegen_cuda(lower::lower(script::parse_func(unsynced)), {.arch = "sm_90a"});
   const size_t fence = cu.find("fence.proxy.async"), sync = cu.find("__syncthreads()"), mma = cu.find("wgmma.fence");
   EXPECT_TRUE(fence < sync && sync < mma) << cu;
@@ -196,7 +171,7 @@ TEST(Wgmma, CudaForSm90aHoldsTheInstructionAndPlainSm90IsRefused) {
 
 TEST(Wgmma, CodeWithWgmmaCompilesForTheArchitectureSpecificTarget) {
   ir::PrimFunc hopper = script::parse_func(kernel_text());
-  ir::PrimFunc plain = plain_program("wgmma_nt_f16");
+  ir::PrimFunc plain = hopper_plain_program("wgmma_nt_f16");
   EXPECT_EQ(codegen::cuda_target_for("sm_90", hopper.body()), "sm_90a");
   EXPECT_EQ(codegen::cuda_target_for("sm_90", plain.body()), "sm_90");
   // Only sm_90 has an "a" target with wgmma; elsewhere the code is refused

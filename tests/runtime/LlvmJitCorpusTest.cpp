@@ -2,7 +2,8 @@
 //
 // Issue 17, point 5: every program of tests/corpus, the workloads, the
 // long-tail examples, examples/ and the golden kernels of tests/codegen
-// (hand-scheduled: ldmatrix, mma.sync, cp.async pipelines), at small sizes (symbolic dims bound to 1,
+// and tests/codegen/hopper (hand-scheduled: ldmatrix, mma.sync, cp.async
+// pipelines, wgmma, TMA copies and mbarriers), at small sizes (symbolic dims bound to 1,
 // 7 and 33), runs through the interpreter and through the LLVM JIT on the same
 // random inputs: every argument is bit for bit the same afterwards (integers
 // and floats alike, a NaN for a NaN: the JIT computes what the interpreter
@@ -41,7 +42,8 @@ std::vector<std::string> programs() {
   std::vector<std::string> out;
   for (const fs::path &dir : {support::data_root() / "tests" / "corpus", support::data_root() / "workloads",
                               support::data_root() / "examples", support::shared_root() / "examples" / "longtail",
-                              support::data_root() / "tests" / "codegen" / "kernels"}) {
+                              support::data_root() / "tests" / "codegen" / "kernels",
+                              support::data_root() / "tests" / "codegen" / "hopper"}) {
     std::error_code ec;
     for (const auto &e : fs::directory_iterator(dir, ec))
       if (e.path().extension() == ".py") out.push_back(e.path().string());

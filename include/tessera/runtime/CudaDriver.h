@@ -70,6 +70,10 @@ const std::string &driver_message();
 int driver_version();
 /// Number of devices; 0 unless the status is Ok.
 int device_count();
+/// Whether the driver has cuTensorMapEncodeTiled (CUDA 12.0 and later), which
+/// kernels with T.tma_load need (runtime/TensorMap.h). Optional: a driver
+/// without it still runs every other kernel. False unless the library loaded.
+bool driver_has_tensor_maps();
 /// Loads `library` afresh (not cached, no effect on driver_status) and reports
 /// what it found, e.g. StubLibrary for the toolkit's lib64/stubs/libcuda.so.
 /// For diagnostics and tests.

@@ -70,6 +70,8 @@ struct SassSummary {
   WidthCounts shared_stores;   ///< STS
   WidthCounts async_copies;    ///< LDGSTS (cp.async: global -> shared), by width
   int64_t ldmatrix = 0;        ///< LDSM (ldmatrix: shared -> registers, in fragments)
+  int64_t tma_loads = 0;       ///< UTMALDG (cp.async.bulk.tensor: a TMA copy global -> shared)
+  int64_t mbarrier_ops = 0;    ///< SYNCS.* (mbarrier arrive, expect-tx, try-wait)
   int64_t local_loads = 0;     ///< LDL: spills or local arrays
   int64_t local_stores = 0;    ///< STL
   int64_t atomics = 0;         ///< ATOM, ATOMG, RED, REDG (global or generic)

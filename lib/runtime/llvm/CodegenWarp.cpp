@@ -196,10 +196,11 @@ void Gen::warp_statement(const ir::Call &c) {
         ir::Var var = ir::Var::from(x);
         float_var = float_var || var.dtype().is_float();
         if (!var.dtype().is_float()) vars.emplace_back(var, cc.bind_var(var));
-      } else if (const auto *l = x.as<ir::Load>()) {
+      } else if (x.as<ir::Load>() || x.as<ir::BufferPtr>()) {
+        const ir::Buffer &buf = x.as<ir::Load>() ? x.as<ir::Load>()->buffer : x.as<ir::BufferPtr>()->buffer;
         for (const auto &[seen, slot] : buffers)
-          if (seen.same_as(l->buffer)) return;
-        buffers.emplace_back(l->buffer, cc.bind_buffer(l->buffer));
+          if (seen.same_as(buf)) return;
+        buffers.emplace_back(buf, cc.bind_buffer(buf));
       }
     }, nullptr);
   if (float_var) unsupported("T." + std::string(ir::intrinsic_name(c.op)) + " reading a float variable");

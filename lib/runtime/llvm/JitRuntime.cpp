@@ -91,7 +91,7 @@ int32_t tessera_jit_parallel_for(int32_t (*body)(void *, int64_t, int64_t, JitRu
   if (n <= 0) return 0;
   const int64_t workers = std::min<int64_t>(tessera::runtime::llvm_jit_threads(), n);
   // Copies in flight when the loop starts belong to the serial order: all on this thread.
-  auto in_flight = [](const JitRunState &s) { return s.async.cp.pending() + s.async.wgmma.pending() > 0; };
+  auto in_flight = [](const JitRunState &s) { return s.async.pending() > 0; };
   if (workers <= 1 || in_flight(*st)) return body(ctx, 0, n, st);
   // Chunks of about an eighth of a worker's share, taken in order; after an
   // error only chunks before it still run, so the error kept is the first
@@ -196,7 +196,8 @@ const std::vector<JitSymbol> &jit_runtime_symbols() {
 bool has_async_queue(const ir::PrimFunc &f) {
   bool found = false;
   ir::pre_order_visit(f.body(), [&](const ir::Expr &e) {
-    if (const auto *c = e.as<ir::Call>()) found = found || c->op == ir::Intrinsic::CpAsync || c->op == ir::Intrinsic::Wgmma;
+    if (const auto *c = e.as<ir::Call>()) found = found || c->op == ir::Intrinsic::CpAsync || c->op == ir::Intrinsic::Wgmma ||
+                                               c->op == ir::Intrinsic::TmaLoad;
   }, nullptr);
   return found;
 }
