@@ -224,6 +224,13 @@ class TensorCorePolicy final : public Policy {
             c.block_m = 64 * groups, c.block_n = bn, c.block_k = 128 / in_bytes;
             c.warps_m = 4 * groups, c.warps_n = 1, c.stages = stages, c.pad = 0, c.swizzle = true;
             consider(c);
+            // Its twin fed by TMA, where TMA can copy both tiles, right
+            // after it: the same estimate (the model does not tell the two
+            // apart until a GPU has measured them), so both are timed.
+            if (arch.memory.tma && p.tma_copyable) {
+              c.tma = true;
+              consider(c);
+            }
           }
     auto by_score = [](const Candidate &a, const Candidate &b) { return a.score < b.score; };
     std::stable_sort(out.begin(), out.end(), by_score);

@@ -35,6 +35,7 @@ Json TensorCoreConfig::to_json() const {
               {"swizzle", swizzle},  {"raster", raster},   {"in_bytes", in_bytes}, {"acc_bytes", acc_bytes},
               {"a_elementwise", a_elementwise}, {"b_elementwise", b_elementwise}};
   if (wgmma) j["wgmma"] = true;  // absent for mma.sync: the configs stored before wgmma read the same
+  if (tma) j["tma"] = true;
   return j;
 }
 
@@ -55,6 +56,7 @@ TensorCoreConfig TensorCoreConfig::from_json(const Json &j) {
   c.a_elementwise = r.boolean("a_elementwise");
   c.b_elementwise = r.boolean("b_elementwise");
   c.wgmma = r.boolean_or("wgmma", false);
+  c.tma = r.boolean_or("tma", false);
   r.finish();
   return c;
 }
@@ -128,6 +130,12 @@ void TensorCoreConfig::validate(const Arch &arch) const {
     require(block_k * in_bytes == 128, r, "block_k", block_k,
             "must make 128-byte rows (" + std::to_string(128 / in_bytes) + " elements): the 128-byte swizzled layout");
     require(swizzle && pad == 0, r, "swizzle", swizzle, "must be on, pad 0, with wgmma (its 128-byte layout)");
+  }
+  if (tma) {
+    require(wgmma, r, "tma", 1, "feeds the wgmma kernel only (set wgmma)");
+    require(arch.memory.tma, r, "tma", 1, "needs a GPU with the Tensor Memory Accelerator; " + arch.name + " has none");
+    require(!a_elementwise && !b_elementwise, r, "tma", 1,
+            "copies tensors as they are; an operand computed by an inlined producer is copied element by element");
   }
   require_threads(r, "threads", threads(), arch);
   require(registers() <= arch.limits.max_regs_per_thread, r, "registers", registers(),
@@ -423,6 +431,9 @@ schedule::Schedule TensorCoreRule::apply(const PrimFunc &f, const Match &mt, con
     throw ConfigError("matmul_tensor_core config: acc_bytes = 2 (float16 accumulators) but the program accumulates " +
                       m->in_dtype.str() + " products in " + m->acc_dtype.str() +
                       "; only float16 accumulated in float16 may be");
+  if (c->tma)
+    if (std::string why = detail::tma_refusal(*m); !why.empty())
+      throw ConfigError("matmul_tensor_core config: tma, but " + why);
   Stmt kernel = detail::build_tensor_core_kernel(*m, *c);
   // The root keeps its allocations that the kernel still uses: none of the
   // accumulator and epilogue intermediates (registers now).
@@ -467,6 +478,7 @@ TensorCoreProblem tensor_core_problem(const Match &mt) {
   p.f16_accumulation = m->in_dtype.is_float16() && m->acc_dtype.is_float16();
   p.a_elementwise = m->a.elementwise, p.b_elementwise = m->b.elementwise;
   p.k_major = m->a.k_inner && m->b.k_inner;
+  p.tma_copyable = detail::tma_refusal(*m).empty();
   return p;
 }
 

@@ -12,6 +12,7 @@
 // while this tile's wgmma run.
 //
 //===----------------------------------------------------------------------===//
+#include <algorithm>
 #include <functional>
 
 #include "TensorCoreMatch.h"
@@ -19,6 +20,7 @@
 #include "tessera/ir/Functor.h"
 #include "tessera/ir/MmaFragments.h"
 #include "tessera/ir/Op.h"
+#include "tessera/ir/Tma.h"
 #include "tessera/ir/Wgmma.h"
 
 namespace tessera::rules::detail {
@@ -37,13 +39,16 @@ class KernelBuilder {
     extent_m_ = blk.iters[m.m].dom.extent;
     extent_n_ = blk.iters[m.n].dom.extent;
     extent_k_ = blk.iters[m.k].dom.extent;
-    for (int b : m.batch) batch_extents_.push_back(blk.iters[b].dom.extent);
+    // In the kernel's index type: a block's iters may differ in width (an
+    // int64 symbolic M beside a constant batch).
+    for (int b : m.batch) batch_extents_.push_back(cast(it_, blk.iters[b].dom.extent));
     lanes_ = c.wgmma ? ir::wgmma::kWarpgroup : 32;
     groups_ = c.wgmma ? c.block_m / 64 : c.warps();
   }
 
   Stmt build();
   std::vector<Buffer> allocs() const {
+    if (c_.tma) return {a_shared_, b_shared_, full_, c_frag_};
     if (c_.wgmma) return {a_shared_, b_shared_, c_frag_};
     return {a_shared_, b_shared_, a_frag_, b_frag_, c_frag_};
   }
@@ -60,6 +65,8 @@ class KernelBuilder {
     s = For::make(tx, i(0), i(lanes_), ForKind::ThreadBinding, s, "threadIdx.x");
     return For::make(ty, i(0), i(groups_), ForKind::ThreadBinding, s, "threadIdx.y");
   }
+  /// Thread (0, 0) of the block, the one that issues the TMA copies.
+  Expr first_thread(const Expr &ty, const Expr &tx) const { return logical_and(eq(ty, i(0)), eq(tx, i(0))); }
   Stmt loop(const std::string &name, int64_t extent, const std::function<Stmt(Expr)> &body,
             ForKind kind = ForKind::Unrolled) const {
     Var v = var(name);
@@ -77,10 +84,22 @@ class KernelBuilder {
   Expr inline_producers(const Expr &e) const;
   Stmt load_tile(const OperandInfo &op, Buffer tile, bool is_a, const Expr &stage, const Expr &k_tile) const;
   Stmt compute_slice(const Expr &stage, int64_t kk) const;
+  /// TMA: one thread announces the bytes of K tile `k_tile`'s two boxes on
+  /// stage `stage`'s barrier and copies them, when the tile exists.
+  Stmt tma_fill(const Expr &stage, const Expr &k_tile, const Expr &k_tiles) const;
+  /// The box copy of K tile `k_tile` of `op` into stage `stage` of `tile`.
+  Stmt tma_box(const OperandInfo &op, const Buffer &tile, bool is_a, const Expr &stage, const Expr &k_tile) const;
   /// The wgmma of one K tile, committed; then a wait until at most `keep`
   /// groups are in flight.
   Stmt wgmma_tile(const Expr &stage, int64_t keep) const;
   Stmt epilogue() const;
+  /// TMA's pipeline (c_.tma): the stages' mbarriers initialised, S - 1 tiles
+  /// in flight, then per K tile a wait for its stage's phase, its wgmma, a
+  /// barrier and the refill of the stage the previous tile read.
+  Stmt tma_pipeline(const Expr &k_tiles) const;
+  /// The thread block around `body`: its reads and writes, allocations and
+  /// the blockIdx loops.
+  Stmt finish(Stmt body, const Var &bz, const Var &by, const Var &bx) const;
   /// wgmma reads `op` (of `rows` M or N rows per tile) MN-major from its
   /// tile: it is not K-major, 16-bit (the types wgmma transposes) and its
   /// rows fill whole 128-byte spans. Its tile is then [stages][rows / 64]
@@ -102,7 +121,11 @@ class KernelBuilder {
   /// Batch iter values, row and column tile origins (set by build()).
   std::vector<Expr> batch_;
   Expr m0_, n0_;
+  /// Output tiles along M and N (set by build()).
+  Expr tiles_y_, tiles_x_;
   Buffer a_shared_, b_shared_, a_frag_, b_frag_, c_frag_;
+  /// TMA: one mbarrier per stage, completing when the stage's boxes land.
+  Buffer full_;
   /// The mma.sync form ("m16n8k16", ...) and its A and B elements per lane.
   std::string mma_shape_;
   int64_t a_per_lane_ = 0, b_per_lane_ = 0;
@@ -194,6 +217,44 @@ Stmt KernelBuilder::load_tile(const OperandInfo &op, Buffer tile, bool is_a, con
       if (chunks % c_.threads() != 0) s = IfThenElse::make(q < i(chunks), s);
       return s;
     });
+  });
+}
+
+Stmt KernelBuilder::tma_box(const OperandInfo &op, const Buffer &tile, bool is_a, const Expr &stage,
+                            const Expr &k_tile) const {
+  const BlockInfo &blk = m_.info.blocks[m_.block];
+  const Var &row_iter = blk.iters[is_a ? m_.m : m_.n].var;
+  std::vector<Expr> box, coord;
+  for (const Expr &index : op.access.indices) {
+    const auto *v = index.as<VarNode>();
+    TESSERA_ICHECK(v) << "tma_refusal let through an index that is not an iter";
+    if (v == row_iter.get()) {
+      box.push_back(i(is_a ? c_.block_m : c_.block_n));
+      coord.push_back(is_a ? m0_ : n0_);
+    } else if (v == blk.iters[m_.k].var.get()) {
+      box.push_back(i(c_.block_k));
+      coord.push_back(k_tile * i(c_.block_k));
+    } else {
+      box.push_back(i(1));
+      for (size_t b = 0; b < m_.batch.size(); ++b)
+        if (v == blk.iters[m_.batch[b]].var.get()) coord.push_back(batch_[b]);
+    }
+  }
+  std::vector<Expr> args = {Load::make(tile, {stage, i(0), i(0)}), Load::make(full_, {stage}),
+                            BufferPtr::make(op.buffer), make_int(DataType::int32(), 128)};
+  for (const Expr &e : box) args.push_back(cast(DataType::int32(), e));
+  for (const Expr &e : coord) args.push_back(cast(DataType::int32(), e));
+  return eval(Intrinsic::TmaLoad, std::move(args));
+}
+
+Stmt KernelBuilder::tma_fill(const Expr &stage, const Expr &k_tile, const Expr &k_tiles) const {
+  const int64_t bytes = (c_.block_m + c_.block_n) * c_.block_k * c_.in_bytes;
+  return threads([&](Expr ty, Expr tx) {
+    Stmt copies = Seq::make({eval(Intrinsic::MbarrierArriveExpectTx,
+                                  {Load::make(full_, {stage}), make_int(DataType::int32(), bytes)}),
+                             tma_box(m_.a, a_shared_, true, stage, k_tile),
+                             tma_box(m_.b, b_shared_, false, stage, k_tile)});
+    return IfThenElse::make(logical_and(first_thread(ty, tx), k_tile < k_tiles), copies);
   });
 }
 
@@ -405,6 +466,7 @@ Stmt KernelBuilder::build() {
   // wgmma: a warpgroup's 128 lanes hold block_n / 2 accumulators each (the
   // same tiles_m * tiles_n * 4 for its 16-row warps).
   c_frag_ = Buffer::make("C_frag", acc, {i(groups_), i(lanes_), i(tiles_m * tiles_n * 4)}, "warp");
+  full_ = Buffer::make("full", DataType::uint(64), {i(c_.stages)}, "shared");
 
   Var bz = var("bz"), by = var("by"), bx = var("bx");
   // Batch iters from blockIdx.z, the last fastest.
@@ -414,8 +476,9 @@ Stmt KernelBuilder::build() {
     batch_[b] = b == 0 ? z : floormod(z, batch_extents_[b]);
     z = floordiv(z, batch_extents_[b]);
   }
-  Expr tiles_y = floordiv(extent_m_ + i(c_.block_m - 1), i(c_.block_m));
-  Expr tiles_x = floordiv(extent_n_ + i(c_.block_n - 1), i(c_.block_n));
+  tiles_y_ = floordiv(extent_m_ + i(c_.block_m - 1), i(c_.block_m));
+  tiles_x_ = floordiv(extent_n_ + i(c_.block_n - 1), i(c_.block_n));
+  const Expr &tiles_y = tiles_y_, &tiles_x = tiles_x_;
   if (c_.raster > 0) {
     // Rasterized: blockIdx.x walks panels of `raster` tile rows column by
     // column, so the blocks running together share A rows and B columns in L2.
@@ -436,6 +499,11 @@ Stmt KernelBuilder::build() {
   }));
   const int64_t S = c_.stages;
   Expr k_tiles = floordiv(extent_k_ + i(c_.block_k - 1), i(c_.block_k));
+  if (c_.tma) {
+    body.push_back(tma_pipeline(k_tiles));
+    body.push_back(epilogue());
+    return finish(Seq::make(body), bz, by, bx);
+  }
   for (int64_t s = 0; s + 1 < S; ++s) {
     body.push_back(load_tile(m_.a, a_shared_, true, i(s), i(s)));
     body.push_back(load_tile(m_.b, b_shared_, false, i(s), i(s)));
@@ -471,7 +539,38 @@ Stmt KernelBuilder::build() {
     body.push_back(threads([&](Expr, Expr) { return eval(Intrinsic::WgmmaWait, {make_int(DataType::int32(), 0)}); }));
   body.push_back(eval(Intrinsic::CpAsyncWait, {make_int(DataType::int32(), 0)}));
   body.push_back(epilogue());
+  return finish(Seq::make(body), bz, by, bx);
+}
 
+Stmt KernelBuilder::tma_pipeline(const Expr &k_tiles) const {
+  const int64_t S = c_.stages;
+  std::vector<Stmt> body;
+  body.push_back(threads([&](Expr ty, Expr tx) {
+    return IfThenElse::make(first_thread(ty, tx), loop("s", S, [&](Expr s) {
+      return eval(Intrinsic::MbarrierInit, {Load::make(full_, {s}), make_int(DataType::int32(), 1)});
+    }, ForKind::Serial));
+  }));
+  body.push_back(eval(Intrinsic::SyncThreads, {}));
+  for (int64_t s = 0; s + 1 < S; ++s) body.push_back(tma_fill(i(s), i(s), k_tiles));
+  Var ko = var("ko");
+  const Expr stage = floormod(ko, i(S)), next = ko + i(S - 1);
+  std::vector<Stmt> step;
+  // The fill of K tile ko is stage's (ko / S)-th: it completes that phase.
+  step.push_back(threads([&](Expr, Expr) {
+    return eval(Intrinsic::MbarrierWait,
+                {Load::make(full_, {stage}), cast(DataType::int32(), floormod(floordiv(ko, i(S)), i(2)))});
+  }));
+  // This tile's wgmma run while the stage read one tile ago (retired by the
+  // wait, in every warpgroup by the barrier) is refilled.
+  step.push_back(wgmma_tile(stage, 1));
+  step.push_back(eval(Intrinsic::SyncThreads, {}));
+  step.push_back(tma_fill(floormod(next, i(S)), next, k_tiles));
+  body.push_back(For::make(ko, i(0), k_tiles, ForKind::Serial, Seq::make(step)));
+  body.push_back(threads([&](Expr, Expr) { return eval(Intrinsic::WgmmaWait, {make_int(DataType::int32(), 0)}); }));
+  return Seq::make(body);
+}
+
+Stmt KernelBuilder::finish(Stmt body, const Var &bz, const Var &by, const Var &bx) const {
   // What the kernel touches, whole: A, B and the epilogue's other inputs; the output.
   std::vector<BufferRegion> reads;
   auto add_read = [&](const Buffer &b) {
@@ -500,12 +599,12 @@ Stmt KernelBuilder::build() {
   Annotations ann;
   if (c_.swizzle && !c_.wgmma) ann[kSwizzleAnnotation] = AnnValue::List{a_shared_.name(), b_shared_.name()};
   Stmt kernel = Block::make("matmul_tensor_core", {}, {}, Expr(), reads, {BufferRegion::full(out)}, allocs(),
-                            std::nullopt, Seq::make(body), ann);
+                            std::nullopt, body, ann);
   if (c_.raster > 0) {
-    kernel = For::make(bx, i(0), tiles_y * tiles_x, ForKind::ThreadBinding, kernel, "blockIdx.x");
+    kernel = For::make(bx, i(0), tiles_y_ * tiles_x_, ForKind::ThreadBinding, kernel, "blockIdx.x");
   } else {
-    kernel = For::make(bx, i(0), tiles_x, ForKind::ThreadBinding, kernel, "blockIdx.x");
-    kernel = For::make(by, i(0), tiles_y, ForKind::ThreadBinding, kernel, "blockIdx.y");
+    kernel = For::make(bx, i(0), tiles_x_, ForKind::ThreadBinding, kernel, "blockIdx.x");
+    kernel = For::make(by, i(0), tiles_y_, ForKind::ThreadBinding, kernel, "blockIdx.y");
   }
   if (!batch_extents_.empty()) {
     Expr total = batch_extents_[0];
@@ -516,6 +615,42 @@ Stmt KernelBuilder::build() {
 }
 
 }  // namespace
+
+std::string tma_refusal(const TensorCoreMatch &m) {
+  const BlockInfo &blk = m.info.blocks[m.block];
+  for (bool is_a : {true, false}) {
+    const OperandInfo &op = is_a ? m.a : m.b;
+    const std::string name = std::string(is_a ? "A" : "B") + " ('" + op.buffer.name() + "')";
+    if (!op.k_inner) return name + " is not K-major";
+    if (op.elementwise || m.producers.count(op.buffer.get()))
+      return name + " is computed or unaligned (its tile is copied element by element)";
+    bool param = false;
+    for (const Var &p : m.func.params()) param = param || m.func.buffer_of(p).same_as(op.buffer);
+    if (!param) return name + " is not a parameter of the function";
+    const auto &idx = op.access.indices;
+    if (static_cast<int>(idx.size()) > ir::tma::kMaxDims) return name + " has more than 5 dimensions";
+    std::vector<const VarNode *> allowed = {blk.iters[is_a ? m.m : m.n].var.get(), blk.iters[m.k].var.get()};
+    for (int b : m.batch) allowed.push_back(blk.iters[b].var.get());
+    std::vector<const VarNode *> seen;
+    for (size_t d = 0; d < idx.size(); ++d) {
+      const auto *v = idx[d].as<VarNode>();
+      if (!v || std::find(allowed.begin(), allowed.end(), v) == allowed.end() ||
+          std::find(seen.begin(), seen.end(), v) != seen.end())
+        return name + "'s dimension " + std::to_string(d) + " is not indexed by an iter of the matmul of its own";
+      seen.push_back(v);
+    }
+    if (idx.empty() || idx.back().as<VarNode>() != allowed[1] ||
+        std::find(seen.begin(), seen.end(), allowed[0]) == seen.end())
+      return name + " is not indexed [.., row, k]";
+    std::vector<int64_t> shape;
+    for (const Expr &d : op.buffer.shape())
+      if (auto v = as_const_int(d)) shape.push_back(*v);
+    if (shape.size() == op.buffer.shape().size())
+      if (std::string bad = ir::tma::check_tensor(shape, op.buffer.dtype().bytes()); !bad.empty())
+        return name + ": " + bad;
+  }
+  return {};
+}
 
 Stmt build_tensor_core_kernel(const TensorCoreMatch &m, const TensorCoreConfig &c) { return KernelBuilder(m, c).build(); }
 

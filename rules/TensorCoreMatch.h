@@ -78,6 +78,11 @@ struct TensorCoreMatch final : Match {
 };
 
 
+/// Empty when TMA can copy both operands' tiles (TensorCoreConfig::tma),
+/// else why not: an operand that is not a K-major parameter read as it is,
+/// each of its dimensions indexed by one iter of the matmul.
+std::string tma_refusal(const TensorCoreMatch &m);
+
 /// The kernel for `m` at `c` (see MatmulTensorCore.h): the thread-bound
 /// loops around the block that allocates the shared tiles and fragments.
 ir::Stmt build_tensor_core_kernel(const TensorCoreMatch &m, const TensorCoreConfig &c);

@@ -4,7 +4,8 @@
 // and the "nn" float16 one (B transposed on its way in) at 4096: NVRTC's
 // sm_90a cubin holds one HGMMA (IGMMA) per 16 (32) of the K tile and 16-byte
 // cp.async, no spill, no local memory, no FFMA (ptxas serialising the wgmma
-// would have failed the build: runtime/NVRTC.h). Label nvrtc; skips itself
+// would have failed the build: runtime/NVRTC.h); fed by TMA (`tma`), the
+// tiles arrive by UTMALDG on mbarriers (SYNCS) with no LDGSTS. Label nvrtc; skips itself
 // without NVRTC (the SASS half without cuobjdump).
 //
 //===----------------------------------------------------------------------===//
@@ -59,6 +60,42 @@ TEST(TensorCoreWgmma, Sm90aCubinsHoldTheGmmaAndNoSerialisation) {
     EXPECT_EQ(s.local_loads + s.local_stores, 0);
     EXPECT_GT(s.async_copies[16], 0) << "16-byte cp.async (LDGSTS)";
     EXPECT_EQ(s.fma_ops["FFMA"], 0);
+  }
+}
+
+TEST(TensorCoreWgmma, TmaFedCubinsHoldTensorCopiesAndNoThreadLoads) {
+  if (!runtime::nvrtc_available()) GTEST_SKIP() << "NVRTC is not available";
+  const rules::Rule &rule = rules::matmul_tensor_core_rule();
+  for (const char *what : {"float16", "int8"}) {
+    SCOPED_TRACE(what);
+    const bool int8 = std::string(what) == "int8";
+    ir::PrimFunc f = int8 ? script::parse_func(int8_text(4096, 4096, 4096))
+                          : analysis::specialize(script::parse_func(matmul_text(what, true, true, "m", 4096, 4096)),
+                                                 {{"m", 4096}});
+    auto m = rule.match(f, test_arch());
+    ASSERT_TRUE(m) << m.reason();
+    rules::TensorCoreConfig config = wgmma_config(int8 ? 1 : 2, 2, 128, 4);
+    config.tma = true;
+    config.validate(test_arch());
+    runtime::CudaFunction fn = runtime::CudaFunction::build(rule.apply(f, **m, config).func(), {.arch = "sm_90a"});
+    const runtime::CompileResult &r = fn.kernels().at(0).compiled;
+    for (const char *warning : {"C7510", "C7517", "C7519"}) EXPECT_EQ(r.log.find(warning), std::string::npos) << r.log;
+    ASSERT_EQ(r.kernels.size(), 1u);
+    EXPECT_EQ(r.kernels[0].spill_loads + r.kernels[0].spill_stores, 0) << r.log;
+    std::optional<std::filesystem::path> tool = runtime::find_disassembler();
+    if (!tool) continue;
+    std::vector<runtime::CubinSass> sass = runtime::summarise_cubins({&r.cubin}, "sm_90a", *tool);
+    ASSERT_EQ(sass.size(), 1u);
+    ASSERT_EQ(sass[0].error, "");
+    runtime::SassSummary s;
+    for (const runtime::SassSummary &fs : sass[0].functions) s += fs;
+    SCOPED_TRACE(s.str());
+    std::printf("# %s fed by TMA: %d registers; %s\n", what, r.kernels[0].registers, s.str().c_str());
+    EXPECT_EQ(s.tensor_ops[int8 ? "IGMMA" : "HGMMA"], 4);
+    EXPECT_GT(s.tma_loads, 0) << "UTMALDG";
+    EXPECT_GT(s.mbarrier_ops, 0) << "SYNCS";
+    EXPECT_TRUE(s.async_copies.empty()) << "no cp.async: TMA copies the tiles";
+    EXPECT_EQ(s.local_loads + s.local_stores, 0);
   }
 }
 

@@ -86,6 +86,13 @@ struct TensorCoreConfig final : Config {
   /// block_n is a multiple of 64 (wgmma's transpose flag); another (int8) is
   /// transposed on its way in, element by element.
   bool wgmma = false;
+  /// With wgmma: the tiles arrive by TMA (cp.async.bulk.tensor, ir/Tma.h)
+  /// instead of cp.async: one thread copies each stage's two boxes, which
+  /// complete on the stage's mbarrier; the warpgroups wait on it for the
+  /// phase of that fill. Both operands must be K-major tiles of parameters
+  /// read as they are (no inlined producer, no transpose), each dimension
+  /// indexed by one iter.
+  bool tma = false;
 
   const char *rule() const override { return "matmul_tensor_core"; }
   Json to_json() const override;
@@ -118,6 +125,7 @@ struct TensorCoreProblem {
   bool f16_accumulation = false;  ///< the program accumulates float16 in float16 (acc_bytes 2 allowed)
   bool a_elementwise = false, b_elementwise = false;  ///< tiles copied element by element
   bool k_major = false;  ///< A and B both K-major (wgmma reads 16-bit operands either way, int8 K-major only)
+  bool tma_copyable = false;  ///< TMA can copy both tiles (TensorCoreConfig::tma)
 };
 /// The problem of a matmul_tensor_core match; ConfigError for another rule's match.
 TensorCoreProblem tensor_core_problem(const Match &m);

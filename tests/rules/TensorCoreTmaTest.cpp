@@ -1,0 +1,148 @@
+//===- tests/rules/TensorCoreTmaTest.cpp - The Hopper kernel fed by TMA ----===//
+//
+// matmul_tensor_core with `wgmma` and `tma`: both tiles of each K step
+// arrive by TMA (T.tma_load, 128-byte swizzled boxes) completing on the
+// stage's mbarrier, which the warpgroups wait on. "nt" float16, bfloat16
+// and int8 GEMMs (a symbolic M of 7, N = 56, K = 208 or 200: every box runs
+// past an edge and the pipeline wraps its stages), plain and batched,
+// scheduled, interpreted and emulated (a CPU thread per GPU thread) against
+// the float64 reference; where TMA cannot copy a tile (an M- or N-major
+// operand, rows that are not a multiple of 16 bytes, a GPU without TMA, a
+// config without wgmma) the config is refused with the reason; the policy
+// proposes the TMA twin of each wgmma config exactly where it can run.
+//
+//===----------------------------------------------------------------------===//
+#include "RuleTestUtil.h"
+#include "TensorCoreSimtUtil.h"
+#include "TensorCoreTestUtil.h"
+#include "tessera/analysis/Specialize.h"
+#include "tessera/ir/Functor.h"
+#include "tessera/policies/Policy.h"
+#include "tessera/rules/MatmulTensorCore.h"
+#include "tessera/script/Parser.h"
+
+namespace tessera::test {
+namespace {
+
+rules::TensorCoreConfig tma_config(int64_t in_bytes, int64_t groups, int64_t n, int64_t stages = 3) {
+  rules::TensorCoreConfig c = wgmma_config(in_bytes, groups, n, stages);
+  c.tma = true;
+  return c;
+}
+
+/// How many calls of `op` the scheduled function makes.
+int count_calls(const ir::PrimFunc &f, ir::Intrinsic op) {
+  int n = 0;
+  ir::pre_order_visit(
+      f.body(), [&](const ir::Expr &e) { n += e.as<ir::Call>() && e.as<ir::Call>()->op == op; }, {});
+  return n;
+}
+
+TEST(TensorCoreTma, KMajorGemmsMatchTheReferenceInTheInterpreterAndTheEmulator) {
+  struct Case {
+    const char *what;
+    std::string text;
+    int64_t in_bytes;
+  };
+  for (const Case &c : {Case{"float16 nt", matmul_text("float16", true, true, "m", 56, 200), 2},
+                        Case{"bfloat16 nt", matmul_text("bfloat16", true, true, "m", 56, 200), 2},
+                        Case{"int8 nt", int8_text(7, 56, 208), 1}}) {
+    SCOPED_TRACE(c.what);
+    ir::PrimFunc f = script::parse_func(c.text);
+    for (auto [groups, n, stages] : {std::tuple<int64_t, int64_t, int64_t>{1, 64, 3}, {2, 32, 2}, {1, 256, 4}}) {
+      SCOPED_TRACE("block " + std::to_string(64 * groups) + " x " + std::to_string(n) + ", " +
+                   std::to_string(stages) + " stages");
+      rules::TensorCoreConfig config = tma_config(c.in_bytes, groups, n, stages);
+      ir::PrimFunc scheduled;
+      expect_ok(run_checked(f, {{"m", 7}}, &config, &scheduled));
+      // The tiles come by TMA only: no thread copies them.
+      EXPECT_EQ(count_calls(scheduled, ir::Intrinsic::CpAsync), 0);
+      EXPECT_EQ(count_calls(scheduled, ir::Intrinsic::TmaLoad), 2 * stages)
+          << "two boxes for each of the prologue's stages - 1 fills, two in the loop";
+      std::string error;
+      std::vector<runtime::OutputCheck> checks = emulate(f, scheduled, {{"m", 7}}, &error);
+      EXPECT_EQ(error, "");
+      if (error.empty()) expect_ok(checks);
+    }
+  }
+}
+
+TEST(TensorCoreTma, FewerKTilesThanStagesAndABatch) {
+  // K = 64: one K tile, four stages (the prologue's other fills are skipped).
+  ir::PrimFunc one_tile = script::parse_func(matmul_text("float16", true, true, "m", 56, 64));
+  rules::TensorCoreConfig config = tma_config(2, 1, 64, 4);
+  expect_ok(run_checked(one_tile, {{"m", 70}}, &config));
+  // A batched product: a box of one batch element per copy.
+  const std::string bmm = R"(
+@T.prim_func
+def main(a: T.handle, b: T.handle, c: T.handle) -> None:
+    m = T.int64()
+    A = T.match_buffer(a, (3, m, 96), "float16")
+    B = T.match_buffer(b, (3, 40, 96), "float16")
+    C = T.match_buffer(c, (3, m, 40), "float32")
+    for bb, i, j, k in T.grid(3, m, 40, 96):
+        with T.block("C"):
+            vb, vi, vj, vk = T.axis.remap("SSSR", [bb, i, j, k])
+            with T.init():
+                C[vb, vi, vj] = T.float32(0.0)
+            C[vb, vi, vj] = C[vb, vi, vj] + T.Cast("float32", A[vb, vi, vk]) * T.Cast("float32", B[vb, vj, vk])
+)";
+  ir::PrimFunc batched = script::parse_func(bmm);
+  ir::PrimFunc scheduled;
+  expect_ok(run_checked(batched, {{"m", 70}}, &config, &scheduled));
+  std::string error;
+  std::vector<runtime::OutputCheck> checks = emulate(batched, scheduled, {{"m", 70}}, &error);
+  EXPECT_EQ(error, "");
+  if (error.empty()) expect_ok(checks);
+}
+
+TEST(TensorCoreTma, ConfigsTmaCannotFeedAreRefusedWithTheReason) {
+  const rules::Rule &rule = rules::matmul_tensor_core_rule();
+  auto refusal = [&](const std::string &text, const rules::TensorCoreConfig &c) -> std::string {
+    ir::PrimFunc f = script::parse_func(text);
+    auto m = rule.match(f, test_arch());
+    EXPECT_TRUE(m) << m.reason();
+    try {
+      c.validate(test_arch());
+      rule.apply(f, **m, c);
+    } catch (const rules::ConfigError &e) {
+      return e.what();
+    }
+    return "";
+  };
+  // nn: B is N-major (wgmma reads it so, TMA's box would have to follow).
+  EXPECT_NE(refusal(matmul_text("float16", true, false, "m", 56, 200), tma_config(2, 1, 64)).find("is not K-major"),
+            std::string::npos);
+  // int8 rows of 200 bytes: not a multiple of 16.
+  EXPECT_NE(refusal(int8_text(7, 56, 200), tma_config(1, 1, 64)).find("multiples of 16 bytes"), std::string::npos);
+  rules::TensorCoreConfig no_wgmma = tma_config(2, 1, 64);
+  no_wgmma.wgmma = false;
+  EXPECT_THROW(no_wgmma.validate(test_arch()), rules::ConfigError);
+  EXPECT_THROW(tma_config(2, 1, 64).validate(Arch::by_name("a100")), rules::ConfigError);
+  // The JSON keeps the flag; a config without it has none.
+  EXPECT_TRUE(rules::TensorCoreConfig::from_json(tma_config(2, 1, 64).to_json()).tma);
+  EXPECT_FALSE(wgmma_config(2, 1, 64).to_json().contains("tma"));
+}
+
+TEST(TensorCoreTma, ThePolicyProposesATmaTwinWhereTmaCanCopyTheTiles) {
+  const rules::Rule &rule = rules::matmul_tensor_core_rule();
+  auto count = [&](const std::string &text) {
+    ir::PrimFunc f = analysis::specialize(script::parse_func(text), {{"m", 4096}});
+    auto m = rule.match(f, test_arch());
+    EXPECT_TRUE(m) << m.reason();
+    int tma = 0, wgmma = 0;
+    for (const policies::Candidate &c : policies::propose(f, rule, **m, test_arch(), {.topk = 20}).candidates) {
+      const auto &tc = dynamic_cast<const rules::TensorCoreConfig &>(*c.config);
+      EXPECT_NO_THROW(tc.validate(test_arch())) << tc.str();
+      tma += tc.tma, wgmma += tc.wgmma;
+    }
+    return std::pair{tma, wgmma};
+  };
+  // nt: each wgmma tile in both forms.
+  EXPECT_EQ(count(matmul_text("float16", true, true, "m", 4096, 4096)), std::make_pair(5, 10));
+  // nn: B is N-major, so none.
+  EXPECT_EQ(count(matmul_text("float16", true, false, "m", 4096, 4096)).first, 0);
+}
+
+}  // namespace
+}  // namespace tessera::test
