@@ -224,11 +224,13 @@ class TensorCorePolicy final : public Policy {
             c.block_m = 64 * groups, c.block_n = bn, c.block_k = 128 / in_bytes;
             c.warps_m = 4 * groups, c.warps_n = 1, c.stages = stages, c.pad = 0, c.swizzle = true;
             consider(c);
-            // Its twin fed by TMA, where TMA can copy both tiles, right
-            // after it: the same estimate (the model does not tell the two
-            // apart until a GPU has measured them), so both are timed.
-            if (arch.memory.tma && p.tma_copyable) {
-              c.tma = true;
+            // Its Hopper-native twin where TMA can copy both tiles: fed by
+            // TMA, warp specialised (a producer warpgroup), right after it
+            // with the same estimate (the model does not tell the two apart
+            // until a GPU has measured them), so both are timed. (The
+            // TMA-fed kernel without a producer warpgroup is a config away.)
+            if (options.tensor_map_kernels && arch.memory.tma && p.tma_copyable) {
+              c.tma = c.warp_specialized = true;
               consider(c);
             }
           }

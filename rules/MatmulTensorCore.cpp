@@ -36,6 +36,7 @@ Json TensorCoreConfig::to_json() const {
               {"a_elementwise", a_elementwise}, {"b_elementwise", b_elementwise}};
   if (wgmma) j["wgmma"] = true;  // absent for mma.sync: the configs stored before wgmma read the same
   if (tma) j["tma"] = true;
+  if (warp_specialized) j["warp_specialized"] = true;
   return j;
 }
 
@@ -57,6 +58,7 @@ TensorCoreConfig TensorCoreConfig::from_json(const Json &j) {
   c.b_elementwise = r.boolean("b_elementwise");
   c.wgmma = r.boolean_or("wgmma", false);
   c.tma = r.boolean_or("tma", false);
+  c.warp_specialized = r.boolean_or("warp_specialized", false);
   r.finish();
   return c;
 }
@@ -137,6 +139,7 @@ void TensorCoreConfig::validate(const Arch &arch) const {
     require(!a_elementwise && !b_elementwise, r, "tma", 1,
             "copies tensors as they are; an operand computed by an inlined producer is copied element by element");
   }
+  if (warp_specialized) require(tma, r, "warp_specialized", 1, "needs tma (its producer warpgroup copies by TMA)");
   require_threads(r, "threads", threads(), arch);
   require(registers() <= arch.limits.max_regs_per_thread, r, "registers", registers(),
           "(estimated: accumulators and fragments of the warp tile) exceed the " +

@@ -30,6 +30,11 @@ using namespace ir;
 
 namespace {
 
+/// setmaxnreg's counts for the warp-specialised kernel: the producer keeps
+/// what issuing copies needs; the consumers take what the rest of the
+/// register file allows (128 x 40 + 256 x 232 <= 65536 with two of them).
+constexpr int64_t kProducerRegisters = 40, kConsumerRegisters = 232;
+
 /// Builds the kernel body for one match and config (see the header).
 class KernelBuilder {
  public:
@@ -48,6 +53,7 @@ class KernelBuilder {
 
   Stmt build();
   std::vector<Buffer> allocs() const {
+    if (c_.warp_specialized) return {a_shared_, b_shared_, full_, empty_, c_frag_};
     if (c_.tma) return {a_shared_, b_shared_, full_, c_frag_};
     if (c_.wgmma) return {a_shared_, b_shared_, c_frag_};
     return {a_shared_, b_shared_, a_frag_, b_frag_, c_frag_};
@@ -60,10 +66,19 @@ class KernelBuilder {
   /// A loop over the warps (warpgroups) and lanes of the block around
   /// `body(ty, tx)`.
   Stmt threads(const std::function<Stmt(Expr, Expr)> &body) const {
+    // Warp specialised: the producer warpgroup (ty == groups_) skips what
+    // the consumers do.
+    if (c_.warp_specialized)
+      return all_threads([&](Expr ty, Expr tx) { return IfThenElse::make(ty < i(groups_), body(ty, tx)); });
+    return all_threads(body);
+  }
+  /// The same over every warpgroup of the block, the producer's included.
+  Stmt all_threads(const std::function<Stmt(Expr, Expr)> &body) const {
     Var ty = var("ty"), tx = var("tx");
     Stmt s = body(ty, tx);
     s = For::make(tx, i(0), i(lanes_), ForKind::ThreadBinding, s, "threadIdx.x");
-    return For::make(ty, i(0), i(groups_), ForKind::ThreadBinding, s, "threadIdx.y");
+    return For::make(ty, i(0), i(groups_ + (c_.warp_specialized ? 1 : 0)), ForKind::ThreadBinding, s,
+                     "threadIdx.y");
   }
   /// Thread (0, 0) of the block, the one that issues the TMA copies.
   Expr first_thread(const Expr &ty, const Expr &tx) const { return logical_and(eq(ty, i(0)), eq(tx, i(0))); }
@@ -92,7 +107,20 @@ class KernelBuilder {
   /// The wgmma of one K tile, committed; then a wait until at most `keep`
   /// groups are in flight.
   Stmt wgmma_tile(const Expr &stage, int64_t keep) const;
+  /// The same as thread (ty, tx) of a warpgroup runs it.
+  Stmt wgmma_steps(const Expr &stage, int64_t keep, const Expr &ty, const Expr &tx) const;
+  /// The announcement and copies of K tile `k_tile` into stage `stage`.
+  Stmt tma_copies(const Expr &stage, const Expr &k_tile) const;
+  /// The warp-specialised pipeline (c_.warp_specialized, see MatmulTensorCore.h).
+  Stmt warp_specialized_pipeline(const Expr &k_tiles) const;
   Stmt epilogue() const;
+  /// The epilogue as thread (ty, tx) runs it.
+  Stmt epilogue_steps(const Expr &ty, const Expr &tx) const;
+  /// Thread (ty, tx)'s accumulators set to zero.
+  Stmt zero_accumulators(const Expr &ty, const Expr &tx) const {
+    const int64_t n = c_.warp_m() / 16 * (c_.warp_n() / 8) * 4;
+    return loop("e", n, [&](Expr e) { return Store::make(c_frag_, make_const(c_frag_.dtype(), 0), {ty, tx, e}); });
+  }
   /// TMA's pipeline (c_.tma): the stages' mbarriers initialised, S - 1 tiles
   /// in flight, then per K tile a wait for its stage's phase, its wgmma, a
   /// barrier and the refill of the stage the previous tile read.
@@ -124,8 +152,9 @@ class KernelBuilder {
   /// Output tiles along M and N (set by build()).
   Expr tiles_y_, tiles_x_;
   Buffer a_shared_, b_shared_, a_frag_, b_frag_, c_frag_;
-  /// TMA: one mbarrier per stage, completing when the stage's boxes land.
-  Buffer full_;
+  /// TMA: one mbarrier per stage, completing when the stage's boxes land;
+  /// warp specialised, another completing when the consumers release it.
+  Buffer full_, empty_;
   /// The mma.sync form ("m16n8k16", ...) and its A and B elements per lane.
   std::string mma_shape_;
   int64_t a_per_lane_ = 0, b_per_lane_ = 0;
@@ -247,15 +276,57 @@ Stmt KernelBuilder::tma_box(const OperandInfo &op, const Buffer &tile, bool is_a
   return eval(Intrinsic::TmaLoad, std::move(args));
 }
 
-Stmt KernelBuilder::tma_fill(const Expr &stage, const Expr &k_tile, const Expr &k_tiles) const {
+Stmt KernelBuilder::tma_copies(const Expr &stage, const Expr &k_tile) const {
   const int64_t bytes = (c_.block_m + c_.block_n) * c_.block_k * c_.in_bytes;
+  return Seq::make({eval(Intrinsic::MbarrierArriveExpectTx, {Load::make(full_, {stage}), make_int(DataType::int32(), bytes)}),
+                    tma_box(m_.a, a_shared_, true, stage, k_tile), tma_box(m_.b, b_shared_, false, stage, k_tile)});
+}
+
+Stmt KernelBuilder::tma_fill(const Expr &stage, const Expr &k_tile, const Expr &k_tiles) const {
   return threads([&](Expr ty, Expr tx) {
-    Stmt copies = Seq::make({eval(Intrinsic::MbarrierArriveExpectTx,
-                                  {Load::make(full_, {stage}), make_int(DataType::int32(), bytes)}),
-                             tma_box(m_.a, a_shared_, true, stage, k_tile),
-                             tma_box(m_.b, b_shared_, false, stage, k_tile)});
-    return IfThenElse::make(logical_and(first_thread(ty, tx), k_tile < k_tiles), copies);
+    return IfThenElse::make(logical_and(first_thread(ty, tx), k_tile < k_tiles), tma_copies(stage, k_tile));
   });
+}
+
+Stmt KernelBuilder::warp_specialized_pipeline(const Expr &k_tiles) const {
+  const int64_t S = c_.stages, consumer_warps = 4 * groups_;
+  auto int32 = [](int64_t v) { return make_int(DataType::int32(), v); };
+  std::vector<Stmt> body;
+  body.push_back(all_threads([&](Expr ty, Expr tx) {
+    return IfThenElse::make(first_thread(ty, tx), loop("s", S, [&](Expr s) {
+      return Seq::make({eval(Intrinsic::MbarrierInit, {Load::make(full_, {s}), int32(1)}),
+                        eval(Intrinsic::MbarrierInit, {Load::make(empty_, {s}), int32(consumer_warps)})});
+    }, ForKind::Serial));
+  }));
+  body.push_back(eval(Intrinsic::SyncThreads, {}));
+  body.push_back(all_threads([&](Expr ty, Expr tx) {
+    // The producer: fill K tile ko into stage ko % S once the consumers
+    // released that stage's previous fill (tile ko - S, the stage's
+    // (ko / S - 1)-th release).
+    Var kp = var("kp");
+    Stmt wait_empty = IfThenElse::make(
+        kp >= i(S), eval(Intrinsic::MbarrierWait, {Load::make(empty_, {floormod(kp, i(S))}),
+                                                   cast(DataType::int32(), floormod(floordiv(kp, i(S)) + i(1), i(2)))}));
+    Stmt produce = For::make(kp, i(0), k_tiles, ForKind::Serial,
+                             Seq::make({wait_empty, tma_copies(floormod(kp, i(S)), kp)}));
+    Stmt producer = Seq::make({eval(Intrinsic::SetMaxNReg, {int32(kProducerRegisters), int32(0)}),
+                               IfThenElse::make(eq(tx, i(0)), produce)});
+    // The consumers: wait for tile ko's boxes, run its wgmma (the previous
+    // tile's group retiring), then each warp releases the previous tile's stage.
+    Var ko = var("ko");
+    Stmt release = IfThenElse::make(logical_and(ko > i(0), eq(floormod(tx, i(32)), i(0))),
+                                    eval(Intrinsic::MbarrierArrive, {Load::make(empty_, {floormod(ko - i(1), i(S))})}));
+    Stmt consume = For::make(
+        ko, i(0), k_tiles, ForKind::Serial,
+        Seq::make({eval(Intrinsic::MbarrierWait, {Load::make(full_, {floormod(ko, i(S))}),
+                                                  cast(DataType::int32(), floormod(floordiv(ko, i(S)), i(2)))}),
+                   wgmma_steps(floormod(ko, i(S)), 1, ty, tx), release}));
+    Stmt consumer = Seq::make({eval(Intrinsic::SetMaxNReg, {int32(kConsumerRegisters), int32(1)}),
+                               zero_accumulators(ty, tx), consume, eval(Intrinsic::WgmmaWait, {int32(0)}),
+                               epilogue_steps(ty, tx)});
+    return IfThenElse::make(eq(ty, i(groups_)), producer, consumer);
+  }));
+  return Seq::make(body);
 }
 
 /// One mma-K slice of the warp tile (16 16-bit, 32 8-bit or 8 tf32
@@ -332,6 +403,10 @@ Stmt KernelBuilder::compute_slice(const Expr &stage, int64_t kk) const {
 }
 
 Stmt KernelBuilder::wgmma_tile(const Expr &stage, int64_t keep) const {
+  return threads([&](Expr ty, Expr tx) { return wgmma_steps(stage, keep, ty, tx); });
+}
+
+Stmt KernelBuilder::wgmma_steps(const Expr &stage, int64_t keep, const Expr &ty, const Expr &tx) const {
   const std::string shape = "m64n" + std::to_string(c_.block_n) + "k" + std::to_string(c_.mma_k());
   // The 128-byte layout: rows of 128 bytes, 8-row groups 1024 bytes apart
   // (SBO); an MN-major tile's 64-element spans block_k rows apart (LBO,
@@ -339,7 +414,7 @@ Stmt KernelBuilder::wgmma_tile(const Expr &stage, int64_t keep) const {
   const bool a_mn = mn_major(m_.a, c_.block_m), b_mn = mn_major(m_.b, c_.block_n);
   const ir::wgmma::SmemLayout layout{128, a_mn || b_mn ? c_.block_k * 128 : 16, 1024};
   auto int32 = [](int64_t v) { return make_int(DataType::int32(), v); };
-  return threads([&](Expr ty, Expr tx) {
+  {
     std::vector<Stmt> s;
     s.push_back(eval(Intrinsic::WgmmaFence, {}));
     s.push_back(loop("ks", c_.block_k / c_.mma_k(), [&](Expr ks) {
@@ -354,18 +429,22 @@ Stmt KernelBuilder::wgmma_tile(const Expr &stage, int64_t keep) const {
     s.push_back(eval(Intrinsic::WgmmaCommit, {}));
     s.push_back(eval(Intrinsic::WgmmaWait, {int32(keep)}));
     return Seq::make(s);
-  });
+  }
 }
 
 /// The accumulators through the epilogue into the output, masked at the edges.
 Stmt KernelBuilder::epilogue() const {
+  return threads([&](Expr ty, Expr tx) { return epilogue_steps(ty, tx); });
+}
+
+Stmt KernelBuilder::epilogue_steps(const Expr &ty, const Expr &tx) const {
   const BlockInfo &blk = m_.info.blocks[m_.block];
   const int64_t tiles_m = c_.warp_m() / 16, tiles_n = c_.warp_n() / 8;
   // Each lane holds column pairs (2t, 2t + 1): stored as one 2-wide vector
   // when the output runs along N and N is even (the pair is in or out together).
   auto n_extent = as_const_int(extent_n_);
   const bool pairs = n_extent && *n_extent % 2 == 0 && output_runs_along_n();
-  return threads([&](Expr ty, Expr tx) {
+  {
     // The warp within the block and the lane within the warp: a warpgroup's
     // warps hold 16 rows each, in order (ir/Wgmma.h's accumulator map is the
     // mma.sync C map per warp and 8 columns).
@@ -387,7 +466,7 @@ Stmt KernelBuilder::epilogue() const {
         });
       });
     });
-  });
+  }
 }
 
 bool KernelBuilder::output_runs_along_n() const {
@@ -467,6 +546,7 @@ Stmt KernelBuilder::build() {
   // same tiles_m * tiles_n * 4 for its 16-row warps).
   c_frag_ = Buffer::make("C_frag", acc, {i(groups_), i(lanes_), i(tiles_m * tiles_n * 4)}, "warp");
   full_ = Buffer::make("full", DataType::uint(64), {i(c_.stages)}, "shared");
+  empty_ = Buffer::make("empty", DataType::uint(64), {i(c_.stages)}, "shared");
 
   Var bz = var("bz"), by = var("by"), bx = var("bx");
   // Batch iters from blockIdx.z, the last fastest.
@@ -492,13 +572,15 @@ Stmt KernelBuilder::build() {
   }
 
   std::vector<Stmt> body;
-  body.push_back(threads([&](Expr ty, Expr tx) {
-    return loop("e", tiles_m * tiles_n * 4, [&](Expr e) {
-      return Store::make(c_frag_, make_const(c_frag_.dtype(), 0), {ty, tx, e});
-    });
-  }));
   const int64_t S = c_.stages;
   Expr k_tiles = floordiv(extent_k_ + i(c_.block_k - 1), i(c_.block_k));
+  if (c_.warp_specialized) {
+    // The consumers' accumulators live in their branch only: the producer,
+    // down to 40 registers, holds none of them.
+    body.push_back(warp_specialized_pipeline(k_tiles));
+    return finish(Seq::make(body), bz, by, bx);
+  }
+  body.push_back(threads([&](Expr ty, Expr tx) { return zero_accumulators(ty, tx); }));
   if (c_.tma) {
     body.push_back(tma_pipeline(k_tiles));
     body.push_back(epilogue());

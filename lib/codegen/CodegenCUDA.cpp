@@ -554,6 +554,14 @@ class CodegenCUDA : public CodegenC {
       case Intrinsic::WgmmaFence: return line("asm volatile(\"wgmma.fence.sync.aligned;\\n\" ::: \"memory\");");
       case Intrinsic::WgmmaCommit:
         return line("asm volatile(\"wgmma.commit_group.sync.aligned;\\n\" ::: \"memory\");");
+      case Intrinsic::SetMaxNReg: {
+        auto count = as_const_int(c.args[0]), inc = as_const_int(c.args[1]);
+        if (!count || !inc) throw CodegenError("T.setmaxnreg takes a constant count and direction");
+        if (std::string bad = setmaxnreg_check(*count, *inc); !bad.empty())
+          throw CodegenError("T.setmaxnreg: " + bad);
+        return line(std::string("asm volatile(\"setmaxnreg.") + (*inc ? "inc" : "dec") + ".sync.aligned.u32 " +
+                    std::to_string(*count) + ";\\n\" ::: \"memory\");");
+      }
       case Intrinsic::FenceProxyAsync:
         return line("asm volatile(\"fence.proxy.async.shared::cta;\\n\" ::: \"memory\");");
       case Intrinsic::WgmmaWait: {

@@ -204,7 +204,8 @@ bool needs_arch_specific_target(Intrinsic op) {
     case Intrinsic::WgmmaFence:
     case Intrinsic::WgmmaCommit:
     case Intrinsic::WgmmaWait:
-    case Intrinsic::FenceProxyAsync: return true;
+    case Intrinsic::FenceProxyAsync:
+    case Intrinsic::SetMaxNReg: return true;
     default: return false;
   }
 }
@@ -223,6 +224,14 @@ bool is_async_or_warp_statement(Intrinsic op) {
     case Intrinsic::TmaLoad: return true;
     default: return needs_arch_specific_target(op);
   }
+}
+
+std::string setmaxnreg_check(int64_t count, int64_t increase) {
+  if (count < 24 || count > 256 || count % 8 != 0)
+    return "the register count is " + std::to_string(count) + "; setmaxnreg takes a multiple of 8 from 24 to 256";
+  if (increase != 0 && increase != 1)
+    return "the direction is " + std::to_string(increase) + "; 1 takes registers (inc), 0 gives them up (dec)";
+  return {};
 }
 
 std::vector<int> address_operands(Intrinsic op) {

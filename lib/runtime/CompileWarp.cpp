@@ -497,7 +497,8 @@ struct MbarrierNode final : StmtExec {
     fail("waits forever for phase parity " + std::to_string(value) + ": " + std::to_string(s.pending) + " of " +
              std::to_string(s.expected) + " arrivals and " + std::to_string(s.tx) +
              " announced bytes have not come (every arrival and copy the wait needs comes before it in the program's "
-             "serial order)",
+             "serial order; a warp-specialised kernel, whose warps wait for each other, runs only with its threads "
+             "concurrent: on a GPU or in the SIMT emulator)",
          at);
   }
 };
@@ -715,6 +716,13 @@ StmtPtr compile_warp_statement(Compiler &cc, const ir::Call &c) {
     case Intrinsic::MbarrierArrive:
     case Intrinsic::MbarrierArriveExpectTx:
     case Intrinsic::MbarrierWait: return std::make_unique<MbarrierNode>(cc, c);
+    case Intrinsic::SetMaxNReg: {
+      // Changes no value: only its constants are checked.
+      const int64_t count = const_arg(cc, c, 0, "the register count"), inc = const_arg(cc, c, 1, "the direction");
+      if (std::string bad = ir::setmaxnreg_check(count, inc); !bad.empty())
+        throw InterpretError("T.setmaxnreg in block '" + cc.block() + "': " + bad);
+      return std::make_unique<QueueNode>();
+    }
     case Intrinsic::CpAsyncCommit:
     case Intrinsic::WgmmaCommit:
     case Intrinsic::CpAsyncWait:

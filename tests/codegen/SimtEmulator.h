@@ -13,7 +13,8 @@
 // retires their group (a write then, for the race check) and read as poison
 // before; copies never waited for are an error. wgmma (ir/Wgmma.h) is per
 // thread of the warpgroup: its shared tiles are read (race-checked) when
-// issued, its accumulators land when a wgmma wait retires the group.
+// issued, its accumulators land when a wgmma wait (a warp-wide rendezvous,
+// as the instruction's .sync.aligned says) retires the group.
 // mbarrier waits block until the phase completes and TMA copies land as
 // late as a wait on their barrier allows (SimtMbarriers.h).
 //

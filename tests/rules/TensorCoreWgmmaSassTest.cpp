@@ -66,16 +66,17 @@ TEST(TensorCoreWgmma, Sm90aCubinsHoldTheGmmaAndNoSerialisation) {
 TEST(TensorCoreWgmma, TmaFedCubinsHoldTensorCopiesAndNoThreadLoads) {
   if (!runtime::nvrtc_available()) GTEST_SKIP() << "NVRTC is not available";
   const rules::Rule &rule = rules::matmul_tensor_core_rule();
-  for (const char *what : {"float16", "int8"}) {
+  for (const char *what : {"float16", "int8", "float16 warp specialised"}) {
     SCOPED_TRACE(what);
-    const bool int8 = std::string(what) == "int8";
+    const bool int8 = std::string(what) == "int8", specialised = std::string(what) == "float16 warp specialised";
     ir::PrimFunc f = int8 ? script::parse_func(int8_text(4096, 4096, 4096))
-                          : analysis::specialize(script::parse_func(matmul_text(what, true, true, "m", 4096, 4096)),
+                          : analysis::specialize(script::parse_func(matmul_text("float16", true, true, "m", 4096, 4096)),
                                                  {{"m", 4096}});
     auto m = rule.match(f, test_arch());
     ASSERT_TRUE(m) << m.reason();
     rules::TensorCoreConfig config = wgmma_config(int8 ? 1 : 2, 2, 128, 4);
     config.tma = true;
+    config.warp_specialized = specialised;
     config.validate(test_arch());
     runtime::CudaFunction fn = runtime::CudaFunction::build(rule.apply(f, **m, config).func(), {.arch = "sm_90a"});
     const runtime::CompileResult &r = fn.kernels().at(0).compiled;
@@ -96,6 +97,10 @@ TEST(TensorCoreWgmma, TmaFedCubinsHoldTensorCopiesAndNoThreadLoads) {
     EXPECT_GT(s.mbarrier_ops, 0) << "SYNCS";
     EXPECT_TRUE(s.async_copies.empty()) << "no cp.async: TMA copies the tiles";
     EXPECT_EQ(s.local_loads + s.local_stores, 0);
+    // The producer gives up registers and the consumers take them.
+    const std::string cu = fn.kernels().at(0).source;
+    EXPECT_EQ(cu.find("setmaxnreg.dec.sync.aligned.u32 40") != std::string::npos, specialised);
+    EXPECT_EQ(cu.find("setmaxnreg.inc.sync.aligned.u32 232") != std::string::npos, specialised);
   }
 }
 

@@ -126,7 +126,8 @@ int intrinsic_arity(Intrinsic op);
 /// T.evaluate.
 bool is_async_or_warp_statement(Intrinsic op);
 /// Hopper's statements that only the architecture-specific target compiles
-/// (sm_90a): wgmma, its fence and groups, and the async-proxy fence.
+/// (sm_90a): wgmma, its fence and groups, the async-proxy fence and
+/// setmaxnreg.
 bool needs_arch_specific_target(Intrinsic op);
 /// The arguments of such a statement that are addresses (Loads naming the
 /// first element an instruction touches), in argument order.
@@ -136,6 +137,9 @@ std::vector<int> address_operands(Intrinsic op);
 int destination_operand(Intrinsic op);
 /// Looks up an intrinsic by its TVMScript spelling ("fabs" is an alias of "abs").
 std::optional<Intrinsic> intrinsic_from_name(std::string_view name);
+/// Empty when T.setmaxnreg(count, increase) is well formed (count a multiple
+/// of 8 from 24 to 256, increase 0 or 1), else why not.
+std::string setmaxnreg_check(int64_t count, int64_t increase);
 
 struct Call : ExprNode {
   static constexpr NodeKind kKind = NodeKind::Call;

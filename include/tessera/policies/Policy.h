@@ -68,6 +68,9 @@ struct ProposeOptions {
   /// Propose Hopper's wgmma kernels where the Arch has wgmma (off: the
   /// mma.sync family alone, e.g. to compare the two).
   bool hopper_kernels = true;
+  /// Propose kernels that take tensor maps (TMA-fed, lower/TensorMaps.h):
+  /// off where the caller's launches cannot pass them (tune::DynamicKernel's).
+  bool tensor_map_kernels = true;
   /// The value assumed for shape variable `name`.
   int64_t size_of(const std::string &name) const {
     auto it = sizes.find(name);

@@ -93,6 +93,17 @@ struct TensorCoreConfig final : Config {
   /// read as they are (no inlined producer, no transpose), each dimension
   /// indexed by one iter.
   bool tma = false;
+  /// With tma: one more warpgroup, the producer, gives up registers
+  /// (setmaxnreg.dec to 40) and only copies: it waits for a stage to be
+  /// released (the stage's second mbarrier, one arrival per consumer warp),
+  /// then announces and copies its boxes. The block_m / 64 consumer
+  /// warpgroups take registers (setmaxnreg.inc to 232), wait for each
+  /// stage's boxes, run its wgmma and release the stage the previous tile
+  /// read once its group retires. The producer and the consumers run
+  /// concurrently, as on the GPU: the serial interpreter cannot run this
+  /// kernel (a consumer waits for copies no earlier thread made); the SIMT
+  /// emulator can.
+  bool warp_specialized = false;
 
   const char *rule() const override { return "matmul_tensor_core"; }
   Json to_json() const override;
@@ -100,7 +111,8 @@ struct TensorCoreConfig final : Config {
   static TensorCoreConfig from_json(const Json &j);
 
   int64_t warps() const { return warps_m * warps_n; }
-  int64_t threads() const { return 32 * warps(); }
+  /// The block's threads: the warps, and the producer warpgroup when warp specialised.
+  int64_t threads() const { return 32 * warps() + (warp_specialized ? 128 : 0); }
   int64_t warp_m() const { return block_m / warps_m; }
   int64_t warp_n() const { return block_n / warps_n; }
   /// Shared memory of the staged A and B tiles with their padding (either layout).
