@@ -288,10 +288,11 @@ CompileResult compile_cuda(const std::string &source, const CompileOptions &opti
   }
 
   // ptxas serialising wgmma or injecting warpgroup fences around them
-  // (C7510, C7511: serialised; C7517, C7519: a wait or arrive injected) makes
-  // a Hopper kernel much slower than its code says: a failed build, with the
-  // first such line as the reason.
-  for (const char *code : {"(C7510)", "(C7511)", "(C7517)", "(C7519)"}) {
+  // (C7510, C7511: serialised; C7512: serialised for want of registers;
+  // C7517, C7519: a wait or arrive injected) makes a Hopper kernel much
+  // slower than its code says: a failed build, with the first such line as
+  // the reason.
+  for (const char *code : {"(C7510)", "(C7511)", "(C7512)", "(C7517)", "(C7519)"}) {
     size_t at = log.find(code);
     if (at == std::string::npos) continue;
     size_t begin = log.rfind('\n', at), end = log.find('\n', at);

@@ -14,6 +14,7 @@
 
 #include <iostream>
 
+#include "../support/Sm90aCubin.h"
 #include "Kernels.h"
 #include "tessera/runtime/CudaFunction.h"
 #include "tessera/runtime/NVRTC.h"
@@ -28,18 +29,9 @@ TEST_P(WgmmaNvrtc, Sm90aCubinHasOneGmmaPerWgmmaAndNoSerialisation) {
   if (!runtime::nvrtc_available()) GTEST_SKIP() << "NVRTC is not available";
   const auto [name, op] = GetParam();
   ir::PrimFunc f = script::parse_func(read_text_file(codegen_test_dir() / "hopper" / (std::string(name) + ".py")));
-  runtime::CudaFunction fn = runtime::CudaFunction::build(f, {.arch = "sm_90a"});
-  const runtime::CompileResult &c = fn.kernels().at(0).compiled;
-  for (const char *warning : {"C7510", "C7517", "C7519"}) EXPECT_EQ(c.log.find(warning), std::string::npos) << c.log;
-  ASSERT_EQ(c.kernels.size(), 1u);
-  EXPECT_EQ(c.kernels[0].spill_loads + c.kernels[0].spill_stores, 0) << c.log;
-  std::optional<std::filesystem::path> tool = runtime::find_disassembler();
-  if (!tool) GTEST_SKIP() << runtime::kNoDisassemblerHint;
-  std::vector<runtime::CubinSass> sass = runtime::summarise_cubins({&c.cubin}, "sm_90a", *tool);
-  ASSERT_EQ(sass.size(), 1u);
-  ASSERT_EQ(sass[0].error, "");
-  runtime::SassSummary s;
-  for (const runtime::SassSummary &fs : sass[0].functions) s += fs;
+  Sm90aCubin cubin = build_sm90a(f);
+  if (!cubin.sass) GTEST_SKIP() << runtime::kNoDisassemblerHint;
+  runtime::SassSummary &s = *cubin.sass;
   EXPECT_EQ(s.tensor_ops[op], 4) << s.str();
   EXPECT_EQ(s.tensor_ops["HMMA"] + s.tensor_ops["IMMA"], 0) << s.str();
   EXPECT_EQ(s.local_loads + s.local_stores, 0) << s.str();
@@ -52,18 +44,9 @@ INSTANTIATE_TEST_SUITE_P(Hopper, WgmmaNvrtc,
 TEST(WgmmaNvrtc, TmaKernelHoldsTensorCopiesAndBarriersInSass) {
   if (!runtime::nvrtc_available()) GTEST_SKIP() << "NVRTC is not available";
   ir::PrimFunc f = script::parse_func(read_text_file(codegen_test_dir() / "hopper" / "tma_wgmma_nt_f16.py"));
-  runtime::CudaFunction fn = runtime::CudaFunction::build(f, {.arch = "sm_90a"});
-  const runtime::CompileResult &c = fn.kernels().at(0).compiled;
-  for (const char *warning : {"C7510", "C7517", "C7519"}) EXPECT_EQ(c.log.find(warning), std::string::npos) << c.log;
-  ASSERT_EQ(c.kernels.size(), 1u);
-  EXPECT_EQ(c.kernels[0].spill_loads + c.kernels[0].spill_stores, 0) << c.log;
-  std::optional<std::filesystem::path> tool = runtime::find_disassembler();
-  if (!tool) GTEST_SKIP() << runtime::kNoDisassemblerHint;
-  std::vector<runtime::CubinSass> sass = runtime::summarise_cubins({&c.cubin}, "sm_90a", *tool);
-  ASSERT_EQ(sass.size(), 1u);
-  ASSERT_EQ(sass[0].error, "");
-  runtime::SassSummary s;
-  for (const runtime::SassSummary &fs : sass[0].functions) s += fs;
+  Sm90aCubin cubin = build_sm90a(f);
+  if (!cubin.sass) GTEST_SKIP() << runtime::kNoDisassemblerHint;
+  runtime::SassSummary &s = *cubin.sass;
   // ptxas unrolls the four K tiles: 4 HGMMA each. The tiles come by TMA,
   // not by thread loads: two boxes for each of the two stages of the
   // prologue and of the two refills.
@@ -72,7 +55,7 @@ TEST(WgmmaNvrtc, TmaKernelHoldsTensorCopiesAndBarriersInSass) {
   EXPECT_GT(s.mbarrier_ops, 0) << s.str();
   EXPECT_TRUE(s.async_copies.empty() && s.global_loads.empty()) << s.str();
   EXPECT_EQ(s.local_loads + s.local_stores, 0) << s.str();
-  std::cout << "tma_wgmma_nt_f16 on sm_90a: " << s.str() << ", " << c.kernels[0].registers << " registers\n";
+  std::cout << "tma_wgmma_nt_f16 on sm_90a: " << s.str() << ", " << cubin.registers() << " registers\n";
 }
 
 TEST(WgmmaNvrtc, SerialisedWgmmaIsAFailedBuild) {

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include <cstdio>
 
+#include "../support/Sm90aCubin.h"
 #include "RuleTestUtil.h"
 #include "TensorCoreTestUtil.h"
 #include "tessera/analysis/Specialize.h"
@@ -39,20 +40,11 @@ TEST(TensorCoreWgmma, Sm90aCubinsHoldTheGmmaAndNoSerialisation) {
     ASSERT_TRUE(m) << m.reason();
     rules::TensorCoreConfig config = wgmma_config(int8 ? 1 : 2, 2, 128);
     config.validate(test_arch());
-    runtime::CudaFunction fn = runtime::CudaFunction::build(rule.apply(f, **m, config).func(), {.arch = "sm_90a"});
-    const runtime::CompileResult &r = fn.kernels().at(0).compiled;
-    for (const char *warning : {"C7510", "C7517", "C7519"}) EXPECT_EQ(r.log.find(warning), std::string::npos) << r.log;
-    ASSERT_EQ(r.kernels.size(), 1u);
-    EXPECT_EQ(r.kernels[0].spill_loads + r.kernels[0].spill_stores, 0) << r.log;
-    std::printf("# %s: %d registers, %lld bytes of dynamic shared memory\n", what, r.kernels[0].registers,
+    Sm90aCubin cubin = build_sm90a(rule.apply(f, **m, config).func());
+    std::printf("# %s: %d registers, %lld bytes of dynamic shared memory\n", what, cubin.registers(),
                 static_cast<long long>(config.shared_bytes()));
-    std::optional<std::filesystem::path> tool = runtime::find_disassembler();
-    if (!tool) continue;
-    std::vector<runtime::CubinSass> sass = runtime::summarise_cubins({&r.cubin}, "sm_90a", *tool);
-    ASSERT_EQ(sass.size(), 1u);
-    ASSERT_EQ(sass[0].error, "");
-    runtime::SassSummary s;
-    for (const runtime::SassSummary &fs : sass[0].functions) s += fs;
+    if (!cubin.sass) continue;
+    runtime::SassSummary &s = *cubin.sass;
     SCOPED_TRACE(s.str());
     const char *op = int8 ? "IGMMA" : "HGMMA";
     // Two warpgroups run the same code: one instruction per K step of the tile.
@@ -78,27 +70,18 @@ TEST(TensorCoreWgmma, TmaFedCubinsHoldTensorCopiesAndNoThreadLoads) {
     config.tma = true;
     config.warp_specialized = specialised;
     config.validate(test_arch());
-    runtime::CudaFunction fn = runtime::CudaFunction::build(rule.apply(f, **m, config).func(), {.arch = "sm_90a"});
-    const runtime::CompileResult &r = fn.kernels().at(0).compiled;
-    for (const char *warning : {"C7510", "C7517", "C7519"}) EXPECT_EQ(r.log.find(warning), std::string::npos) << r.log;
-    ASSERT_EQ(r.kernels.size(), 1u);
-    EXPECT_EQ(r.kernels[0].spill_loads + r.kernels[0].spill_stores, 0) << r.log;
-    std::optional<std::filesystem::path> tool = runtime::find_disassembler();
-    if (!tool) continue;
-    std::vector<runtime::CubinSass> sass = runtime::summarise_cubins({&r.cubin}, "sm_90a", *tool);
-    ASSERT_EQ(sass.size(), 1u);
-    ASSERT_EQ(sass[0].error, "");
-    runtime::SassSummary s;
-    for (const runtime::SassSummary &fs : sass[0].functions) s += fs;
+    Sm90aCubin cubin = build_sm90a(rule.apply(f, **m, config).func());
+    if (!cubin.sass) continue;
+    runtime::SassSummary &s = *cubin.sass;
     SCOPED_TRACE(s.str());
-    std::printf("# %s fed by TMA: %d registers; %s\n", what, r.kernels[0].registers, s.str().c_str());
+    std::printf("# %s fed by TMA: %d registers; %s\n", what, cubin.registers(), s.str().c_str());
     EXPECT_EQ(s.tensor_ops[int8 ? "IGMMA" : "HGMMA"], 4);
     EXPECT_GT(s.tma_loads, 0) << "UTMALDG";
     EXPECT_GT(s.mbarrier_ops, 0) << "SYNCS";
     EXPECT_TRUE(s.async_copies.empty()) << "no cp.async: TMA copies the tiles";
     EXPECT_EQ(s.local_loads + s.local_stores, 0);
     // The producer gives up registers and the consumers take them.
-    const std::string cu = fn.kernels().at(0).source;
+    const std::string cu = cubin.fn.kernels().at(0).source;
     EXPECT_EQ(cu.find("setmaxnreg.dec.sync.aligned.u32 40") != std::string::npos, specialised);
     EXPECT_EQ(cu.find("setmaxnreg.inc.sync.aligned.u32 232") != std::string::npos, specialised);
   }

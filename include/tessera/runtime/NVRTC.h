@@ -12,7 +12,7 @@
 // A failed compile throws CompileError with the NVRTC log and the path where
 // the source was saved ($TESSERA_DUMP_DIR, else a temporary directory). So
 // does a compile in which ptxas serialised wgmma or injected warpgroup
-// fences around them (C7510, C7511, C7517, C7519): the kernel would run far
+// fences around them (C7510, C7511, C7512, C7517, C7519): the kernel would run far
 // slower than its code says.
 // When tessera was built without the toolkit every entry point throws a
 // UserError saying "NVRTC not available".
