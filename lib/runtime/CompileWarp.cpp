@@ -548,7 +548,8 @@ struct TmaLoadNode final : StmtExec {
     const int n = static_cast<int>(box.extent.size());
     std::vector<int64_t> shape(t.shape, t.shape + t.ndim);
     if (std::string bad = ir::tma::check_tensor(shape, box.elem_bytes); !bad.empty()) fail(bad);
-    for (int d = n - 1, step = 1; d >= 0; step *= static_cast<int>(shape[size_t(d)]), --d)
+    int64_t step = 1;
+    for (int d = n - 1; d >= 0; step *= shape[size_t(d)], --d)
       if (t.strides[d] != step) fail("the tensor is not contiguous and row-major");
     int64_t first[ir::tma::kMaxDims];
     for (int d = 0; d < n; ++d) {
