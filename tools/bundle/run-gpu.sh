@@ -300,6 +300,8 @@ sanitize racecheck matmul_tensor_core $(tune_small "$W/matmul_nn_f16.py" --dim m
 sanitize racecheck software_pipeline run "$TESSERA_HOME/tests/codegen/kernels/matmul_pipelined_f32.py" --device cuda
 sanitize memcheck matmul_tensor_core_batched $(tune_small "$W/bmm_symbolic_m_f16.py" --dim b=3 --dim m=7 --dim n=45 --dim k=40)
 sanitize racecheck fallback $(tune_small "$TESSERA_HOME/shared/examples/longtail/if_nest.py" --rule fallback)
+# Hopper's TMA copies and mbarriers: the hand-scheduled kernel (tensor maps encoded at launch).
+sanitize memcheck tma run "$TESSERA_HOME/tests/codegen/hopper/tma_wgmma_nt_f16.py" --device cuda
 
 # --- summary --------------------------------------------------------------------------
 {
