@@ -229,7 +229,9 @@ class TensorCorePolicy final : public Policy {
             // with the same estimate (the model does not tell the two apart
             // until a GPU has measured them), so both are timed. (The
             // TMA-fed kernel without a producer warpgroup is a config away.)
-            if (options.tensor_map_kernels && arch.memory.tma && p.tma_copyable) {
+            // (An M- or N-major tile arrives in 64-element spans.)
+            if (options.tensor_map_kernels && arch.memory.tma && p.tma_copyable &&
+                (p.a_k_major || c.block_m % 64 == 0) && (p.b_k_major || c.block_n % 64 == 0)) {
               c.tma = c.warp_specialized = true;
               consider(c);
             }

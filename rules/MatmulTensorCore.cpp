@@ -435,7 +435,7 @@ schedule::Schedule TensorCoreRule::apply(const PrimFunc &f, const Match &mt, con
                       m->in_dtype.str() + " products in " + m->acc_dtype.str() +
                       "; only float16 accumulated in float16 may be");
   if (c->tma)
-    if (std::string why = detail::tma_refusal(*m); !why.empty())
+    if (std::string why = detail::tma_refusal(*m, c); !why.empty())
       throw ConfigError("matmul_tensor_core config: tma, but " + why);
   Stmt kernel = detail::build_tensor_core_kernel(*m, *c);
   // The root keeps its allocations that the kernel still uses: none of the
@@ -482,6 +482,7 @@ TensorCoreProblem tensor_core_problem(const Match &mt) {
   p.a_elementwise = m->a.elementwise, p.b_elementwise = m->b.elementwise;
   p.k_major = m->a.k_inner && m->b.k_inner;
   p.tma_copyable = detail::tma_refusal(*m).empty();
+  p.a_k_major = m->a.k_inner, p.b_k_major = m->b.k_inner;
   return p;
 }
 

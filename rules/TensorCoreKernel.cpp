@@ -253,27 +253,36 @@ Stmt KernelBuilder::tma_box(const OperandInfo &op, const Buffer &tile, bool is_a
                             const Expr &k_tile) const {
   const BlockInfo &blk = m_.info.blocks[m_.block];
   const Var &row_iter = blk.iters[is_a ? m_.m : m_.n].var;
-  std::vector<Expr> box, coord;
-  for (const Expr &index : op.access.indices) {
-    const auto *v = index.as<VarNode>();
-    TESSERA_ICHECK(v) << "tma_refusal let through an index that is not an iter";
-    if (v == row_iter.get()) {
-      box.push_back(i(is_a ? c_.block_m : c_.block_n));
-      coord.push_back(is_a ? m0_ : n0_);
-    } else if (v == blk.iters[m_.k].var.get()) {
-      box.push_back(i(c_.block_k));
-      coord.push_back(k_tile * i(c_.block_k));
-    } else {
-      box.push_back(i(1));
-      for (size_t b = 0; b < m_.batch.size(); ++b)
-        if (v == blk.iters[m_.batch[b]].var.get()) coord.push_back(batch_[b]);
+  const int64_t rows = is_a ? c_.block_m : c_.block_n;
+  // A K-major tile is one box of rows x block_k; an MN-major one (wgmma's
+  // transposed read) one box of block_k x 64 per 64-element span of its rows.
+  const bool spans = mn_major(op, rows);
+  std::vector<Stmt> copies;
+  for (int64_t span = 0; span < (spans ? rows / 64 : 1); ++span) {
+    std::vector<Expr> box, coord;
+    for (const Expr &index : op.access.indices) {
+      const auto *v = index.as<VarNode>();
+      TESSERA_ICHECK(v) << "tma_refusal let through an index that is not an iter";
+      if (v == row_iter.get()) {
+        box.push_back(i(spans ? 64 : rows));
+        coord.push_back((is_a ? m0_ : n0_) + i(span * 64));
+      } else if (v == blk.iters[m_.k].var.get()) {
+        box.push_back(i(c_.block_k));
+        coord.push_back(k_tile * i(c_.block_k));
+      } else {
+        box.push_back(i(1));
+        for (size_t b = 0; b < m_.batch.size(); ++b)
+          if (v == blk.iters[m_.batch[b]].var.get()) coord.push_back(batch_[b]);
+      }
     }
+    Expr dst = spans ? Load::make(tile, {stage, i(span), i(0), i(0)}) : Load::make(tile, {stage, i(0), i(0)});
+    std::vector<Expr> args = {dst, Load::make(full_, {stage}), BufferPtr::make(op.buffer),
+                              make_int(DataType::int32(), 128)};
+    for (const Expr &e : box) args.push_back(cast(DataType::int32(), e));
+    for (const Expr &e : coord) args.push_back(cast(DataType::int32(), e));
+    copies.push_back(eval(Intrinsic::TmaLoad, std::move(args)));
   }
-  std::vector<Expr> args = {Load::make(tile, {stage, i(0), i(0)}), Load::make(full_, {stage}),
-                            BufferPtr::make(op.buffer), make_int(DataType::int32(), 128)};
-  for (const Expr &e : box) args.push_back(cast(DataType::int32(), e));
-  for (const Expr &e : coord) args.push_back(cast(DataType::int32(), e));
-  return eval(Intrinsic::TmaLoad, std::move(args));
+  return Seq::make(copies);
 }
 
 Stmt KernelBuilder::tma_copies(const Expr &stage, const Expr &k_tile) const {
@@ -698,12 +707,18 @@ Stmt KernelBuilder::finish(Stmt body, const Var &bz, const Var &by, const Var &b
 
 }  // namespace
 
-std::string tma_refusal(const TensorCoreMatch &m) {
+std::string tma_refusal(const TensorCoreMatch &m, const TensorCoreConfig *c) {
   const BlockInfo &blk = m.info.blocks[m.block];
   for (bool is_a : {true, false}) {
     const OperandInfo &op = is_a ? m.a : m.b;
     const std::string name = std::string(is_a ? "A" : "B") + " ('" + op.buffer.name() + "')";
-    if (!op.k_inner) return name + " is not K-major";
+    // wgmma reads a 16-bit M- or N-major tile as it is, in spans of 64
+    // elements of its rows: TMA copies one box per span.
+    if (!op.k_inner && !ir::wgmma::can_be_mn_major(m.in_dtype))
+      return name + " is not K-major (only 16-bit tiles are read M- or N-major)";
+    if (!op.k_inner && c && (is_a ? c->block_m : c->block_n) % 64 != 0)
+      return name + " is not K-major and block_" + (is_a ? "m" : "n") +
+             " is not a multiple of 64 (its tile would be transposed on its way in)";
     if (op.elementwise || m.producers.count(op.buffer.get()))
       return name + " is computed or unaligned (its tile is copied element by element)";
     bool param = false;
@@ -711,7 +726,8 @@ std::string tma_refusal(const TensorCoreMatch &m) {
     if (!param) return name + " is not a parameter of the function";
     const auto &idx = op.access.indices;
     if (static_cast<int>(idx.size()) > ir::tma::kMaxDims) return name + " has more than 5 dimensions";
-    std::vector<const VarNode *> allowed = {blk.iters[is_a ? m.m : m.n].var.get(), blk.iters[m.k].var.get()};
+    const VarNode *row = blk.iters[is_a ? m.m : m.n].var.get(), *k = blk.iters[m.k].var.get();
+    std::vector<const VarNode *> allowed = {row, k};
     for (int b : m.batch) allowed.push_back(blk.iters[b].var.get());
     std::vector<const VarNode *> seen;
     for (size_t d = 0; d < idx.size(); ++d) {
@@ -721,9 +737,11 @@ std::string tma_refusal(const TensorCoreMatch &m) {
         return name + "'s dimension " + std::to_string(d) + " is not indexed by an iter of the matmul of its own";
       seen.push_back(v);
     }
-    if (idx.empty() || idx.back().as<VarNode>() != allowed[1] ||
-        std::find(seen.begin(), seen.end(), allowed[0]) == seen.end())
-      return name + " is not indexed [.., row, k]";
+    // The contiguous dimension is K (K-major) or the row iter (MN-major).
+    const VarNode *inner = op.k_inner ? k : row;
+    if (idx.empty() || idx.back().as<VarNode>() != inner ||
+        std::find(seen.begin(), seen.end(), op.k_inner ? row : k) == seen.end())
+      return name + " is not indexed [.., row, k] or [.., k, row]";
     std::vector<int64_t> shape;
     for (const Expr &d : op.buffer.shape())
       if (auto v = as_const_int(d)) shape.push_back(*v);

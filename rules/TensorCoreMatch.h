@@ -79,9 +79,11 @@ struct TensorCoreMatch final : Match {
 
 
 /// Empty when TMA can copy both operands' tiles (TensorCoreConfig::tma),
-/// else why not: an operand that is not a K-major parameter read as it is,
-/// each of its dimensions indexed by one iter of the matmul.
-std::string tma_refusal(const TensorCoreMatch &m);
+/// else why not: each operand a parameter read as it is, each of its
+/// dimensions indexed by one iter of the matmul, K-major or (16-bit, with
+/// `c`'s block_m / block_n a multiple of 64 when a config is given) M- or
+/// N-major.
+std::string tma_refusal(const TensorCoreMatch &m, const TensorCoreConfig *c = nullptr);
 
 /// The kernel for `m` at `c` (see MatmulTensorCore.h): the thread-bound
 /// loops around the block that allocates the shared tiles and fragments.

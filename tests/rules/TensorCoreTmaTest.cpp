@@ -1,14 +1,15 @@
 //===- tests/rules/TensorCoreTmaTest.cpp - The Hopper kernel fed by TMA ----===//
 //
 // matmul_tensor_core with `wgmma` and `tma`: both tiles of each K step
-// arrive by TMA (T.tma_load, 128-byte swizzled boxes) completing on the
-// stage's mbarrier, which the warpgroups wait on. "nt" float16, bfloat16
-// and int8 GEMMs (a symbolic M of 7, N = 56, K = 208 or 200: every box runs
+// arrive by TMA (T.tma_load, 128-byte swizzled boxes; an M- or N-major
+// 16-bit tile in one box per 64-element span) completing on the stage's
+// mbarrier, which the warpgroups wait on. "nt" float16, bfloat16 and int8,
+// "nn", "tn" and "tt" 16-bit GEMMs (a symbolic M of 7, N = 56, K = 208 or 200: every box runs
 // past an edge and the pipeline wraps its stages), plain and batched,
 // scheduled, interpreted and emulated (a CPU thread per GPU thread) against
-// the float64 reference; where TMA cannot copy a tile (an M- or N-major
-// operand, rows that are not a multiple of 16 bytes, a GPU without TMA, a
-// config without wgmma) the config is refused with the reason. Warp
+// the float64 reference; where TMA cannot copy a tile (an N-major tile
+// narrower than a span, rows that are not a multiple of 16 bytes, a GPU
+// without TMA, a config without wgmma) the config is refused with the reason. Warp
 // specialised (a producer warpgroup copying, consumer warpgroups waiting on
 // full barriers and releasing stages through empty ones), the kernel runs
 // in the SIMT emulator and the serial interpreter says it cannot run it.
@@ -47,24 +48,31 @@ TEST(TensorCoreTma, KMajorGemmsMatchTheReferenceInTheInterpreterAndTheEmulator) 
     const char *what;
     std::string text;
     int64_t in_bytes;
+    runtime::DimBindings dims = {{"m", 7}};  ///< an M-major A is copied when M is constant
   };
   for (const Case &c : {Case{"float16 nt", matmul_text("float16", true, true, "m", 56, 200), 2},
                         Case{"bfloat16 nt", matmul_text("bfloat16", true, true, "m", 56, 200), 2},
-                        Case{"int8 nt", int8_text(7, 56, 208), 1}}) {
+                        Case{"int8 nt", int8_text(7, 56, 208), 1},
+                        // B N-major (nn), A M-major (tn), both (tt): a box per 64-element span.
+                        Case{"float16 nn", matmul_text("float16", true, false, "m", 56, 200), 2},
+                        Case{"bfloat16 tn", matmul_text("bfloat16", false, true, "72", 56, 200), 2, {}},
+                        Case{"float16 tt", matmul_text("float16", false, false, "72", 56, 200), 2, {}}}) {
     SCOPED_TRACE(c.what);
     ir::PrimFunc f = script::parse_func(c.text);
-    for (auto [groups, n, stages] : {std::tuple<int64_t, int64_t, int64_t>{1, 64, 3}, {2, 32, 2}, {1, 256, 4}}) {
+    const bool spans = std::string(c.what).find("nt") == std::string::npos;
+    for (auto [groups, n, stages] : {std::tuple<int64_t, int64_t, int64_t>{1, 64, 3}, {2, 128, 2}, {1, 256, 4}}) {
       SCOPED_TRACE("block " + std::to_string(64 * groups) + " x " + std::to_string(n) + ", " +
                    std::to_string(stages) + " stages");
       rules::TensorCoreConfig config = tma_config(c.in_bytes, groups, n, stages);
       ir::PrimFunc scheduled;
-      expect_ok(run_checked(f, {{"m", 7}}, &config, &scheduled));
+      expect_ok(run_checked(f, c.dims, &config, &scheduled));
       // The tiles come by TMA only: no thread copies them.
       EXPECT_EQ(count_calls(scheduled, ir::Intrinsic::CpAsync), 0);
-      EXPECT_EQ(count_calls(scheduled, ir::Intrinsic::TmaLoad), 2 * stages)
-          << "two boxes for each of the prologue's stages - 1 fills, two in the loop";
+      if (!spans)
+        EXPECT_EQ(count_calls(scheduled, ir::Intrinsic::TmaLoad), 2 * stages)
+            << "two boxes for each of the prologue's stages - 1 fills, two in the loop";
       std::string error;
-      std::vector<runtime::OutputCheck> checks = emulate(f, scheduled, {{"m", 7}}, &error);
+      std::vector<runtime::OutputCheck> checks = emulate(f, scheduled, c.dims, &error);
       EXPECT_EQ(error, "");
       if (error.empty()) expect_ok(checks);
     }
@@ -154,9 +162,10 @@ TEST(TensorCoreTma, ConfigsTmaCannotFeedAreRefusedWithTheReason) {
     }
     return "";
   };
-  // nn: B is N-major (wgmma reads it so, TMA's box would have to follow).
-  EXPECT_NE(refusal(matmul_text("float16", true, false, "m", 56, 200), tma_config(2, 1, 64)).find("is not K-major"),
+  // nn with block_n 32: B's tile would be transposed on its way in.
+  EXPECT_NE(refusal(matmul_text("float16", true, false, "m", 56, 200), tma_config(2, 1, 32)).find("multiple of 64"),
             std::string::npos);
+  // int8 is matched K-major only; an int8 "nn" has no tensor-core match to refuse.
   // int8 rows of 200 bytes: not a multiple of 16.
   EXPECT_NE(refusal(int8_text(7, 56, 200), tma_config(1, 1, 64)).find("multiples of 16 bytes"), std::string::npos);
   rules::TensorCoreConfig no_wgmma = tma_config(2, 1, 64);
@@ -189,8 +198,10 @@ TEST(TensorCoreTma, ThePolicyProposesATmaTwinWhereTmaCanCopyTheTiles) {
   EXPECT_GE(tma, 3);
   EXPECT_LE(tma, 5);
   EXPECT_EQ(wgmma, 10);
-  // nn: B is N-major, so none.
-  EXPECT_EQ(count(matmul_text("float16", true, false, "m", 4096, 4096)).first, 0);
+  // nn: B N-major, copied in 64-element spans: twins too.
+  EXPECT_GE(count(matmul_text("float16", true, false, "m", 4096, 4096)).first, 3);
+  // A tensor whose rows are not a multiple of 16 bytes (K = 4100): none.
+  EXPECT_EQ(count(matmul_text("float16", true, true, "m", 4096, 4100)).first, 0);
 }
 
 }  // namespace

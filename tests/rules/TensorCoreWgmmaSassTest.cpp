@@ -58,11 +58,13 @@ TEST(TensorCoreWgmma, Sm90aCubinsHoldTheGmmaAndNoSerialisation) {
 TEST(TensorCoreWgmma, TmaFedCubinsHoldTensorCopiesAndNoThreadLoads) {
   if (!runtime::nvrtc_available()) GTEST_SKIP() << "NVRTC is not available";
   const rules::Rule &rule = rules::matmul_tensor_core_rule();
-  for (const char *what : {"float16", "int8", "float16 warp specialised"}) {
+  // nn: B N-major, copied in boxes of 64-element spans.
+  for (const char *what : {"float16", "int8", "float16 warp specialised", "float16 nn"}) {
     SCOPED_TRACE(what);
     const bool int8 = std::string(what) == "int8", specialised = std::string(what) == "float16 warp specialised";
+    const bool nn = std::string(what) == "float16 nn";
     ir::PrimFunc f = int8 ? script::parse_func(int8_text(4096, 4096, 4096))
-                          : analysis::specialize(script::parse_func(matmul_text("float16", true, true, "m", 4096, 4096)),
+                          : analysis::specialize(script::parse_func(matmul_text("float16", true, !nn, "m", 4096, 4096)),
                                                  {{"m", 4096}});
     auto m = rule.match(f, test_arch());
     ASSERT_TRUE(m) << m.reason();

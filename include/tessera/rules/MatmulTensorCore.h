@@ -87,11 +87,12 @@ struct TensorCoreConfig final : Config {
   /// transposed on its way in, element by element.
   bool wgmma = false;
   /// With wgmma: the tiles arrive by TMA (cp.async.bulk.tensor, ir/Tma.h)
-  /// instead of cp.async: one thread copies each stage's two boxes, which
-  /// complete on the stage's mbarrier; the warpgroups wait on it for the
-  /// phase of that fill. Both operands must be K-major tiles of parameters
-  /// read as they are (no inlined producer, no transpose), each dimension
-  /// indexed by one iter.
+  /// instead of cp.async: one thread copies each stage's boxes (a K-major
+  /// tile in one, an M- or N-major 16-bit one in a box per 64-element
+  /// span), which complete on the stage's mbarrier; the warpgroups wait on
+  /// it for the phase of that fill. Both operands must be parameters read
+  /// as they are (no inlined producer, no transpose on the way in), each
+  /// dimension indexed by one iter.
   bool tma = false;
   /// With tma: one more warpgroup, the producer, gives up registers
   /// (setmaxnreg.dec to 40) and only copies: it waits for a stage to be
@@ -137,7 +138,8 @@ struct TensorCoreProblem {
   bool f16_accumulation = false;  ///< the program accumulates float16 in float16 (acc_bytes 2 allowed)
   bool a_elementwise = false, b_elementwise = false;  ///< tiles copied element by element
   bool k_major = false;  ///< A and B both K-major (wgmma reads 16-bit operands either way, int8 K-major only)
-  bool tma_copyable = false;  ///< TMA can copy both tiles (TensorCoreConfig::tma)
+  bool tma_copyable = false;  ///< TMA can copy both tiles (TensorCoreConfig::tma), given block sizes that allow it
+  bool a_k_major = false, b_k_major = false;  ///< each operand's contiguous dimension is K
 };
 /// The problem of a matmul_tensor_core match; ConfigError for another rule's match.
 TensorCoreProblem tensor_core_problem(const Match &m);
