@@ -40,7 +40,10 @@
 // scored at the wgmma peak (the Arch's, not derated) times kWgmmaEfficiency
 // (and occupancy: a second warpgroup or block fills the tensor pipe while
 // one waits at its barrier), or by the shared-memory bandwidth its tiles
-// take at every K step when that is longer.
+// take at every K step when that is longer. Where the Arch has TMA and TMA
+// can copy both tiles (ProposeOptions::tensor_map_kernels on), each such
+// config is followed by its warp-specialised, TMA-fed twin, scored by the
+// same model (not yet calibrated apart: no GPU has timed it).
 //
 // Where both kernels are proposed, each keeps at least half of the top-k
 // (the model is not calibrated between them; the measurement decides).
