@@ -113,6 +113,16 @@ class KernelBuilder {
   Stmt tma_copies(const Expr &stage, const Expr &k_tile) const;
   /// The warp-specialised pipeline (c_.warp_specialized, see MatmulTensorCore.h).
   Stmt warp_specialized_pipeline(const Expr &k_tiles) const;
+  /// Thread (0, 0) initialises each stage's full barrier (one arrival: the
+  /// copier's) and, warp specialised, its empty one (one per consumer
+  /// warp); then the block's barrier.
+  Stmt init_barriers() const;
+  /// Every thread waits until `barrier[stage]` has completed phase `phase`
+  /// (counted from 0: its parity is what the wait names).
+  Stmt wait_phase(const Buffer &barrier, const Expr &stage, const Expr &phase) const {
+    return eval(Intrinsic::MbarrierWait,
+                {Load::make(barrier, {stage}), cast(DataType::int32(), floormod(phase, i(2)))});
+  }
   Stmt epilogue() const;
   /// The epilogue as thread (ty, tx) runs it.
   Stmt epilogue_steps(const Expr &ty, const Expr &tx) const;
@@ -297,25 +307,29 @@ Stmt KernelBuilder::tma_fill(const Expr &stage, const Expr &k_tile, const Expr &
   });
 }
 
+Stmt KernelBuilder::init_barriers() const {
+  auto int32 = [](int64_t v) { return make_int(DataType::int32(), v); };
+  Stmt init = all_threads([&](Expr ty, Expr tx) {
+    return IfThenElse::make(first_thread(ty, tx), loop("s", c_.stages, [&](Expr s) {
+      Stmt full = eval(Intrinsic::MbarrierInit, {Load::make(full_, {s}), int32(1)});
+      if (!c_.warp_specialized) return full;
+      return Seq::make({full, eval(Intrinsic::MbarrierInit, {Load::make(empty_, {s}), int32(4 * groups_)})});
+    }, ForKind::Serial));
+  });
+  return Seq::make({init, eval(Intrinsic::SyncThreads, {})});
+}
+
 Stmt KernelBuilder::warp_specialized_pipeline(const Expr &k_tiles) const {
-  const int64_t S = c_.stages, consumer_warps = 4 * groups_;
+  const int64_t S = c_.stages;
   auto int32 = [](int64_t v) { return make_int(DataType::int32(), v); };
   std::vector<Stmt> body;
-  body.push_back(all_threads([&](Expr ty, Expr tx) {
-    return IfThenElse::make(first_thread(ty, tx), loop("s", S, [&](Expr s) {
-      return Seq::make({eval(Intrinsic::MbarrierInit, {Load::make(full_, {s}), int32(1)}),
-                        eval(Intrinsic::MbarrierInit, {Load::make(empty_, {s}), int32(consumer_warps)})});
-    }, ForKind::Serial));
-  }));
-  body.push_back(eval(Intrinsic::SyncThreads, {}));
+  body.push_back(init_barriers());
   body.push_back(all_threads([&](Expr ty, Expr tx) {
     // The producer: fill K tile ko into stage ko % S once the consumers
     // released that stage's previous fill (tile ko - S, the stage's
     // (ko / S - 1)-th release).
     Var kp = var("kp");
-    Stmt wait_empty = IfThenElse::make(
-        kp >= i(S), eval(Intrinsic::MbarrierWait, {Load::make(empty_, {floormod(kp, i(S))}),
-                                                   cast(DataType::int32(), floormod(floordiv(kp, i(S)) + i(1), i(2)))}));
+    Stmt wait_empty = IfThenElse::make(kp >= i(S), wait_phase(empty_, floormod(kp, i(S)), floordiv(kp, i(S)) - i(1)));
     Stmt produce = For::make(kp, i(0), k_tiles, ForKind::Serial,
                              Seq::make({wait_empty, tma_copies(floormod(kp, i(S)), kp)}));
     Stmt producer = Seq::make({eval(Intrinsic::SetMaxNReg, {int32(kProducerRegisters), int32(0)}),
@@ -327,9 +341,8 @@ Stmt KernelBuilder::warp_specialized_pipeline(const Expr &k_tiles) const {
                                     eval(Intrinsic::MbarrierArrive, {Load::make(empty_, {floormod(ko - i(1), i(S))})}));
     Stmt consume = For::make(
         ko, i(0), k_tiles, ForKind::Serial,
-        Seq::make({eval(Intrinsic::MbarrierWait, {Load::make(full_, {floormod(ko, i(S))}),
-                                                  cast(DataType::int32(), floormod(floordiv(ko, i(S)), i(2)))}),
-                   wgmma_steps(floormod(ko, i(S)), 1, ty, tx), release}));
+        Seq::make({wait_phase(full_, floormod(ko, i(S)), floordiv(ko, i(S))), wgmma_steps(floormod(ko, i(S)), 1, ty, tx),
+                   release}));
     Stmt consumer = Seq::make({eval(Intrinsic::SetMaxNReg, {int32(kConsumerRegisters), int32(1)}),
                                zero_accumulators(ty, tx), consume, eval(Intrinsic::WgmmaWait, {int32(0)}),
                                epilogue_steps(ty, tx)});
@@ -423,22 +436,20 @@ Stmt KernelBuilder::wgmma_steps(const Expr &stage, int64_t keep, const Expr &ty,
   const bool a_mn = mn_major(m_.a, c_.block_m), b_mn = mn_major(m_.b, c_.block_n);
   const ir::wgmma::SmemLayout layout{128, a_mn || b_mn ? c_.block_k * 128 : 16, 1024};
   auto int32 = [](int64_t v) { return make_int(DataType::int32(), v); };
-  {
-    std::vector<Stmt> s;
-    s.push_back(eval(Intrinsic::WgmmaFence, {}));
-    s.push_back(loop("ks", c_.block_k / c_.mma_k(), [&](Expr ks) {
-      Expr k = ks * i(c_.mma_k());
-      // This warpgroup's 64 rows of A: rows ty * 64 on, or span ty.
-      Expr a = a_mn ? Load::make(a_shared_, {stage, ty, k, i(0)}) : Load::make(a_shared_, {stage, ty * i(64), k});
-      Expr b = b_mn ? Load::make(b_shared_, {stage, i(0), k, i(0)}) : Load::make(b_shared_, {stage, i(0), k});
-      return eval(Intrinsic::Wgmma, {StringImm::make(shape), Load::make(c_frag_, {ty, tx, i(0)}), a, b, tx,
-                                     int32(layout.swizzle_bytes), int32(layout.lbo), int32(layout.sbo),
-                                     int32(a_mn), int32(b_mn)});
-    }));
-    s.push_back(eval(Intrinsic::WgmmaCommit, {}));
-    s.push_back(eval(Intrinsic::WgmmaWait, {int32(keep)}));
-    return Seq::make(s);
-  }
+  std::vector<Stmt> s;
+  s.push_back(eval(Intrinsic::WgmmaFence, {}));
+  s.push_back(loop("ks", c_.block_k / c_.mma_k(), [&](Expr ks) {
+    Expr k = ks * i(c_.mma_k());
+    // This warpgroup's 64 rows of A: rows ty * 64 on, or span ty.
+    Expr a = a_mn ? Load::make(a_shared_, {stage, ty, k, i(0)}) : Load::make(a_shared_, {stage, ty * i(64), k});
+    Expr b = b_mn ? Load::make(b_shared_, {stage, i(0), k, i(0)}) : Load::make(b_shared_, {stage, i(0), k});
+    return eval(Intrinsic::Wgmma, {StringImm::make(shape), Load::make(c_frag_, {ty, tx, i(0)}), a, b, tx,
+                                   int32(layout.swizzle_bytes), int32(layout.lbo), int32(layout.sbo),
+                                   int32(a_mn), int32(b_mn)});
+  }));
+  s.push_back(eval(Intrinsic::WgmmaCommit, {}));
+  s.push_back(eval(Intrinsic::WgmmaWait, {int32(keep)}));
+  return Seq::make(s);
 }
 
 /// The accumulators through the epilogue into the output, masked at the edges.
@@ -453,29 +464,27 @@ Stmt KernelBuilder::epilogue_steps(const Expr &ty, const Expr &tx) const {
   // when the output runs along N and N is even (the pair is in or out together).
   auto n_extent = as_const_int(extent_n_);
   const bool pairs = n_extent && *n_extent % 2 == 0 && output_runs_along_n();
-  {
-    // The warp within the block and the lane within the warp: a warpgroup's
-    // warps hold 16 rows each, in order (ir/Wgmma.h's accumulator map is the
-    // mma.sync C map per warp and 8 columns).
-    Expr w = c_.wgmma ? ty * i(4) + floordiv(tx, i(32)) : ty, l = c_.wgmma ? floormod(tx, i(32)) : tx;
-    return loop("mi", tiles_m, [&](Expr mi) {
-      return loop("ni", tiles_n, [&](Expr ni) {
-        return loop("e", pairs ? 2 : 4, [&](Expr e_outer) {
-          Var h = var("h");
-          Expr e = pairs ? e_outer * i(2) + h : e_outer;
-          Expr row = m0_ + floordiv(w, i(c_.warps_n)) * i(c_.warp_m()) + mi * i(16) + floordiv(l, i(4)) +
-                     floordiv(e, i(2)) * i(8);
-          Expr col = n0_ + floormod(w, i(c_.warps_n)) * i(c_.warp_n()) + ni * i(8) + floormod(l, i(4)) * i(2) +
-                     floormod(e, i(2));
-          Stmt store = store_element(ty, tx, mi * i(tiles_n) + ni, e, row, col, blk);
-          if (!pairs) return IfThenElse::make(row < extent_m_ && col < extent_n_, store);
-          Expr col0 = substitute(col, {{h, i(0)}}), row0 = substitute(row, {{h, i(0)}});
-          return IfThenElse::make(row0 < extent_m_ && col0 < extent_n_,
-                                  For::make(h, i(0), i(2), ForKind::Vectorized, store));
-        });
+  // The warp within the block and the lane within the warp: a warpgroup's
+  // warps hold 16 rows each, in order (ir/Wgmma.h's accumulator map is the
+  // mma.sync C map per warp and 8 columns).
+  Expr w = c_.wgmma ? ty * i(4) + floordiv(tx, i(32)) : ty, l = c_.wgmma ? floormod(tx, i(32)) : tx;
+  return loop("mi", tiles_m, [&](Expr mi) {
+    return loop("ni", tiles_n, [&](Expr ni) {
+      return loop("e", pairs ? 2 : 4, [&](Expr e_outer) {
+        Var h = var("h");
+        Expr e = pairs ? e_outer * i(2) + h : e_outer;
+        Expr row = m0_ + floordiv(w, i(c_.warps_n)) * i(c_.warp_m()) + mi * i(16) + floordiv(l, i(4)) +
+                   floordiv(e, i(2)) * i(8);
+        Expr col = n0_ + floormod(w, i(c_.warps_n)) * i(c_.warp_n()) + ni * i(8) + floormod(l, i(4)) * i(2) +
+                   floormod(e, i(2));
+        Stmt store = store_element(ty, tx, mi * i(tiles_n) + ni, e, row, col, blk);
+        if (!pairs) return IfThenElse::make(row < extent_m_ && col < extent_n_, store);
+        Expr col0 = substitute(col, {{h, i(0)}}), row0 = substitute(row, {{h, i(0)}});
+        return IfThenElse::make(row0 < extent_m_ && col0 < extent_n_,
+                                For::make(h, i(0), i(2), ForKind::Vectorized, store));
       });
     });
-  }
+  });
 }
 
 bool KernelBuilder::output_runs_along_n() const {
@@ -567,12 +576,11 @@ Stmt KernelBuilder::build() {
   }
   tiles_y_ = floordiv(extent_m_ + i(c_.block_m - 1), i(c_.block_m));
   tiles_x_ = floordiv(extent_n_ + i(c_.block_n - 1), i(c_.block_n));
-  const Expr &tiles_y = tiles_y_, &tiles_x = tiles_x_;
   if (c_.raster > 0) {
     // Rasterized: blockIdx.x walks panels of `raster` tile rows column by
     // column, so the blocks running together share A rows and B columns in L2.
-    Expr per_panel = i(c_.raster) * tiles_x, first = floordiv(bx, per_panel) * i(c_.raster);
-    Expr rows_here = min(tiles_y - first, i(c_.raster)), in_panel = floormod(bx, per_panel);
+    Expr per_panel = i(c_.raster) * tiles_x_, first = floordiv(bx, per_panel) * i(c_.raster);
+    Expr rows_here = min(tiles_y_ - first, i(c_.raster)), in_panel = floormod(bx, per_panel);
     m0_ = (first + floormod(in_panel, rows_here)) * i(c_.block_m);
     n0_ = floordiv(in_panel, rows_here) * i(c_.block_n);
   } else {
@@ -636,21 +644,13 @@ Stmt KernelBuilder::build() {
 Stmt KernelBuilder::tma_pipeline(const Expr &k_tiles) const {
   const int64_t S = c_.stages;
   std::vector<Stmt> body;
-  body.push_back(threads([&](Expr ty, Expr tx) {
-    return IfThenElse::make(first_thread(ty, tx), loop("s", S, [&](Expr s) {
-      return eval(Intrinsic::MbarrierInit, {Load::make(full_, {s}), make_int(DataType::int32(), 1)});
-    }, ForKind::Serial));
-  }));
-  body.push_back(eval(Intrinsic::SyncThreads, {}));
+  body.push_back(init_barriers());
   for (int64_t s = 0; s + 1 < S; ++s) body.push_back(tma_fill(i(s), i(s), k_tiles));
   Var ko = var("ko");
   const Expr stage = floormod(ko, i(S)), next = ko + i(S - 1);
   std::vector<Stmt> step;
   // The fill of K tile ko is stage's (ko / S)-th: it completes that phase.
-  step.push_back(threads([&](Expr, Expr) {
-    return eval(Intrinsic::MbarrierWait,
-                {Load::make(full_, {stage}), cast(DataType::int32(), floormod(floordiv(ko, i(S)), i(2)))});
-  }));
+  step.push_back(threads([&](Expr, Expr) { return wait_phase(full_, stage, floordiv(ko, i(S))); }));
   // This tile's wgmma run while the stage read one tile ago (retired by the
   // wait, in every warpgroup by the barrier) is refilled.
   step.push_back(wgmma_tile(stage, 1));

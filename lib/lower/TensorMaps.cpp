@@ -19,8 +19,13 @@ size_t param_of(const LoweredFunc &f, const ir::Call &load) {
                    "' (TMA reads a global tensor the kernel is given)");
 }
 
-bool same_box(const ir::tma::Box &a, const ir::tma::Box &b) {
-  return a.extent == b.extent && a.swizzle_bytes == b.swizzle_bytes && a.elem_bytes == b.elem_bytes;
+/// The index in `maps` of the map of `param`'s tensor with `box`, or -1.
+int64_t find_map(const std::vector<TensorMapParam> &maps, size_t param, const ir::tma::Box &box) {
+  for (size_t i = 0; i < maps.size(); ++i)
+    if (maps[i].param == param && maps[i].box.extent == box.extent &&
+        maps[i].box.swizzle_bytes == box.swizzle_bytes && maps[i].box.elem_bytes == box.elem_bytes)
+      return static_cast<int64_t>(i);
+  return -1;
 }
 
 }  // namespace
@@ -48,21 +53,16 @@ std::vector<TensorMapParam> tensor_map_params(const LoweredFunc &f) {
         const auto *c = e.as<ir::Call>();
         if (!c || c->op != ir::Intrinsic::TmaLoad) return;
         TensorMapParam m{param_of(f, *c), tma_box(*c)};
-        for (const TensorMapParam &seen : maps)
-          if (seen.param == m.param && same_box(seen.box, m.box)) return;
-        maps.push_back(std::move(m));
+        if (find_map(maps, m.param, m.box) < 0) maps.push_back(std::move(m));
       },
       nullptr);
   return maps;
 }
 
 size_t tensor_map_of(const std::vector<TensorMapParam> &maps, const LoweredFunc &f, const ir::Call &load) {
-  const size_t param = param_of(f, load);
-  const ir::tma::Box box = tma_box(load);
-  for (size_t i = 0; i < maps.size(); ++i)
-    if (maps[i].param == param && same_box(maps[i].box, box)) return i;
-  TESSERA_UNREACHABLE("a T.tma_load whose tensor map is not among the kernel's");
-  return 0;
+  const int64_t i = find_map(maps, param_of(f, load), tma_box(load));
+  TESSERA_ICHECK(i >= 0) << "a T.tma_load whose tensor map is not among the kernel's";
+  return static_cast<size_t>(i);
 }
 
 }  // namespace tessera::lower

@@ -237,10 +237,12 @@ class Compiler {
   std::unordered_map<int, std::pair<int64_t, int64_t>> loop_range_;
 };
 
-/// Fills a fresh allocation of `t` elements: quiet NaN for floats (a read
-/// before a write shows up as NaN in the result), 0xA5 bytes for integers
-/// and bool (the interpreter's allocations, and the LLVM JIT's).
-void poison(std::vector<uint8_t> &mem, ir::DataType t);
+/// Fills `bytes` bytes of `t` elements with poison: quiet NaN for floats (a
+/// read before a write shows up as NaN in the result), 0xA5 bytes for
+/// integers and bool (fresh allocations of the interpreter and the LLVM
+/// JIT, and the destinations of asynchronous writes until they land).
+void poison(uint8_t *data, size_t bytes, ir::DataType t);
+inline void poison(std::vector<uint8_t> &mem, ir::DataType t) { poison(mem.data(), mem.size(), t); }
 /// "out-of-bounds load A[3, 9] (shape [4, 8]) in block 'B'": the text of an
 /// access outside its buffer (the interpreter's error, and the LLVM JIT's).
 std::string out_of_bounds_message(const std::string &what, const std::string &block, bool store,

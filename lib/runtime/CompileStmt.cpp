@@ -21,13 +21,13 @@ namespace tessera::runtime::detail {
 using ir::DataType;
 using ir::Expr;
 
-void poison(std::vector<uint8_t> &mem, DataType t) {
+void poison(uint8_t *data, size_t bytes, DataType t) {
   if (!t.is_float()) {
-    std::memset(mem.data(), 0xA5, mem.size());
+    std::memset(data, 0xA5, bytes);
     return;
   }
   auto fill = [&](const void *pattern, size_t n) {
-    for (size_t i = 0; i + n <= mem.size(); i += n) std::memcpy(mem.data() + i, pattern, n);
+    for (size_t i = 0; i + n <= bytes; i += n) std::memcpy(data + i, pattern, n);
   };
   switch (float_kind(t)) {
     case FK::F16: {

@@ -81,6 +81,9 @@ Address address_operand(Compiler &cc, const ir::Call &c, int i, bool store) {
   return Address(cc, *l, store);
 }
 
+/// Whether `b` lives in shared memory (static or dynamic).
+bool in_shared_memory(const ir::Buffer &b) { return b.scope() == "shared" || b.scope() == "shared.dyn"; }
+
 int lane_slot(Compiler &cc, const ir::Call &c, int i) {
   int slot = cc.int_var_slot(c.args[i]);
   if (slot < 0)
@@ -258,13 +261,7 @@ struct CpAsyncNode final : StmtExec {
       std::memcpy(copy.bytes.data(), src.base(f) + in * e, static_cast<size_t>(valid));
     }
     // Poison until the copy lands.
-    if (dst.dtype.is_float()) {
-      dispatch_float_storage(dst.dtype, [&]<typename E>() {
-        for (int64_t i = 0; i < n / e; ++i) write_float<E>(dst.base(f), out + i, std::nan(""));
-      });
-    } else {
-      std::memset(copy.dst, 0xA5, static_cast<size_t>(n));
-    }
+    poison(copy.dst, static_cast<size_t>(n), dst.dtype);
     f.async->cp.open.push_back(std::move(copy));
   }
 };
@@ -299,7 +296,7 @@ struct WgmmaNode final : StmtExec, MmaOperands {
     }
     for (const ir::Load *op : {c.args[2].as<ir::Load>(), c.args[3].as<ir::Load>()}) {
       const std::string &scope = op->buffer.scope();
-      if (scope != "shared" && scope != "shared.dyn")
+      if (!in_shared_memory(op->buffer))
         throw InterpretError("T.wgmma in block '" + cc.block() + "' reads '" + op->buffer.name() + "' in scope '" +
                              scope + "'; its A and B tiles are in shared memory");
     }
@@ -354,9 +351,7 @@ struct WgmmaNode final : StmtExec, MmaOperands {
       }
     }
     // Poison until the group retires.
-    if (v.acc.is_int()) std::memset(dst, 0xA5, bytes);
-    else
-      for (int i = 0; i < v.d_per_thread(); ++i) write_float<float>(dst, i, std::nan(""));
+    poison(dst, bytes, v.acc);
     f.async->wgmma.open.push_back({dst, std::move(acc)});
   }
 };
@@ -421,11 +416,11 @@ void land_bulk_copies(AsyncCopies &async, uint8_t *barrier) {
   s.write(barrier);
 }
 
-/// A barrier operand: an 8-byte element in shared memory.
-Address barrier_operand(Compiler &cc, const ir::Call &c) {
-  Address bar = address_operand(cc, c, 0, true);
-  const std::string &scope = c.args[0].as<ir::Load>()->buffer.scope();
-  if (bar.bytes() != 8 || (scope != "shared" && scope != "shared.dyn"))
+/// Barrier operand `i`: an 8-byte element in shared memory.
+Address barrier_operand(Compiler &cc, const ir::Call &c, int i) {
+  Address bar = address_operand(cc, c, i, true);
+  const std::string &scope = c.args[i].as<ir::Load>()->buffer.scope();
+  if (bar.bytes() != 8 || !in_shared_memory(c.args[i].as<ir::Load>()->buffer))
     throw InterpretError("T." + std::string(ir::intrinsic_name(c.op)) + " in block '" + cc.block() + "' on '" +
                          bar.name + "' (" + bar.dtype.str() + ", scope '" + scope +
                          "'): an mbarrier is an 8-byte element (\"uint64\") in shared memory");
@@ -440,7 +435,7 @@ struct MbarrierNode final : StmtExec {
   const ErrCtx *ctx;
 
   MbarrierNode(Compiler &cc, const ir::Call &c)
-      : bar(barrier_operand(cc, c)),
+      : bar(barrier_operand(cc, c, 0)),
         arg(c.args.size() > 1 ? cc.compile_int(c.args[1]) : nullptr),
         op(c.op),
         ctx(cc.ctx(ir::intrinsic_name(c.op))) {}
@@ -514,7 +509,7 @@ struct TmaLoadNode final : StmtExec {
   const ErrCtx *ctx;
 
   TmaLoadNode(Compiler &cc, const ir::Call &c)
-      : dst(address_operand(cc, c, 0, true)), bar(address_operand(cc, c, 1, true)), ctx(cc.ctx("tma_load")) {
+      : dst(address_operand(cc, c, 0, true)), bar(barrier_operand(cc, c, 1)), ctx(cc.ctx("tma_load")) {
     const ir::Buffer &t = c.args[2].as<ir::BufferPtr>()->buffer;
     src = cc.buffer_slot(t, "load from");
     src_name = t.name();
@@ -523,18 +518,10 @@ struct TmaLoadNode final : StmtExec {
     box.elem_bytes = t.dtype().bytes();
     for (size_t d = 0; d < n; ++d) box.extent.push_back(const_arg(cc, c, static_cast<int>(4 + d), "a box extent"));
     for (size_t d = 0; d < n; ++d) coord.push_back(cc.compile_int(c.args[4 + n + d]));
-    auto fail = [&](const std::string &why) {
-      throw InterpretError("T.tma_load in block '" + cc.block() + "' of '" + src_name + "' into '" + dst.name +
-                           "': " + why);
-    };
     if (std::string bad = box.check(); !bad.empty()) fail(bad);
     if (dst.bytes() != box.elem_bytes)
       fail("the elements differ in size (" + t.dtype().str() + " and " + dst.dtype.str() + ")");
-    const std::string &dst_scope = c.args[0].as<ir::Load>()->buffer.scope();
-    if (dst_scope != "shared" && dst_scope != "shared.dyn") fail("the destination is not in shared memory");
-    const std::string &bar_scope = c.args[1].as<ir::Load>()->buffer.scope();
-    if (bar.bytes() != 8 || (bar_scope != "shared" && bar_scope != "shared.dyn"))
-      fail("the barrier '" + bar.name + "' is not an 8-byte element in shared memory");
+    if (!in_shared_memory(c.args[0].as<ir::Load>()->buffer)) fail("the destination is not in shared memory");
     if (t.scope() != "global") fail("the source is in scope '" + t.scope() + "'; TMA reads a global tensor");
   }
 
@@ -570,26 +557,14 @@ struct TmaLoadNode final : StmtExec {
     copy.barrier = word;
     copy.copy.dst = dst.base(f) + start;
     copy.copy.bytes.assign(static_cast<size_t>(box.bytes()), 0);
+    // (The strides were checked row-major: a box element's row-major offset is its offset.)
     const int e = box.elem_bytes;
-    int64_t index[ir::tma::kMaxDims] = {};
-    for (int64_t i = 0; i < box.elements(); ++i) {
-      int64_t from = 0;
-      bool inside = true;
-      for (int d = 0; d < n; ++d) {
-        const int64_t c = first[d] + index[d];
-        inside = inside && c >= 0 && c < shape[size_t(d)];
-        from += c * t.strides[d];
-      }
-      if (inside)
+    box.for_each_element(first, shape, [&](const int64_t *index, int64_t from) {
+      if (from >= 0)
         std::memcpy(copy.copy.bytes.data() + (box.shared_address(start, index) - start), t.data + from * e,
                     static_cast<size_t>(e));
-      for (int d = n - 1; d >= 0 && ++index[d] == box.extent[size_t(d)]; --d) index[d] = 0;
-    }
-    std::memset(copy.copy.dst, 0xA5, copy.copy.bytes.size());
-    if (dst.dtype.is_float())
-      dispatch_float_storage(dst.dtype, [&]<typename E>() {
-        for (int64_t i = 0; i < box.elements(); ++i) write_float<E>(copy.copy.dst, i, std::nan(""));
-      });
+    });
+    poison(copy.copy.dst, copy.copy.bytes.size(), dst.dtype);
     f.async->bulk.push_back(std::move(copy));
   }
 };

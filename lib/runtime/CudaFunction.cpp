@@ -237,10 +237,16 @@ DeviceArgs upload(const CudaFunction::State &s, const std::vector<NDArray> &host
     out.buffers[i] = DeviceBuffer(std::max<size_t>(host[i].nbytes(), 16), device);
     if (host[i].nbytes() > 0) out.buffers[i].copy_from_host(host[i].data(), host[i].nbytes());
   }
+  // Each workspace buffer's shape, bound (its allocation; a tensor map's extents).
+  std::vector<std::vector<int64_t>> workspace_shapes;
   for (const ir::Buffer &w : s.workspace) {
+    std::vector<int64_t> &shape = workspace_shapes.emplace_back();
     int64_t n = w.dtype().bytes();
-    for (size_t d = 0; d < w.shape().size(); ++d)
-      n *= binder.eval(w.shape()[d], "dimension " + std::to_string(d) + " of the workspace buffer '" + w.name() + "'");
+    for (size_t d = 0; d < w.shape().size(); ++d) {
+      shape.push_back(binder.eval(w.shape()[d], "dimension " + std::to_string(d) + " of the workspace buffer '" +
+                                                    w.name() + "'"));
+      n *= shape.back();
+    }
     out.workspace.emplace_back(std::max<size_t>(static_cast<size_t>(std::max<int64_t>(n, 0)), 16), device);
   }
   // Kernel parameter -> (is workspace, index).
@@ -265,23 +271,13 @@ DeviceArgs upload(const CudaFunction::State &s, const std::vector<NDArray> &host
     }
     // Then one tensor map per lower::tensor_map_params entry, encoded from
     // the device copy and the shape of the array its buffer parameter is.
-    for (const lower::TensorMapParam &m : lower::tensor_map_params(k.lowered)) {
+    for (const lower::TensorMapParam &m : k.tensor_maps) {
       const lower::KernelParam &p = k.lowered.params[m.param];
       auto it = slot.find(p.var.get());
       TESSERA_ICHECK(it != slot.end()) << "tensor map source '" << p.var.name() << "' is not a parameter";
       auto [is_workspace, index] = it->second;
-      ir::DataType dtype;
-      std::vector<int64_t> shape;
-      if (is_workspace) {
-        const ir::Buffer &w = s.workspace[index];
-        dtype = w.dtype();
-        for (size_t d = 0; d < w.shape().size(); ++d)
-          shape.push_back(binder.eval(w.shape()[d], "dimension " + std::to_string(d) + " of the workspace buffer '" +
-                                                        w.name() + "'"));
-      } else {
-        dtype = host[index].dtype();
-        shape = host[index].shape();
-      }
+      const ir::DataType dtype = is_workspace ? s.workspace[index].dtype() : host[index].dtype();
+      const std::vector<int64_t> &shape = is_workspace ? workspace_shapes[index] : host[index].shape();
       const DeviceBuffer &buffer = is_workspace ? out.workspace[index] : out.buffers[index];
       TensorMapEncoding e = tensor_map_encoding(m.box, dtype, shape, p.buffer.name());
       std::array<unsigned char, kTensorMapBytes> map = encode_tensor_map(e, buffer.ptr(), device);
@@ -336,7 +332,8 @@ std::vector<CudaFunction> CudaFunction::build_for_archs(const ir::PrimFunc &f, c
     s->kernel_params = split.kernels[0].params();
     s->param_written = written;
     for (const lower::LoweredFunc &l : lowered) {
-      CompiledKernel k{l, codegen::cuda_kernel_name(l), jobs[job].source, std::move(*outcomes[job].result)};
+      CompiledKernel k{l, codegen::cuda_kernel_name(l), jobs[job].source, std::move(*outcomes[job].result),
+                       lower::tensor_map_params(l)};
       s->all_sources += (s->all_sources.empty() ? "" : "\n") + k.source;
       s->kernels.push_back(std::move(k));
       ++job;

@@ -440,20 +440,11 @@ class Thread {
     Mbarriers::Copy copy;
     copy.dst = dst.m->array;
     copy.bytes = box.bytes();
-    std::vector<int64_t> at(static_cast<size_t>(n), 0);
-    for (int64_t k = 0; k < box.elements(); ++k) {
-      int64_t from = 0;
-      bool inside = true;
-      for (int d = 0; d < n; ++d) {
-        const int64_t x = first[size_t(d)] + at[size_t(d)];
-        inside = inside && x >= 0 && x < shape[size_t(d)];
-        from = from * shape[size_t(d)] + x;
-      }
-      const bool is_float = tensor.dtype().is_float();
-      copy.index.push_back(box.shared_address(start, at.data()) / e);
-      copy.values.push_back(!inside ? 0.0 : is_float ? src.array->get(from) : double(src.array->get_int(from)));
-      for (int d = n - 1; d >= 0 && ++at[size_t(d)] == box.extent[size_t(d)]; --d) at[size_t(d)] = 0;
-    }
+    const bool is_float = tensor.dtype().is_float();
+    box.for_each_element(first.data(), shape, [&](const int64_t *at, int64_t from) {
+      copy.index.push_back(box.shared_address(start, at) / e);
+      copy.values.push_back(from < 0 ? 0.0 : is_float ? src.array->get(from) : double(src.array->get_int(from)));
+    });
     poison(dst, box.elements());
     return copy;
   }

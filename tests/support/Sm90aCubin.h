@@ -35,7 +35,9 @@ inline Sm90aCubin build_sm90a(const ir::PrimFunc &f) {
   for (const char *warning : {"C7510", "C7511", "C7512", "C7517", "C7519"})
     EXPECT_EQ(c.log.find(warning), std::string::npos) << c.log;
   EXPECT_EQ(c.kernels.size(), 1u);
-  if (c.kernels.size() == 1) EXPECT_EQ(c.kernels[0].spill_loads + c.kernels[0].spill_stores, 0) << c.log;
+  if (c.kernels.size() == 1) {
+    EXPECT_EQ(c.kernels[0].spill_loads + c.kernels[0].spill_stores, 0) << c.log;
+  }
   std::optional<std::filesystem::path> tool = runtime::find_disassembler();
   if (!tool) return out;
   std::vector<runtime::CubinSass> sass = runtime::summarise_cubins({&c.cubin}, "sm_90a", *tool);

@@ -53,6 +53,26 @@ struct Box {
   /// lands: the byte address `start` + its row-major offset, swizzled.
   /// `start` counts from a base aligned to 1024 bytes.
   int64_t shared_address(int64_t start, const int64_t *index) const;
+  /// Calls `fn(index, source)` for every element of the box that starts at
+  /// coordinates `first` (one per dimension) of a row-major tensor of
+  /// `shape`, in row-major order: `index` its place in the box, `source` its
+  /// element offset in the tensor, or -1 where it falls outside (a zero).
+  template <typename Fn>
+  void for_each_element(const int64_t *first, const std::vector<int64_t> &shape, Fn &&fn) const {
+    const size_t n = extent.size();
+    int64_t index[kMaxDims] = {};
+    for (int64_t i = 0, count = elements(); i < count; ++i) {
+      int64_t source = 0;
+      bool inside = true;
+      for (size_t d = 0; d < n; ++d) {
+        const int64_t c = first[d] + index[d];
+        inside = inside && c >= 0 && c < shape[d];
+        source = source * shape[d] + c;
+      }
+      fn(static_cast<const int64_t *>(index), inside ? source : int64_t{-1});
+      for (size_t d = n; d-- > 0 && ++index[d] == extent[d];) index[d] = 0;
+    }
+  }
 };
 
 /// Empty when a row-major tensor of `shape` with `elem_bytes`-byte

@@ -39,6 +39,7 @@
 
 #include "tessera/ir/Func.h"
 #include "tessera/lower/Lower.h"
+#include "tessera/lower/TensorMaps.h"
 #include "tessera/runtime/CudaDriver.h"
 #include "tessera/runtime/KernelTimer.h"
 #include "tessera/runtime/NDArray.h"
@@ -74,6 +75,9 @@ struct CompiledKernel {
   std::string source;
   /// The NVRTC result: cubin, log, compile time, ptxas resource usage.
   CompileResult compiled;
+  /// The tensor maps the kernel takes after its parameters
+  /// (lower::tensor_map_params), encoded at each launch.
+  std::vector<lower::TensorMapParam> tensor_maps;
 };
 
 /// A PrimFunc lowered, printed and compiled for one architecture. Cheap to
