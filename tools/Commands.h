@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "tessera/ir/Func.h"
+#include "tessera/runtime/Interpreter.h"
 
 namespace tessera::cli {
 
@@ -99,6 +100,10 @@ struct ScheduleCommandOptions {
   /// --verify's executor: auto (the LLVM JIT when it compiles both programs,
   /// else the interpreter), interpreter or llvm.
   std::string oracle = "auto";
+  /// Which thread blocks --verify runs: "auto" (all of them when both runs
+  /// fit the limits above, else a sample: runtime/SampledCheck.h), "all", or
+  /// a number N: a sample keeping up to N indices of each grid axis.
+  std::string verify_blocks = "auto";
   std::vector<std::string> dims;
   /// Schedule for the `dims` sizes: the bound symbolic sizes become
   /// constants first (analysis::specialize), as `tessera tune --dim` does.
@@ -127,6 +132,11 @@ struct ScheduleCommandOptions {
 /// function and the offending loops/blocks marked), when the named rule does
 /// not match (with its reason) or the config is invalid (the field named).
 int schedule_command(const ScheduleCommandOptions &opts, std::ostream &out, std::ostream &err);
+/// The --verify half of `schedule`: `scheduled` against `f`'s float64
+/// reference on random inputs at `dims` (VerifyCommand.cpp).
+int verify_scheduled(const ScheduleCommandOptions &opts, const ir::PrimFunc &f, const ir::PrimFunc &scheduled,
+                     const runtime::DimBindings &dims, const std::string &defaulted, std::ostream &out,
+                     std::ostream &err);
 
 /// Lists the CUDA devices, one line each, after the driver and NVRTC lines:
 ///   CUDA driver 13.0, 1 device

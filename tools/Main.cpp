@@ -58,6 +58,10 @@ int main(int argc, char **argv) {
                         "interpreter or llvm")
       ->check(CLI::IsMember({"auto", "interpreter", "llvm"}))
       ->capture_default_str();
+  sched_cmd->add_option("--verify-blocks", sched.verify_blocks,
+                        "Thread blocks --verify runs: auto (every block when that takes under about 20 s, else a "
+                        "sample, with a coverage run over the whole grid), all, or N (up to N per grid axis)")
+      ->capture_default_str();
   sched_cmd->add_option("--func", sched.func, "Function of a module (default: the only one, or main)");
   sched_cmd->add_option("--target", sched.target,
                         "gpu (the rules, for --arch), cpu (for --cpu; run by the LLVM JIT), or auto: cpu for a "

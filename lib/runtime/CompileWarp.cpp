@@ -337,11 +337,30 @@ struct WgmmaNode final : StmtExec, MmaOperands {
     uint8_t *dst = d.base(f) + d_off * 4;
     std::vector<uint8_t> acc(dst, dst + bytes);
     if (const AsyncCopies::Copy *p = f.async->wgmma.find(dst, bytes)) acc = p->bytes;
+    // The rows of A and the columns of B this thread's accumulators use
+    // (2 of the 64 rows, N/4 columns), each decoded from shared memory once.
+    const int kk = v.k();
+    std::vector<int> row_slot(64, -1), col_slot(static_cast<size_t>(v.n), -1);
+    std::vector<double> a_rows, b_cols;
+    std::vector<std::pair<int, int>> slots(static_cast<size_t>(v.d_per_thread()));
     for (int i = 0; i < v.d_per_thread(); ++i) {
       const ir::mma::Element c = ir::wgmma::accumulator_at(static_cast<int>(t), i, v.n);
+      int &r = row_slot[static_cast<size_t>(c.row)], &q = col_slot[static_cast<size_t>(c.col)];
+      if (r < 0) {
+        r = static_cast<int>(a_rows.size()) / kk;
+        for (int k = 0; k < kk; ++k) a_rows.push_back(element(f, a, mn_major[0], start[0], c.row, k));
+      }
+      if (q < 0) {
+        q = static_cast<int>(b_cols.size()) / kk;
+        for (int k = 0; k < kk; ++k) b_cols.push_back(element(f, b, mn_major[1], start[1], c.col, k));
+      }
+      slots[static_cast<size_t>(i)] = {r, q};
+    }
+    for (int i = 0; i < v.d_per_thread(); ++i) {
+      const double *ar = &a_rows[static_cast<size_t>(slots[static_cast<size_t>(i)].first * kk)];
+      const double *bc = &b_cols[static_cast<size_t>(slots[static_cast<size_t>(i)].second * kk)];
       double sum = 0;
-      for (int k = 0; k < v.k(); ++k)
-        sum += element(f, a, mn_major[0], start[0], c.row, k) * element(f, b, mn_major[1], start[1], c.col, k);
+      for (int k = 0; k < kk; ++k) sum += ar[k] * bc[k];
       if (v.acc.is_int()) {
         int64_t old = load_elem<int32_t>(acc.data(), i);
         store_elem<int32_t>(acc.data(), i,

@@ -69,7 +69,7 @@ std::string number(double v) { return fmt::format("{:.6g}", v); }
 
 /// The partial verdict over elements [begin, end).
 struct Partial {
-  int64_t failures = 0, worst = -1;
+  int64_t checked = 0, failures = 0, worst = -1;
   double ratio = -1, got = 0, ref = 0, bound = 0;
 };
 
@@ -82,6 +82,7 @@ Partial check_range(const NDArray &got, const NDArray &ref, const NDArray &varia
   Partial p;
   for (int64_t i = begin; i < end; ++i) {
     if (only && !(*only)[size_t(i)]) continue;
+    ++p.checked;
     double x = g(i), y = r(i);
     double bound = 0, ratio = 0;
     bool ok;
@@ -99,7 +100,7 @@ Partial check_range(const NDArray &got, const NDArray &ref, const NDArray &varia
       ratio = std::isnan(diff) ? INFINITY : bound > 0 ? diff / bound : (diff == 0 ? 0 : INFINITY);
     }
     p.failures += !ok;
-    if (ratio > p.ratio) p = {p.failures, i, ratio, x, y, bound};
+    if (ratio > p.ratio) p = {p.checked, p.failures, i, ratio, x, y, bound};
   }
   return p;
 }
@@ -178,9 +179,11 @@ OutputCheck check_output(const std::string &name, const NDArray &got, const NDAr
   }
   Partial all;
   for (const Partial &p : parts) {
+    all.checked += p.checked;
     all.failures += p.failures;
-    if (p.worst >= 0 && p.ratio > all.ratio) all = {all.failures, p.worst, p.ratio, p.got, p.ref, p.bound};
+    if (p.worst >= 0 && p.ratio > all.ratio) all = {all.checked, all.failures, p.worst, p.ratio, p.got, p.ref, p.bound};
   }
+  c.elements = all.checked;
   c.failures = all.failures;
   c.ok = all.failures == 0;
   if (all.worst >= 0) {
@@ -193,14 +196,16 @@ OutputCheck check_output(const std::string &name, const NDArray &got, const NDAr
   return c;
 }
 
-std::vector<OutputCheck> check_outputs(const ir::PrimFunc &f, const std::vector<NDArray> &got, const Reference &ref) {
+std::vector<OutputCheck> check_outputs(const ir::PrimFunc &f, const std::vector<NDArray> &got, const Reference &ref,
+                                       const std::vector<std::vector<uint8_t>> &only) {
   std::vector<bool> written = ir::written_params(f);
   std::vector<OutputCheck> out;
   for (size_t i = 0; i < f.params().size(); ++i) {
     if (!written[i]) continue;
     ir::Buffer b = f.buffer_of(f.params()[i]);
+    const std::vector<uint8_t> *mask = i < only.size() && !only[i].empty() ? &only[i] : nullptr;
     out.push_back(check_output(b.defined() ? b.name() : f.params()[i].name(), got.at(i), ref.values.at(i),
-                               ref.variance.at(i)));
+                               ref.variance.at(i), mask));
   }
   return out;
 }

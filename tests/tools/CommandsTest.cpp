@@ -310,7 +310,8 @@ def main(A: T.Buffer((8192, 8192), "float32"), B: T.Buffer((8192, 8192), "float3
             C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
 )");
   std::ostringstream out3, err3;
-  EXPECT_EQ(schedule_command({.file = fixed, .arch = "h100", .verify = true}, out3, err3), 1);
+  // (All its blocks: a sample of them would fit, SampledVerify below.)
+  EXPECT_EQ(schedule_command({.file = fixed, .arch = "h100", .verify = true, .verify_blocks = "all"}, out3, err3), 1);
   EXPECT_NE(err3.str().find("its sizes are fixed in the program: let `tessera tune` verify it on a GPU"),
             std::string::npos)
       << err3.str();
@@ -318,6 +319,55 @@ def main(A: T.Buffer((8192, 8192), "float32"), B: T.Buffer((8192, 8192), "float3
   std::ostringstream out2, err2;
   EXPECT_EQ(schedule_command({.file = file, .arch = "h100", .verify = true, .dims = {"n=64"}}, out2, err2), 0)
       << err2.str();
+}
+
+TEST(ScheduleCommand, SampledVerifyRunsSomeBlocksAndCoversTheWholeGrid) {
+  // A float16 tensor-core matmul (128 x 256 tiles on the A100: 4 x 3 blocks).
+  std::string file = write_temp("tc_sampled.py", R"(
+@T.prim_func
+def main(A: T.Buffer((512, 384), "float16"), B: T.Buffer((384, 640), "float16"), C: T.Buffer((512, 640), "float32")):
+    for i, j, k in T.grid(512, 640, 384):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + T.Cast("float32", A[vi, vk]) * T.Cast("float32", B[vk, vj])
+)");
+  std::ostringstream out, err;
+  ASSERT_EQ(schedule_command({.file = file, .arch = "a100", .verify = true, .verify_blocks = "2"}, out, err), 0)
+      << err.str() << out.str();
+  const std::string text = out.str();
+  EXPECT_NE(text.find("T.mma_sync"), std::string::npos) << "the tensor-core rule scheduled it";
+  EXPECT_NE(text.find("# verify: sampled 4 of 12 thread blocks (blockIdx.y 0, 3; blockIdx.x 0, 2), seed 0"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("# verify: coverage: the 12 thread blocks write every element of C"), std::string::npos) << text;
+  // Rows 0-127 and 384-511, columns 0-255 and 512-639 (the last tile is half).
+  EXPECT_NE(text.find("# verify: C: the sampled blocks wrote 98304 of its 327680 elements; 98304 checked"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("# verify: C: ok, worst C["), std::string::npos) << text;
+  // auto at this size: every block (within the limits), no sample.
+  std::ostringstream out2, err2;
+  ASSERT_EQ(schedule_command({.file = file, .arch = "a100", .verify = true}, out2, err2), 0) << err2.str();
+  EXPECT_EQ(out2.str().find("# verify: sampled"), std::string::npos) << out2.str();
+  EXPECT_NE(out2.str().find("# verify: C: ok, worst C["), std::string::npos) << out2.str();
+  // auto with a limit of 2^25 iterations (1.26e8 for the whole grid): a
+  // sample sized to it, one block of 1.05e7.
+  std::ostringstream out3, err3;
+  ASSERT_EQ(schedule_command({.file = file, .arch = "a100", .verify = true, .verify_limit = int64_t(1) << 25,
+                              .llvm_verify_limit = 1},
+                             out3, err3),
+            0)
+      << err3.str();
+  EXPECT_NE(out3.str().find("# verify: sampled 1 of 12 thread blocks (blockIdx.y 0; blockIdx.x 0)"), std::string::npos)
+      << out3.str();
+  // A bad --verify-blocks.
+  std::ostringstream out4, err4;
+  EXPECT_EQ(schedule_command({.file = file, .arch = "a100", .verify = true, .verify_blocks = "some"}, out4, err4), 1);
+  EXPECT_NE(err4.str().find("--verify-blocks must be auto, all or a positive number of blocks per grid axis, got 'some'"),
+            std::string::npos)
+      << err4.str();
 }
 
 TEST(ScheduleCommand, SpecializeSchedulesForTheSizesAndVerifies) {

@@ -102,6 +102,7 @@ Reference compute_reference(const ir::PrimFunc &f, const std::vector<NDArray> &i
 struct OutputCheck {
   std::string buffer;
   bool ok = true;
+  /// Elements checked: all of them, or the ones `only` marked.
   int64_t elements = 0;
   /// Elements outside their bound.
   int64_t failures = 0;
@@ -120,8 +121,10 @@ struct OutputCheck {
 OutputCheck check_output(const std::string &name, const NDArray &got, const NDArray &ref, const NDArray &variance,
                          const std::vector<uint8_t> *only = nullptr);
 
-/// Checks every parameter that `f` writes (ir::written_params).
-std::vector<OutputCheck> check_outputs(const ir::PrimFunc &f, const std::vector<NDArray> &got, const Reference &ref);
+/// Checks every parameter that `f` writes (ir::written_params); with `only`,
+/// parameter i just where only[i] marks (everywhere when only[i] is empty).
+std::vector<OutputCheck> check_outputs(const ir::PrimFunc &f, const std::vector<NDArray> &got, const Reference &ref,
+                                       const std::vector<std::vector<uint8_t>> &only = {});
 
 /// True when every check passed.
 bool all_ok(const std::vector<OutputCheck> &checks);
