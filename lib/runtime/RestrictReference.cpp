@@ -16,7 +16,6 @@
 
 #include <fmt/format.h>
 
-#include "tessera/analysis/Specialize.h"
 #include "tessera/arith/Analyzer.h"
 #include "tessera/ir/Functor.h"
 #include "tessera/ir/Op.h"
@@ -94,8 +93,8 @@ int iterator_of(const ir::Block *block, const ir::Expr &index) {
 class NeededIndices {
  public:
   void require(const ir::Buffer &b, size_t dim, const Ranges &r) {
-    auto [it, fresh] = needed_.try_emplace(b.get(), std::vector<Ranges>(size_t(b.ndim()), std::vector<IndexRange>{}));
-    (void)fresh;
+    // A buffer first seen here needs nothing yet: each reader adds its part.
+    auto it = needed_.try_emplace(b.get(), std::vector<Ranges>(size_t(b.ndim()), std::vector<IndexRange>{})).first;
     it->second[dim] = unite(it->second[dim], r);
   }
   /// nullopt for a buffer nothing reads and that is not an output: computing
