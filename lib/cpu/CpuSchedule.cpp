@@ -86,11 +86,46 @@ bool can_pack_b(const CpuMatmul &mm, int64_t tile_n) {
   return mm.b.defined() && mm.b_roles.size() == 2 && mm.n_extent > 0 && mm.n_extent % tile_n == 0;
 }
 
+/// B copied once per call into panels of tile_n columns, each panel's K
+/// rows contiguous: Bp[n // tile_n, k, n % tile_n]. The inner loop then
+/// reads B in order instead of rows a whole row of B apart.
+void pack_b_panels(schedule::Schedule &sch, const schedule::BlockRef &block, const CpuMatmul &mm,
+                   const CpuMatmulConfig &c) {
+  schedule::BlockRef pack = sch.cache_read(block, read_index(sch.func(), mm.block, mm.b), "global");
+  ir::Var x("x"), y("y");
+  const bool k_first = mm.b_roles[0] == analysis::MatmulRole::K;
+  const ir::Expr kk = k_first ? ir::Expr(x) : ir::Expr(y), nn = k_first ? ir::Expr(y) : ir::Expr(x);
+  const ir::Expr t = ir::make_int(nn.dtype(), c.tile_n);
+  sch.transform_layout(pack, 0, /*is_write=*/true,
+                       schedule::IndexMap{{x, y}, {ir::floordiv(nn, t), kk, ir::floormod(nn, t)}});
+}
+
+/// The header's second loop order (tile_mc > 0; no batch dimensions).
+ir::PrimFunc goto_order(schedule::Schedule &sch, const schedule::BlockRef &block, const CpuMatmul &mm,
+                        const CpuMatmulConfig &c) {
+  auto m = sch.split(loop_ref(sch, block, mm.m), {std::nullopt, c.tile_mc / c.tile_m, c.tile_m});
+  auto n = sch.split(loop_ref(sch, block, mm.n), {std::nullopt, c.tile_n});
+  std::vector<schedule::LoopRef> k{loop_ref(sch, block, mm.k)};
+  if (c.tile_k > 0 && (mm.k_extent < 0 || c.tile_k < mm.k_extent)) k = sch.split(k[0], {std::nullopt, c.tile_k});
+  std::vector<schedule::LoopRef> order{m[0]};
+  if (k.size() > 1) order.push_back(k[0]);
+  order.insert(order.end(), {n[0], m[1], k.back(), m[2], n[1]});
+  sch.reorder(order);
+  sch.parallel(m[0]);
+  sch.decompose_reduction(block, order[1]);
+  sch.unroll(m[2]);
+  sch.vectorize(n[1]);
+  if (c.pack_b) pack_b_panels(sch, block, mm, c);
+  return sch.func();
+}
+
 }  // namespace
 
 std::string CpuMatmulConfig::str() const {
-  if (!pack_b) return fmt::format("{{\"tile_m\":{},\"tile_n\":{},\"tile_k\":{}}}", tile_m, tile_n, tile_k);
-  return fmt::format("{{\"tile_m\":{},\"tile_n\":{},\"tile_k\":{},\"pack_b\":true}}", tile_m, tile_n, tile_k);
+  std::string s = fmt::format("{{\"tile_m\":{},\"tile_n\":{},\"tile_k\":{}", tile_m, tile_n, tile_k);
+  if (pack_b) s += ",\"pack_b\":true";
+  if (tile_mc > 0) s += fmt::format(",\"tile_mc\":{}", tile_mc);
+  return s + "}";
 }
 
 CpuMatmulConfig CpuMatmulConfig::parse(const std::string &text) {
@@ -102,7 +137,8 @@ CpuMatmulConfig CpuMatmulConfig::parse(const std::string &text) {
   }
   if (!j.is_object()) throw UserError("CPU matmul config: expected an object like " + CpuMatmulConfig{}.str());
   CpuMatmulConfig c;
-  for (auto [key, field] : {std::pair{"tile_m", &c.tile_m}, {"tile_n", &c.tile_n}, {"tile_k", &c.tile_k}}) {
+  for (auto [key, field] :
+       {std::pair{"tile_m", &c.tile_m}, {"tile_n", &c.tile_n}, {"tile_k", &c.tile_k}, {"tile_mc", &c.tile_mc}}) {
     if (!j.contains(key)) continue;
     if (!j[key].is_number_integer()) throw UserError(std::string("CPU matmul config: '") + key + "' must be an integer");
     *field = j[key].get<int64_t>();
@@ -112,8 +148,9 @@ CpuMatmulConfig CpuMatmulConfig::parse(const std::string &text) {
     c.pack_b = j["pack_b"].get<bool>();
   }
   for (const auto &[key, value] : j.items())
-    if (key != "tile_m" && key != "tile_n" && key != "tile_k" && key != "pack_b")
-      throw UserError("CPU matmul config: unknown field '" + key + "' (fields: tile_m, tile_n, tile_k, pack_b)");
+    if (key != "tile_m" && key != "tile_n" && key != "tile_k" && key != "pack_b" && key != "tile_mc")
+      throw UserError("CPU matmul config: unknown field '" + key +
+                      "' (fields: tile_m, tile_n, tile_k, pack_b, tile_mc)");
   return c;
 }
 
@@ -139,6 +176,15 @@ std::vector<CpuMatmulConfig> cpu_matmul_candidates(const ir::PrimFunc &f, const 
         out.push_back({rows, tile_n, k});
       }
     }
+  // Goto's order for the larger register tiles: blocks of rows per core, K
+  // steps outside the tiles.
+  if (mm.batch.empty() && mm.m_extent > 0 && k_steps.size() > 1)
+    for (int64_t mc : {int64_t(64), int64_t(128)})
+      for (int64_t rows : {int64_t(8), int64_t(4)}) {
+        const int64_t tile_n = 2 * lanes;
+        if (mm.m_extent % mc != 0 || mm.m_extent <= mc || (mm.n_extent > 0 && tile_n > mm.n_extent)) continue;
+        out.push_back({rows, tile_n, k_steps.back(), can_pack_b(mm, tile_n), mc});
+      }
   return out;
 }
 
@@ -152,8 +198,12 @@ CpuSchedule schedule_for_cpu(const ir::PrimFunc &f, const CpuArch &arch, const s
     throw UserError("CPU matmul config " + c.str() + ": pack_b needs a 2-d B whose N extent (" +
                     (mm.n_extent < 0 ? std::string("symbolic") : std::to_string(mm.n_extent)) +
                     ") is a constant multiple of tile_n");
+  if (c.tile_mc < 0 || (c.tile_mc > 0 && (c.tile_mc % c.tile_m != 0 || !mm.batch.empty())))
+    throw UserError("CPU matmul config " + c.str() +
+                    ": tile_mc must be a multiple of tile_m, for a matmul without batch dimensions");
   schedule::Schedule sch(f);
   schedule::BlockRef block = sch.get_block(mm.block);
+  if (c.tile_mc > 0) return {goto_order(sch, block, mm, c), "matmul", "", c};
   auto m = sch.split(loop_ref(sch, block, mm.m), {std::nullopt, c.tile_m});
   auto n = sch.split(loop_ref(sch, block, mm.n), {std::nullopt, c.tile_n});
   std::vector<schedule::LoopRef> k{loop_ref(sch, block, mm.k)};
@@ -174,18 +224,7 @@ CpuSchedule schedule_for_cpu(const ir::PrimFunc &f, const CpuArch &arch, const s
   sch.decompose_reduction(block, k[0]);
   sch.unroll(m[1]);
   sch.vectorize(n[1]);
-  if (c.pack_b) {
-    // B copied once per call into panels of tile_n columns, each panel's K
-    // rows contiguous: Bp[n // tile_n, k, n % tile_n]. The inner loop then
-    // reads B in order instead of rows a whole row of B apart.
-    schedule::BlockRef pack = sch.cache_read(block, read_index(sch.func(), mm.block, mm.b), "global");
-    ir::Var x("x"), y("y");
-    const bool k_first = mm.b_roles[0] == analysis::MatmulRole::K;
-    const ir::Expr kk = k_first ? ir::Expr(x) : ir::Expr(y), nn = k_first ? ir::Expr(y) : ir::Expr(x);
-    const ir::Expr t = ir::make_int(nn.dtype(), c.tile_n);
-    sch.transform_layout(pack, 0, /*is_write=*/true,
-                         schedule::IndexMap{{x, y}, {ir::floordiv(nn, t), kk, ir::floormod(nn, t)}});
-  }
+  if (c.pack_b) pack_b_panels(sch, block, mm, c);
   return {sch.func(), "matmul", "", c};
 }
 

@@ -163,6 +163,34 @@ TEST(CpuSchedule, PackingBLaysItOutInPanelsAndKeepsTheBits) {
   for (const CpuMatmulConfig &c : cpu_matmul_candidates(script::parse_func(kMatmul), ci)) EXPECT_FALSE(c.pack_b);
 }
 
+TEST(CpuSchedule, RowBlocksPerCoreWithKStepsOutsideKeepTheBits) {
+  const CpuArch ci = CpuArch::by_name("ci");
+  ir::PrimFunc f = analysis::specialize(script::parse_func(kMatmul), {{"m", 256}, {"n", 48}, {"k", 300}});
+  std::vector<CpuMatmulConfig> configs = cpu_matmul_candidates(f, ci);
+  const auto blocked =
+      std::count_if(configs.begin(), configs.end(), [](const CpuMatmulConfig &c) { return c.tile_mc > 0; });
+  EXPECT_EQ(blocked, 4) << "64 and 128 rows, tiles of 8 and 4 rows";
+  for (const CpuMatmulConfig &c : configs) {
+    if (c.tile_mc == 0) continue;
+    SCOPED_TRACE(c.str());
+    EXPECT_EQ(c.tile_k, 256);
+    EXPECT_EQ(CpuMatmulConfig::parse(c.str()).tile_mc, c.tile_mc);
+    CpuSchedule s = schedule_for_cpu(f, ci, c);
+    std::vector<std::string> kinds = loop_kinds(s.func);
+    EXPECT_EQ(kinds.front(), "parallel");
+    // The K step loop right inside the parallel row blocks.
+    const std::string text = script::print(s.func);
+    EXPECT_NE(text.find(fmt::format("for i_0 in T.parallel({}):", 256 / c.tile_mc)), std::string::npos) << text;
+    expect_same_bits(f, s.func, {});
+  }
+  try {
+    schedule_for_cpu(f, ci, CpuMatmulConfig{8, 32, 256, false, 60});
+    FAIL() << "tile_mc 60 with tile_m 8";
+  } catch (const UserError &e) {
+    EXPECT_NE(std::string(e.what()).find("tile_mc must be a multiple of tile_m"), std::string::npos) << e.what();
+  }
+}
+
 TEST(CpuSchedule, ABatchedMatmulRunsItsBatchAndRowsOverTheCores) {
   ir::PrimFunc f = script::parse_func(kBatched);
   CpuSchedule s = schedule_for_cpu(f, CpuArch::by_name("ci"), CpuMatmulConfig{2, 16, 8});
