@@ -87,6 +87,8 @@ std::string param_name(const ir::PrimFunc &f, size_t i) {
 
 /// What --verify can afford and how it will run, decided before anything runs.
 struct VerifyPlan {
+  /// The original's float64 reference program, built once.
+  runtime::ReferenceProgram reference;
   runtime::Oracle oracle;
   bool jit = false;
   int64_t limit = 0;        ///< loop iterations one run may take
@@ -109,7 +111,8 @@ VerifyPlan plan_verification(const ScheduleCommandOptions &opts, const ir::PrimF
       return false;
     }
   };
-  p.jit = jit_compiles(runtime::make_reference_program(f).func) && jit_compiles(scheduled);
+  p.reference = runtime::make_reference_program(f);
+  p.jit = jit_compiles(p.reference.func) && jit_compiles(scheduled);
   const unsigned cores = p.jit ? std::max(1u, runtime::llvm_jit_threads()) : 1u;
   // Warp-level statements run per lane, each reading its neighbours'
   // fragments, and a program with cp.async on one thread: a tensor-core
@@ -146,12 +149,9 @@ int verify_whole_grid(const ScheduleCommandOptions &opts, const VerifyPlan &plan
                       const ir::PrimFunc &scheduled, const runtime::DimBindings &dims, const std::string &defaulted,
                       std::ostream &out, std::ostream &err) {
   std::vector<runtime::NDArray> got = runtime::make_random_args(f, dims, opts.seed);
-  runtime::Reference want;
-  const Timed ref = timed([&] {
-    runtime::Oracle used = plan.oracle;
-    want = runtime::compute_reference(f, got, plan.oracle, &used);
-    return used;
-  });
+  std::vector<runtime::NDArray> ref_args = runtime::reference_args(plan.reference, f, got);
+  const Timed ref = timed([&] { return runtime::execute(plan.reference.func, ref_args, plan.oracle); });
+  runtime::Reference want = runtime::collect_reference(plan.reference, f, std::move(ref_args));
   const Timed sched = timed([&] { return runtime::execute(scheduled, got, plan.oracle); });
   out << defaulted << "# oracle: " << ref.str() << " (reference); " << sched.str() << " (scheduled)\n";
   return report_checks(runtime::check_outputs(f, got, want), "# verify: ",
@@ -236,7 +236,7 @@ int verify_sampled_blocks(const ScheduleCommandOptions &opts, const VerifyPlan &
 
   // 3. The reference where the sampled blocks wrote, as few ranges per
   // dimension as the limit needs.
-  runtime::ReferenceProgram program = runtime::make_reference_program(f);
+  const runtime::ReferenceProgram &program = plan.reference;
   runtime::ReferenceProgram narrowed = program;
   // The reference's work as a share of the whole reference's (which stores
   // each value with its error terms), in the original's iterations.
