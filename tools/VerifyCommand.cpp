@@ -11,7 +11,6 @@
 //===----------------------------------------------------------------------===//
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <functional>
 #include <ostream>
 
@@ -50,22 +49,6 @@ Timed timed(const std::function<runtime::Oracle()> &run) {
   t.total_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   t.compile_s = (runtime::llvm_jit_compile_ms_total() - compiled_before) / 1e3;
   return t;
-}
-
-/// The byte an output is filled with before a sampled run: all ones makes a
-/// NaN of every float type (no arithmetic produces that payload); integers
-/// get 0xA5 (a written element that happens to equal it goes unchecked;
-/// the coverage run still proves it written).
-uint8_t sentinel_byte(ir::DataType t) { return t.is_float() ? 0xFF : 0xA5; }
-
-/// One byte per element of `a`: whether it differs from the sentinel.
-std::vector<uint8_t> changed_elements(const runtime::NDArray &a) {
-  const size_t width = size_t(a.dtype().bits() / 8);
-  const uint8_t s = sentinel_byte(a.dtype());
-  std::vector<uint8_t> changed(size_t(a.numel()), 0);
-  for (size_t e = 0; e < changed.size(); ++e)
-    for (size_t b = 0; b < width && !changed[e]; ++b) changed[e] = a.data()[e * width + b] != s;
-  return changed;
 }
 
 /// "C[4095, 17]"
@@ -158,6 +141,34 @@ int verify_whole_grid(const ScheduleCommandOptions &opts, const VerifyPlan &plan
                        "the scheduled function is outside what rounding explains", out, err);
 }
 
+/// Runs the coverage program and reports, per output, whether every element
+/// was written (status 1 when not).
+Timed check_coverage(const ir::PrimFunc &coverage, const ir::PrimFunc &f, const std::vector<runtime::NDArray> &inputs,
+                     runtime::Oracle oracle, int64_t blocks, int &status, std::ostream &out, std::ostream &err) {
+  std::vector<runtime::Unwritten> missing;
+  const Timed cover = timed([&] {
+    runtime::Oracle used = oracle;
+    missing = runtime::unwritten_elements(coverage, f, inputs, oracle, &used);
+    return used;
+  });
+  const std::vector<bool> written = ir::written_params(f);
+  for (size_t i = 0; i < written.size(); ++i) {
+    if (!written[i]) continue;
+    if (missing[i].count == 0) {
+      out << fmt::format("# verify: coverage: the {} thread blocks write every element of {}\n", blocks,
+                         param_name(f, i));
+      continue;
+    }
+    std::string line = fmt::format("{}: {} of {} elements no thread block writes, first {}", param_name(f, i),
+                                   missing[i].count, inputs[i].numel(),
+                                   element_name(param_name(f, i), missing[i].first, inputs[i].shape()));
+    out << "# verify: coverage: " << line << "\n";
+    err << "error: the scheduled function leaves outputs unwritten: " << line << "\n";
+    status = 1;
+  }
+  return cover;
+}
+
 /// Some thread blocks, every output element's coverage, and the reference at
 /// what the sampled blocks wrote (runtime/SampledCheck.h).
 int verify_sampled_blocks(const ScheduleCommandOptions &opts, const VerifyPlan &plan, int per_axis,
@@ -201,38 +212,18 @@ int verify_sampled_blocks(const ScheduleCommandOptions &opts, const VerifyPlan &
   out << defaulted << "# verify: sampled " << sample.str() << ", seed " << opts.seed << "\n";
 
   // 1. Coverage: the whole grid stores 1 into zeroed outputs.
-  std::vector<runtime::NDArray> covered = inputs;
-  for (size_t i = 0; i < written.size(); ++i)
-    if (written[i]) covered[i] = runtime::NDArray(covered[i].dtype(), covered[i].shape());
-  const Timed cover = timed([&] { return runtime::execute(coverage, covered, plan.oracle); });
   int status = 0;
-  for (size_t i = 0; i < written.size(); ++i) {
-    if (!written[i]) continue;
-    const runtime::NDArray &a = covered[i];
-    int64_t missing = 0, first = -1;
-    for (int64_t e = 0; e < a.numel(); ++e)
-      if (a.get(e) == 0 && missing++ == 0) first = e;
-    if (missing == 0) {
-      out << fmt::format("# verify: coverage: the {} thread blocks write every element of {}\n", sample.total_blocks(),
-                         param_name(f, i));
-      continue;
-    }
-    std::string line = fmt::format("{}: {} of {} elements no thread block writes, first {}", param_name(f, i), missing,
-                                   a.numel(), element_name(param_name(f, i), first, a.shape()));
-    out << "# verify: coverage: " << line << "\n";
-    err << "error: the scheduled function leaves outputs unwritten: " << line << "\n";
-    status = 1;
-  }
+  const Timed cover = check_coverage(coverage, f, inputs, plan.oracle, sample.total_blocks(), status, out, err);
 
   // 2. The sampled blocks, on outputs filled with the sentinel.
   std::vector<runtime::NDArray> got = inputs;
-  for (size_t i = 0; i < written.size(); ++i)
-    if (written[i]) std::memset(got[i].data(), sentinel_byte(got[i].dtype()), got[i].nbytes());
-  const Timed sched = timed([&] { return runtime::execute(sample.func, got, plan.oracle); });
-  std::vector<std::vector<uint8_t>> only(written.size());
+  std::vector<std::vector<uint8_t>> only;
+  const Timed sched = timed([&] {
+    runtime::Oracle used = plan.oracle;
+    only = runtime::run_sampled_blocks(sample, f, got, plan.oracle, &used);
+    return used;
+  });
   std::vector<runtime::IndexRanges> keep(written.size());
-  for (size_t i = 0; i < written.size(); ++i)
-    if (written[i]) only[i] = changed_elements(got[i]);
 
   // 3. The reference where the sampled blocks wrote, as few ranges per
   // dimension as the limit needs.

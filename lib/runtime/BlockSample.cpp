@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include <algorithm>
+#include <cstring>
 #include <random>
 #include <set>
 
@@ -270,6 +271,48 @@ ir::PrimFunc coverage_program(const ir::PrimFunc &scheduled) {
   ParamUses uses(scheduled);
   SliceToOutputStores slice(uses);
   return scheduled.with_body(slice.mutate(scheduled.body()));
+}
+
+std::vector<Unwritten> unwritten_elements(const ir::PrimFunc &coverage, const ir::PrimFunc &f,
+                                          const std::vector<NDArray> &inputs, Oracle oracle, Oracle *used) {
+  const std::vector<bool> written = ir::written_params(f);
+  std::vector<NDArray> covered = inputs;
+  for (size_t i = 0; i < written.size(); ++i)
+    if (written[i]) covered[i] = NDArray(covered[i].dtype(), covered[i].shape());
+  const Oracle ran = execute(coverage, covered, oracle);
+  if (used) *used = ran;
+  std::vector<Unwritten> out(written.size());
+  for (size_t i = 0; i < written.size(); ++i)
+    if (written[i])
+      for (int64_t e = 0; e < covered[i].numel(); ++e)
+        if (covered[i].get(e) == 0 && out[i].count++ == 0) out[i].first = e;
+  return out;
+}
+
+std::vector<std::vector<uint8_t>> run_sampled_blocks(const BlockSample &sample, const ir::PrimFunc &f,
+                                                     std::vector<NDArray> &args, Oracle oracle, Oracle *used) {
+  const std::vector<bool> written = ir::written_params(f);
+  auto sentinel = [](ir::DataType t) -> uint8_t { return t.is_float() ? 0xFF : 0xA5; };
+  for (size_t i = 0; i < written.size(); ++i) {
+    if (!written[i]) continue;
+    if (args.at(i).dtype().bits() < 8)
+      throw UserError("cannot run '" + f.name() + "' on a sample of its thread blocks: output " + std::to_string(i) +
+                      " has elements narrower than a byte");
+    std::memset(args[i].data(), sentinel(args[i].dtype()), args[i].nbytes());
+  }
+  const Oracle ran = execute(sample.func, args, oracle);
+  if (used) *used = ran;
+  std::vector<std::vector<uint8_t>> changed(written.size());
+  for (size_t i = 0; i < written.size(); ++i) {
+    if (!written[i]) continue;
+    const NDArray &a = args[i];
+    const size_t width = size_t(a.dtype().bits() / 8);
+    const uint8_t s = sentinel(a.dtype());
+    changed[i].assign(size_t(a.numel()), 0);
+    for (size_t e = 0; e < changed[i].size(); ++e)
+      for (size_t b = 0; b < width && !changed[i][e]; ++b) changed[i][e] = a.data()[e * width + b] != s;
+  }
+  return changed;
 }
 
 IndexRanges marked_ranges(const std::vector<uint8_t> &mask, const std::vector<int64_t> &shape, size_t max_ranges) {

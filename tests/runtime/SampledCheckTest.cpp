@@ -60,19 +60,16 @@ def main(A: T.Buffer((40, 24), "float32"), B: T.Buffer((24, 36), "float32"), C: 
                      guard, extra);
 }
 
-/// Elements of each output still 0 after the coverage program ran on zeroed outputs.
+/// Elements of C the coverage program leaves unwritten.
 int64_t unwritten(const ir::PrimFunc &scheduled, const ir::PrimFunc &f) {
-  std::vector<NDArray> args = runtime::make_random_args(f, {}, 1);
-  args[2] = NDArray(args[2].dtype(), args[2].shape());
-  runtime::execute(runtime::coverage_program(scheduled), args, runtime::Oracle::Interpreter);
-  int64_t zeros = 0;
-  for (int64_t e = 0; e < args[2].numel(); ++e) zeros += args[2].get(e) == 0;
-  return zeros;
+  return runtime::unwritten_elements(runtime::coverage_program(scheduled), f, runtime::make_random_args(f, {}, 1),
+                                     runtime::Oracle::Interpreter)
+      .at(2)
+      .count;
 }
 
 /// The sampled check as `tessera schedule --verify` makes it: the sampled
-/// blocks on a NaN-filled C, the narrowed reference, and the check of what
-/// they wrote.
+/// blocks, the narrowed reference, and the check of what they wrote.
 struct Sampled {
   std::vector<uint8_t> wrote;
   runtime::OutputCheck check;
@@ -81,11 +78,8 @@ Sampled sampled_check(const ir::PrimFunc &scheduled, const ir::PrimFunc &f, int 
   runtime::BlockSample s = runtime::sample_blocks(scheduled, {}, per_axis, seed);
   const std::vector<NDArray> inputs = runtime::make_random_args(f, {}, seed);
   std::vector<NDArray> got = inputs;
-  std::memset(got[2].data(), 0xFF, got[2].nbytes());
-  runtime::execute(s.func, got, runtime::Oracle::Interpreter);
   Sampled out;
-  out.wrote.resize(size_t(got[2].numel()));
-  for (size_t e = 0; e < out.wrote.size(); ++e) out.wrote[e] = !std::isnan(got[2].get(int64_t(e)));
+  out.wrote = runtime::run_sampled_blocks(s, f, got, runtime::Oracle::Interpreter).at(2);
   std::vector<runtime::IndexRanges> keep(3);
   keep[2] = runtime::marked_ranges(out.wrote, got[2].shape(), 8);
   runtime::ReferenceProgram program = runtime::make_reference_program(f);
@@ -151,6 +145,39 @@ TEST(BlockSample, AWrongValueInASampledBlockFails) {
   EXPECT_FALSE(r.check.ok);
   EXPECT_EQ(r.check.failures, 1);
   EXPECT_EQ(r.check.worst_index, (std::vector<int64_t>{0, 0}));
+}
+
+TEST(BlockSample, IntegerOutputsAreSampledAndCoveredToo) {
+  ir::PrimFunc f = script::parse_func(R"(
+@T.prim_func
+def main(A: T.Buffer((40,), "int32"), C: T.Buffer((40,), "int32")):
+    for i in range(40):
+        with T.block("C"):
+            vi = T.axis.remap("S", [i])
+            C[vi] = A[vi] * 3
+)");
+  ir::PrimFunc kernel = script::parse_func(R"(
+@T.prim_func
+def main(A: T.Buffer((40,), "int32"), C: T.Buffer((40,), "int32")):
+    for bx in T.thread_binding(3, thread="blockIdx.x"):
+        for tx in T.thread_binding(16, thread="threadIdx.x"):
+            if bx * 16 + tx < 40:
+                C[bx * 16 + tx] = A[bx * 16 + tx] * 3
+)");
+  std::vector<NDArray> args = runtime::make_random_args(f, {}, 2);
+  EXPECT_EQ(runtime::unwritten_elements(runtime::coverage_program(kernel), f, args, runtime::Oracle::Interpreter)
+                .at(1)
+                .count,
+            0);
+  // The first and the last block: elements 0-15 and 32-39.
+  std::vector<std::vector<uint8_t>> wrote =
+      runtime::run_sampled_blocks(runtime::sample_blocks(kernel, {}, 2, 0), f, args, runtime::Oracle::Interpreter);
+  EXPECT_TRUE(wrote.at(0).empty()) << "A is not an output";
+  for (int64_t e = 0; e < 40; ++e) {
+    EXPECT_EQ(wrote.at(1)[size_t(e)], e < 16 || e >= 32) << e;
+    if (e < 16 || e >= 32) EXPECT_EQ(args[1].get_int(e), args[0].get_int(e) * 3);
+    else EXPECT_EQ(uint32_t(args[1].get_int(e)), 0xA5A5A5A5u) << "the sentinel where no sampled block wrote";
+  }
 }
 
 TEST(BlockSample, RefusesKernelsWhoseBlocksDependOnEachOther) {

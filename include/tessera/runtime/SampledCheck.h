@@ -29,8 +29,14 @@
 // otherwise, and --verify then checks the whole grid or refuses.
 //
 //   if (block_sample_refusal(scheduled).empty()) {
+//     std::vector<Unwritten> missing =
+//         unwritten_elements(coverage_program(scheduled), f, inputs, Oracle::Auto);
 //     BlockSample s = sample_blocks(scheduled, dims, /*per_axis=*/3, seed);
-//     execute(s.func, args);  // only the sampled blocks write
+//     std::vector<NDArray> got = inputs;
+//     auto wrote = run_sampled_blocks(s, f, got, Oracle::Auto);  // per output, what they wrote
+//     keep[c] = marked_ranges(wrote[c], got[c].shape(), 16);
+//     ReferenceProgram narrowed = program;
+//     narrowed.func = restrict_reference(program, f, keep, dims);   // then run, check where `wrote`
 //   }
 //
 //===----------------------------------------------------------------------===//
@@ -43,6 +49,7 @@
 #include "tessera/ir/Func.h"
 #include "tessera/runtime/Interpreter.h"
 #include "tessera/runtime/NDArray.h"
+#include "tessera/runtime/Oracle.h"
 #include "tessera/runtime/Verify.h"
 
 namespace tessera::runtime {
@@ -81,6 +88,29 @@ BlockSample sample_blocks(const ir::PrimFunc &scheduled, const DimBindings &dims
 /// an element still 0 is one the kernel never writes. UserError when a store
 /// index or a guard depends on loaded data (then no such program exists).
 ir::PrimFunc coverage_program(const ir::PrimFunc &scheduled);
+
+/// What the coverage run found for one output: how many elements it left
+/// unwritten, and the first of them (flat, row-major; -1 when none).
+struct Unwritten {
+  int64_t count = 0, first = -1;
+};
+
+/// Runs `coverage` (coverage_program of a scheduled version of f) on
+/// `inputs` with f's outputs zeroed, by `oracle`; per parameter of f, what it
+/// left unwritten (zero for the parameters f does not write). `used`
+/// receives the executor that ran.
+std::vector<Unwritten> unwritten_elements(const ir::PrimFunc &coverage, const ir::PrimFunc &f,
+                                          const std::vector<NDArray> &inputs, Oracle oracle, Oracle *used = nullptr);
+
+/// Runs the sampled blocks on `args` (f's arguments) with f's outputs first
+/// filled with a sentinel: all one bits in floats (a NaN no arithmetic
+/// produces), 0xA5 bytes in integers (a written element that happens to equal
+/// it goes unchecked; the coverage run still proves it written). Per
+/// parameter, one byte per element: whether the run changed it (empty for the
+/// parameters f does not write). UserError for an output narrower than a byte.
+std::vector<std::vector<uint8_t>> run_sampled_blocks(const BlockSample &sample, const ir::PrimFunc &f,
+                                                     std::vector<NDArray> &args, Oracle oracle,
+                                                     Oracle *used = nullptr);
 
 /// Element indices [begin, end) of one dimension.
 struct IndexRange {
