@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 
+#include "Exp.h"
 #include "ExprNodes.h"
 
 namespace tessera::runtime::detail {

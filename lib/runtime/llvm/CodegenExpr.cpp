@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "Gen.h"
 
+#include "../Exp.h"
+
 namespace tessera::runtime::detail {
 
 [[noreturn]] void Gen::unsupported(const std::string &what) {
@@ -195,6 +197,44 @@ Value *Gen::float_binary(const ir::Binary &b) {
   unsupported(std::string("operator ") + ir::binary_op_name(b.op) + " on " + t.str());
 }
 
+namespace {
+
+/// detail::exp_with's operations as LLVM IR (Exp.h): the interpreter's bits,
+/// inline, so that the loop around an exp vectorizes.
+struct IrExpOps {
+  using F = Value *;
+  llvm::IRBuilder<> &b;
+  Type *f64, *i64;
+  Value *c(double v) const { return llvm::ConstantFP::get(f64, v); }
+  Value *mul(Value *x, Value *y) const { return b.CreateFMul(x, y); }
+  Value *fma(Value *x, Value *y, Value *z) const { return b.CreateIntrinsic(llvm::Intrinsic::fma, {f64}, {x, y, z}); }
+  Value *add_f(Value *x, Value *y) const { return b.CreateFAdd(x, y); }
+  Value *sub_f(Value *x, Value *y) const { return b.CreateFSub(x, y); }
+  Value *to_int(Value *x) const { return b.CreateFPToSI(x, i64); }
+  Value *shr1(Value *k) const { return b.CreateAShr(k, 1); }
+  Value *sub(Value *x, Value *y) const { return b.CreateSub(x, y); }
+  Value *pow2(Value *k) const {
+    return b.CreateBitCast(b.CreateShl(b.CreateAdd(k, llvm::ConstantInt::get(i64, 1023)), 52), f64);
+  }
+  Value *select_gt(Value *x, double bound, Value *t, Value *e) const {
+    return b.CreateSelect(b.CreateFCmpOGT(x, c(bound)), t, e);
+  }
+  Value *select_lt(Value *x, double bound, Value *t, Value *e) const {
+    return b.CreateSelect(b.CreateFCmpOLT(x, c(bound)), t, e);
+  }
+  // A NaN's integer conversion above is poison; the select never picks it.
+  Value *select_nan(Value *x, Value *t, Value *e) const { return b.CreateSelect(b.CreateFCmpUNO(x, x), t, e); }
+};
+
+}  // namespace
+
+Value *Gen::exp_inline(DataType t, Value *x) {
+  const bool d = float_kind(t) == FK::F64;
+  IrExpOps o{b_, f64_, i64_};
+  Value *y = detail::exp_with(o, d ? x : b_.CreateFPExt(x, f64_));
+  return d ? y : b_.CreateFPTrunc(y, f32_);
+}
+
 Value *Gen::math1(const std::string &name, DataType t, Value *x) {
   bool d = float_kind(t) == FK::F64;
   return call("tessera_jit_" + name + (d ? "_f64" : "_f32"), d ? f64_ : f32_, {x});
@@ -316,9 +356,9 @@ Value *Gen::intrinsic_call(const ir::Call &c) {
     case Intrinsic::Ceil: return fin(intrinsic(llvm::Intrinsic::ceil, x), t);
     case Intrinsic::Trunc: return fin(intrinsic(llvm::Intrinsic::trunc, x), t);
     case Intrinsic::Pow: return fin(math2("pow", t, x, expr(c.args[1])), t);
+    case Intrinsic::Exp: return fin(exp_inline(t, x), t);
 #define TESSERA_MATH(Name, name) \
 case Intrinsic::Name: return fin(math1(name, t, x), t);
-    TESSERA_MATH(Exp, "exp")
     TESSERA_MATH(Exp2, "exp2")
     TESSERA_MATH(Exp10, "exp10")
     TESSERA_MATH(Log, "log")

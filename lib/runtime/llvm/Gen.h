@@ -306,6 +306,8 @@ class Gen {
   Value *divide(ir::BinaryOp op, DataType t, Value *x, Value *y);
   Value *float_binary(const ir::Binary &b);
   Value *math1(const std::string &name, DataType t, Value *x);
+  /// T.exp of a float32 or float64 value, inline (Exp.h).
+  Value *exp_inline(DataType t, Value *x);
   Value *math2(const std::string &name, DataType t, Value *x, Value *y);
   Value *cast(const ir::Cast &c);
 

@@ -15,6 +15,7 @@
 #include <sstream>
 #include <thread>
 
+#include "../Exp.h"
 #include "../Closures.h"  // the interpreter's messages and poison
 #include "../MmaLane.h"
 #include "tessera/ir/Functor.h"

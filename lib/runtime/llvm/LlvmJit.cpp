@@ -166,7 +166,11 @@ class Engine {
     // several independent accumulation chains instead of one, each summed in
     // the program's order (the same bits), 3.5x faster on the 256^3 matmul.
     // TESSERA_LLVM_ARGS="-opt1 -opt2" adds LLVM options (for experiments).
-    std::vector<std::string> words{"tessera", "-enable-unroll-and-jam", "-allow-unroll-and-jam"};
+    // -force-ordered-reductions: a loop summing in the program's order
+    // (softmax's sum of exps) still vectorizes what it sums, the adds kept
+    // in order (x86 does not enable it by default).
+    std::vector<std::string> words{"tessera", "-enable-unroll-and-jam", "-allow-unroll-and-jam",
+                                   "-force-ordered-reductions"};
     if (const char *args = std::getenv("TESSERA_LLVM_ARGS")) {
       std::istringstream in(args);
       for (std::string w; in >> w;) words.push_back(w);
