@@ -170,8 +170,13 @@ struct SliceToOutputStores : ir::IRMutator {
   }
   ir::Stmt visit_(const ir::LetStmt *op, const ir::Stmt &self) override {
     if (!has_output_store(self)) return nothing();
+    ir::Stmt body = mutate(op->body);
+    // A value the stores only stored (now 1) no longer matters.
+    bool used = false;
+    ir::pre_order_visit(body, [&](const ir::Expr &e) { used = used || e.get() == op->var.get(); }, nullptr);
+    if (!used) return body;
     require_no_loads(op->value, "value of let");
-    return ir::LetStmt::make(op->var, op->value, mutate(op->body));
+    return ir::LetStmt::make(op->var, op->value, body);
   }
   ir::Stmt visit_(const ir::Block *op, const ir::Stmt &self) override {
     if (!has_output_store(self)) return nothing();

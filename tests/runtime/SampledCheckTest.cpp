@@ -134,6 +134,33 @@ TEST(BlockSample, CoverageFindsWhatNoBlockWritesEvenOutsideTheSample) {
   EXPECT_TRUE(r.check.ok) << "the value check alone cannot see it: " << r.check.str();
 }
 
+TEST(BlockSample, CoverageDropsALetOnlyTheStoredValueUses) {
+  ir::PrimFunc f = script::parse_func(R"(
+@T.prim_func
+def main(A: T.Buffer((40,), "float32"), C: T.Buffer((40,), "float32")):
+    for i in range(40):
+        with T.block("C"):
+            vi = T.axis.remap("S", [i])
+            C[vi] = A[vi] * T.float32(2)
+)");
+  // v loads memory, but only the stored value uses it: the coverage
+  // program stores 1 and needs no v.
+  ir::PrimFunc kernel = script::parse_func(R"(
+@T.prim_func
+def main(A: T.Buffer((40,), "float32"), C: T.Buffer((40,), "float32")):
+    for bx in T.thread_binding(3, thread="blockIdx.x"):
+        for tx in T.thread_binding(16, thread="threadIdx.x"):
+            v: T.float32 = A[T.min(bx * 16 + tx, 39)] * T.float32(2)
+            if bx * 16 + tx < 40:
+                C[bx * 16 + tx] = v
+)");
+  std::vector<NDArray> args = runtime::make_random_args(f, {}, 3);
+  EXPECT_EQ(runtime::unwritten_elements(runtime::coverage_program(kernel), f, args, runtime::Oracle::Interpreter)
+                .at(1)
+                .count,
+            0);
+}
+
 TEST(BlockSample, AWrongValueInASampledBlockFails) {
   ir::PrimFunc f = script::parse_func(kMatmul);
   // Thread (0, 0) of block (0, 0) adds 2^-10: within what float32 rounding
