@@ -8,6 +8,8 @@
 #include "tessera/schedule/Schedule.h"
 #include "tessera/support/Error.h"
 
+#include "ConfigFields.h"
+
 namespace tessera::cpu {
 
 namespace {
@@ -68,8 +70,7 @@ std::optional<CpuLoopConfig> CpuLoopConfig::parse(const std::string &text) {
   if (!j.contains("tile") || !j["tile"].is_number_integer())
     throw UserError("CPU loop config " + text + ": 'tile' must be an integer");
   c.tile = j["tile"].get<int64_t>();
-  for (const auto &[key, value] : j.items())
-    if (key != "loops" && key != "tile") throw UserError("CPU loop config: unknown field '" + key + "' (loops, tile)");
+  detail::check_known_fields(j, {"loops", "tile"}, "CPU loop config");
   return c;
 }
 

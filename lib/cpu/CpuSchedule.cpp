@@ -13,6 +13,8 @@
 #include "tessera/schedule/Schedule.h"
 #include "tessera/support/Error.h"
 
+#include "ConfigFields.h"
+
 namespace tessera::cpu {
 
 namespace {
@@ -147,16 +149,14 @@ CpuMatmulConfig CpuMatmulConfig::parse(const std::string &text) {
     if (!j["pack_b"].is_boolean()) throw UserError("CPU matmul config: 'pack_b' must be true or false");
     c.pack_b = j["pack_b"].get<bool>();
   }
-  for (const auto &[key, value] : j.items())
-    if (key != "tile_m" && key != "tile_n" && key != "tile_k" && key != "pack_b" && key != "tile_mc")
-      throw UserError("CPU matmul config: unknown field '" + key +
-                      "' (fields: tile_m, tile_n, tile_k, pack_b, tile_mc)");
+  detail::check_known_fields(j, {"tile_m", "tile_n", "tile_k", "pack_b", "tile_mc"}, "CPU matmul config");
   return c;
 }
 
-std::vector<CpuMatmulConfig> cpu_matmul_candidates(const ir::PrimFunc &f, const CpuArch &arch) {
-  CpuMatmul mm = find_matmul(f);
-  if (mm.block.empty()) return {};
+namespace {
+
+/// cpu_matmul_candidates of an analysed matmul.
+std::vector<CpuMatmulConfig> candidates_for(const CpuMatmul &mm, const CpuArch &arch) {
   const int64_t lanes = std::max(1, arch.lanes(mm.element_bytes));
   // A C tile the registers hold (tile_m x tile_n accumulators, 32 vector
   // registers on AVX-512, 16 on AVX2, a few left for A and B), and K steps
@@ -188,10 +188,17 @@ std::vector<CpuMatmulConfig> cpu_matmul_candidates(const ir::PrimFunc &f, const 
   return out;
 }
 
+}  // namespace
+
+std::vector<CpuMatmulConfig> cpu_matmul_candidates(const ir::PrimFunc &f, const CpuArch &arch) {
+  CpuMatmul mm = find_matmul(f);
+  return mm.block.empty() ? std::vector<CpuMatmulConfig>{} : candidates_for(mm, arch);
+}
+
 CpuSchedule schedule_for_cpu(const ir::PrimFunc &f, const CpuArch &arch, const std::optional<CpuMatmulConfig> &config) {
   CpuMatmul mm = find_matmul(f);
   if (mm.block.empty()) return {f, "plain", "no matmul to tile: " + mm.why, std::nullopt};
-  CpuMatmulConfig c = config ? *config : cpu_matmul_candidates(f, arch).at(0);
+  CpuMatmulConfig c = config ? *config : candidates_for(mm, arch).at(0);
   if (c.tile_m <= 0 || c.tile_n <= 0 || c.tile_k < 0)
     throw UserError("CPU matmul config " + c.str() + ": tile_m and tile_n must be positive and tile_k at least 0");
   if (c.pack_b && !can_pack_b(mm, c.tile_n))
