@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "tessera/analysis/BlockInfo.h"
+#include "tessera/ir/Functor.h"
 #include "tessera/schedule/Schedule.h"
 #include "tessera/support/Error.h"
 
@@ -59,6 +60,34 @@ bool pack_along(schedule::Schedule &sch, const analysis::BlockInfo &b, IsOperand
   return false;
 }
 
+/// Outputs computed side by side where each term is costly: 8 float64 lanes
+/// of AVX-512, twice.
+constexpr int64_t kLanes = 16;
+
+/// Whether the block's update calls a transcendental function.
+bool calls_math(const ir::Stmt &block) {
+  bool found = false;
+  ir::pre_order_visit(block.as<ir::Block>()->body, [&](const ir::Expr &e) {
+    if (const auto *c = e.as<ir::Call>()) {
+      switch (c->op) {
+        case ir::Intrinsic::Exp:
+        case ir::Intrinsic::Exp2:
+        case ir::Intrinsic::Exp10:
+        case ir::Intrinsic::Log:
+        case ir::Intrinsic::Log2:
+        case ir::Intrinsic::Log10:
+        case ir::Intrinsic::Log1p:
+        case ir::Intrinsic::Tanh:
+        case ir::Intrinsic::Sigmoid:
+        case ir::Intrinsic::Pow:
+        case ir::Intrinsic::Erf: found = true; break;
+        default: break;
+      }
+    }
+  }, nullptr);
+  return found;
+}
+
 }  // namespace
 
 ir::PrimFunc interchange_reductions(const ir::PrimFunc &f) {
@@ -93,13 +122,25 @@ ir::PrimFunc interchange_reductions(const ir::PrimFunc &f) {
     const bool contiguous = std::any_of(b.reads.begin(), b.reads.end(), [&](const analysis::Access &a) {
       return is_operand(a) && a.inner_iter() == spatial_iter;
     });
-    if (!contiguous && !pack_along(sch, b, is_operand, spatial_iter)) continue;
+    // Else, where each term is costly (an exp, a log: softmax's sum, a
+    // log-sum-exp), outputs in groups of kLanes: the group's loop below the
+    // reduction, its outputs' terms computed side by side (their operands
+    // gathered a row apart).
+    const bool costly = !contiguous && calls_math(b.block);
+    if (!contiguous && !costly && !pack_along(sch, b, is_operand, spatial_iter)) continue;
     std::vector<schedule::LoopRef> order;
     for (size_t l = 0; l < b.loops.size(); ++l)
       if (l != s - 1) order.push_back({b.loops[l].as<ir::For>()->loop_var});
     order.push_back({spatial});
     try {
-      sch.reorder(order);
+      schedule::Schedule trial = sch;
+      if (costly) {
+        std::vector<schedule::LoopRef> parts = trial.split({spatial}, {std::nullopt, kLanes});
+        order.insert(order.begin() + std::ptrdiff_t(s - 1), parts[0]);
+        order.back() = parts[1];
+      }
+      trial.reorder(order);
+      sch = std::move(trial);
       changed = true;
     } catch (const Error &) {
       // Not a chain the primitive reorders (siblings, a dependence): as written.

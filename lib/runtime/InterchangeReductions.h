@@ -15,7 +15,10 @@
 // bits stay. The init then goes into a loop of its own before the
 // reduction (decompose_reduction): a "first step?" branch in the inner
 // loop kept LLVM from vectorizing it on some programs. A row sum keeps its order (its reduction is the contiguous
-// one, its operand read once). Only what the primitives accept.
+// one, its operand read once), unless each term is costly (softmax's sum of
+// exps): then its rows go in groups of 16, the group's loop below the
+// reduction, so that 16 rows' exps are computed side by side (vectorized),
+// each row's terms still in k order. Only what the primitives accept.
 //
 //===----------------------------------------------------------------------===//
 #pragma once

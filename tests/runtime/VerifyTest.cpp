@@ -371,6 +371,32 @@ def main(A: T.Buffer((4, 16), "float32"), B: T.Buffer((4,), "float32")):
     if (const auto *l = s.as<ir::For>()) order.push_back(l->loop_var.name());
   });
   EXPECT_EQ(order, (std::vector<std::string>{"i", "k"}));
+  // A sum of exps (softmax's): rows in groups of 16, the group's loop below
+  // k (the exps of 16 rows side by side), each row still summed in k order —
+  // the bits of the program itself run in float64 by the interpreter.
+  ir::PrimFunc exp_sum = script::parse_func(R"(
+@T.prim_func
+def main(A: T.Buffer((37, 20), "float64"), B: T.Buffer((37,), "float64")):
+    for i, k in T.grid(37, 20):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                B[vi] = T.float64(0)
+            B[vi] = B[vi] + T.exp(A[vi, vk])
+)");
+  order.clear();
+  ir::pre_order_visit(runtime::make_reference_program(exp_sum).func.body(), nullptr, [&](const ir::Stmt &s) {
+    if (const auto *l = s.as<ir::For>()) order.push_back(l->loop_var.name());
+  });
+  EXPECT_EQ(order, (std::vector<std::string>{"i_0", "i_1_init", "k", "i_1"}));
+  std::vector<NDArray> args = runtime::make_random_args(exp_sum, {}, 4);
+  std::vector<NDArray> plain = args;
+  runtime::interpret(exp_sum, plain);
+  for (runtime::Oracle oracle : {runtime::Oracle::Interpreter, runtime::Oracle::Llvm}) {
+    if (oracle == runtime::Oracle::Llvm && !runtime::llvm_jit_available()) continue;
+    runtime::Reference ref = runtime::compute_reference(exp_sum, args, oracle);
+    for (int64_t i = 0; i < 37; ++i) EXPECT_EQ(ref.values[1].get(i), plain[1].get(i)) << i << " in " << runtime::oracle_name(oracle);
+  }
 }
 
 TEST(Verify, TheReferenceOfAnNtMatmulReadsATransposedCopyAfterABlockWithTheSameLoopNames) {
