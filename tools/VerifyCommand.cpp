@@ -51,18 +51,6 @@ Timed timed(const std::function<runtime::Oracle()> &run) {
   return t;
 }
 
-/// "C[4095, 17]"
-std::string element_name(const std::string &buffer, int64_t flat, const std::vector<int64_t> &shape) {
-  std::vector<int64_t> idx(shape.size());
-  for (size_t d = shape.size(); d-- > 0;) {
-    idx[d] = flat % std::max<int64_t>(shape[d], 1);
-    flat /= std::max<int64_t>(shape[d], 1);
-  }
-  std::string s = buffer + "[";
-  for (size_t d = 0; d < idx.size(); ++d) s += (d ? ", " : "") + std::to_string(idx[d]);
-  return s + "]";
-}
-
 std::string param_name(const ir::PrimFunc &f, size_t i) {
   ir::Buffer b = f.buffer_of(f.params()[i]);
   return b.defined() ? b.name() : f.params()[i].name();
@@ -161,7 +149,7 @@ Timed check_coverage(const ir::PrimFunc &coverage, const ir::PrimFunc &f, const 
     }
     std::string line = fmt::format("{}: {} of {} elements no thread block writes, first {}", param_name(f, i),
                                    missing[i].count, inputs[i].numel(),
-                                   element_name(param_name(f, i), missing[i].first, inputs[i].shape()));
+                                   runtime::element_name(param_name(f, i), missing[i].first, inputs[i].shape()));
     out << "# verify: coverage: " << line << "\n";
     err << "error: the scheduled function leaves outputs unwritten: " << line << "\n";
     status = 1;
@@ -181,10 +169,7 @@ int verify_sampled_blocks(const ScheduleCommandOptions &opts, const VerifyPlan &
     return UserError("--verify-blocks " + opts.verify_blocks + ": " + why);
   };
   std::string why = runtime::block_sample_refusal(scheduled);
-  std::vector<bool> written = ir::written_params(f);
-  for (size_t i = 0; i < written.size() && why.empty(); ++i)
-    if (written[i] && f.buffer_of(f.params()[i]).dtype().bits() < 8)
-      why = "'" + param_name(f, i) + "' has elements narrower than a byte";
+  const std::vector<bool> written = ir::written_params(f);
   ir::PrimFunc coverage;
   if (why.empty()) {
     try {

@@ -102,25 +102,6 @@ void pack_b_panels(schedule::Schedule &sch, const schedule::BlockRef &block, con
                        schedule::IndexMap{{x, y}, {ir::floordiv(nn, t), kk, ir::floormod(nn, t)}});
 }
 
-/// The header's second loop order (tile_mc > 0; no batch dimensions).
-ir::PrimFunc goto_order(schedule::Schedule &sch, const schedule::BlockRef &block, const CpuMatmul &mm,
-                        const CpuMatmulConfig &c) {
-  auto m = sch.split(loop_ref(sch, block, mm.m), {std::nullopt, c.tile_mc / c.tile_m, c.tile_m});
-  auto n = sch.split(loop_ref(sch, block, mm.n), {std::nullopt, c.tile_n});
-  std::vector<schedule::LoopRef> k{loop_ref(sch, block, mm.k)};
-  if (c.tile_k > 0 && (mm.k_extent < 0 || c.tile_k < mm.k_extent)) k = sch.split(k[0], {std::nullopt, c.tile_k});
-  std::vector<schedule::LoopRef> order{m[0]};
-  if (k.size() > 1) order.push_back(k[0]);
-  order.insert(order.end(), {n[0], m[1], k.back(), m[2], n[1]});
-  sch.reorder(order);
-  sch.parallel(m[0]);
-  sch.decompose_reduction(block, order[1]);
-  sch.unroll(m[2]);
-  sch.vectorize(n[1]);
-  if (c.pack_b) pack_b_panels(sch, block, mm, c);
-  return sch.func();
-}
-
 }  // namespace
 
 std::string CpuMatmulConfig::str() const {
@@ -210,26 +191,39 @@ CpuSchedule schedule_for_cpu(const ir::PrimFunc &f, const CpuArch &arch, const s
                     ": tile_mc must be a multiple of tile_m, for a matmul without batch dimensions");
   schedule::Schedule sch(f);
   schedule::BlockRef block = sch.get_block(mm.block);
-  if (c.tile_mc > 0) return {goto_order(sch, block, mm, c), "matmul", "", c};
-  auto m = sch.split(loop_ref(sch, block, mm.m), {std::nullopt, c.tile_m});
+  // M in tiles of tile_m rows (within blocks of tile_mc rows: the header's
+  // second order), N in tiles of tile_n, K in steps of tile_k.
+  std::vector<std::optional<int64_t>> m_factors{std::nullopt, c.tile_m};
+  if (c.tile_mc > 0) m_factors = {std::nullopt, c.tile_mc / c.tile_m, c.tile_m};
+  auto m = sch.split(loop_ref(sch, block, mm.m), m_factors);
   auto n = sch.split(loop_ref(sch, block, mm.n), {std::nullopt, c.tile_n});
   std::vector<schedule::LoopRef> k{loop_ref(sch, block, mm.k)};
   if (c.tile_k > 0 && (mm.k_extent < 0 || c.tile_k < mm.k_extent)) k = sch.split(k[0], {std::nullopt, c.tile_k});
   std::vector<schedule::LoopRef> order;
-  for (const ir::Var &b : mm.batch) order.push_back(loop_ref(sch, block, b));
-  order.push_back(m[0]);
-  order.push_back(n[0]);
-  for (const schedule::LoopRef &l : k) order.push_back(l);
-  order.push_back(m[1]);
-  order.push_back(n[1]);
-  sch.reorder(order);
-  // Rows of C over the cores: the batch and the row tiles, fused.
-  std::vector<schedule::LoopRef> outer;
-  for (size_t i = 0; i <= mm.batch.size(); ++i) outer.push_back(order[i]);
-  schedule::LoopRef rows = outer.size() == 1 ? outer[0] : sch.fuse(outer);
-  sch.parallel(rows);
-  sch.decompose_reduction(block, k[0]);
-  sch.unroll(m[1]);
+  if (c.tile_mc > 0) {
+    // Blocks of rows over the cores, K steps outside the tiles.
+    order.push_back(m[0]);
+    if (k.size() > 1) order.push_back(k[0]);
+    order.insert(order.end(), {n[0], m[1], k.back(), m[2], n[1]});
+    sch.reorder(order);
+    sch.parallel(m[0]);
+    sch.decompose_reduction(block, order[1]);
+  } else {
+    for (const ir::Var &b : mm.batch) order.push_back(loop_ref(sch, block, b));
+    order.push_back(m[0]);
+    order.push_back(n[0]);
+    for (const schedule::LoopRef &l : k) order.push_back(l);
+    order.push_back(m[1]);
+    order.push_back(n[1]);
+    sch.reorder(order);
+    // Rows of C over the cores: the batch and the row tiles, fused.
+    std::vector<schedule::LoopRef> outer;
+    for (size_t i = 0; i <= mm.batch.size(); ++i) outer.push_back(order[i]);
+    schedule::LoopRef rows = outer.size() == 1 ? outer[0] : sch.fuse(outer);
+    sch.parallel(rows);
+    sch.decompose_reduction(block, k[0]);
+  }
+  sch.unroll(m.back());
   sch.vectorize(n[1]);
   if (c.pack_b) pack_b_panels(sch, block, mm, c);
   return {sch.func(), "matmul", "", c};

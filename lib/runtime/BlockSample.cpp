@@ -20,6 +20,8 @@
 #include "tessera/script/Printer.h"
 #include "tessera/support/Error.h"
 
+#include "BindDims.h"
+
 namespace tessera::runtime {
 
 namespace {
@@ -189,10 +191,8 @@ struct SliceToOutputStores : ir::IRMutator {
   }
 };
 
-}  // namespace
-
-std::string block_sample_refusal(const ir::PrimFunc &scheduled) {
-  ParamUses uses(scheduled);
+/// block_sample_refusal, on the uses already gathered.
+std::string refusal_of(const ParamUses &uses, const ir::PrimFunc &scheduled) {
   if (uses.kernels.empty()) return "it has no blockIdx loops";
   std::vector<bool> written = ir::written_params(scheduled);
   for (size_t i = 0; i < uses.params.size(); ++i) {
@@ -203,6 +203,9 @@ std::string block_sample_refusal(const ir::PrimFunc &scheduled) {
                          "each other",
                          name);
     if (uses.stored_outside_kernel[i]) return fmt::format("'{}' is written outside the kernel's thread blocks", name);
+    // What a sampled run wrote is told by a sentinel byte in each element.
+    if (uses.params[i].dtype().bits() < 8)
+      return fmt::format("'{}' holds {} elements, narrower than a byte", name, uses.params[i].dtype().str());
   }
   if (uses.kernels.size() > 1)
     return fmt::format("it launches {} kernels: a later one may read what an earlier one's blocks wrote",
@@ -210,6 +213,18 @@ std::string block_sample_refusal(const ir::PrimFunc &scheduled) {
   if (block_loop_chain(uses.kernels[0]).empty()) return "its blockIdx loops are not nested one in another";
   return "";
 }
+
+/// The next row-major index of an array of `shape` after `idx`.
+void advance(std::vector<int64_t> &idx, const std::vector<int64_t> &shape) {
+  for (size_t d = shape.size(); d-- > 0;) {
+    if (++idx[d] < shape[d]) return;
+    idx[d] = 0;
+  }
+}
+
+}  // namespace
+
+std::string block_sample_refusal(const ir::PrimFunc &scheduled) { return refusal_of(ParamUses(scheduled), scheduled); }
 
 int64_t BlockSample::kept_blocks() const {
   int64_t n = 1;
@@ -234,17 +249,13 @@ std::string BlockSample::str() const {
 }
 
 BlockSample sample_blocks(const ir::PrimFunc &scheduled, const DimBindings &dims, int per_axis, uint64_t seed) {
-  if (std::string why = block_sample_refusal(scheduled); !why.empty())
+  ParamUses uses(scheduled);
+  if (std::string why = refusal_of(uses, scheduled); !why.empty())
     throw UserError("cannot verify '" + scheduled.name() + "' on a sample of its thread blocks: " + why);
   if (per_axis < 1) throw UserError("a block sample keeps at least one block per axis");
-  ParamUses uses(scheduled);
   std::vector<const ir::For *> chain = block_loop_chain(uses.kernels[0]);
   arith::Analyzer ana;
-  for (const ir::Var &v : scheduled.shape_vars())
-    if (auto it = dims.find(v.name()); it != dims.end()) ana.bind(v, it->second, it->second);
-  for (const ir::Var &p : scheduled.params())
-    if (auto it = dims.find(p.name()); it != dims.end() && !scheduled.buffer_of(p).defined())
-      ana.bind(p, it->second, it->second);
+  detail::bind_dims(ana, scheduled, dims);
   std::mt19937_64 rng(seed);
   BlockSample s;
   ir::Expr cond;
@@ -300,9 +311,7 @@ std::vector<std::vector<uint8_t>> run_sampled_blocks(const BlockSample &sample, 
   auto sentinel = [](ir::DataType t) -> uint8_t { return t.is_float() ? 0xFF : 0xA5; };
   for (size_t i = 0; i < written.size(); ++i) {
     if (!written[i]) continue;
-    if (args.at(i).dtype().bits() < 8)
-      throw UserError("cannot run '" + f.name() + "' on a sample of its thread blocks: output " + std::to_string(i) +
-                      " has elements narrower than a byte");
+    TESSERA_ICHECK(args.at(i).dtype().bits() >= 8) << "a sampled output narrower than a byte (sample_blocks refuses it)";
     std::memset(args[i].data(), sentinel(args[i].dtype()), args[i].nbytes());
   }
   const Oracle ran = execute(sample.func, args, oracle);
@@ -331,10 +340,7 @@ IndexRanges marked_ranges(const std::vector<uint8_t> &mask, const std::vector<in
   for (int64_t flat = 0; flat < numel; ++flat) {
     if (mask[size_t(flat)])
       for (size_t d = 0; d < shape.size(); ++d) marked[d][size_t(idx[d])] = 1;
-    for (size_t d = shape.size(); d-- > 0;) {  // the next row-major index
-      if (++idx[d] < shape[d]) break;
-      idx[d] = 0;
-    }
+    advance(idx, shape);
   }
   IndexRanges out(shape.size());
   for (size_t d = 0; d < shape.size(); ++d) {
@@ -367,10 +373,7 @@ void keep_within(std::vector<uint8_t> &mask, const std::vector<int64_t> &shape, 
   for (size_t flat = 0; flat < mask.size(); ++flat) {
     for (size_t d = 0; d < shape.size() && mask[flat]; ++d)
       if (!in[d][size_t(idx[d])]) mask[flat] = 0;
-    for (size_t d = shape.size(); d-- > 0;) {
-      if (++idx[d] < shape[d]) break;
-      idx[d] = 0;
-    }
+    advance(idx, shape);
   }
 }
 

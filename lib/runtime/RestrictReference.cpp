@@ -22,6 +22,8 @@
 #include "tessera/runtime/SampledCheck.h"
 #include "tessera/support/Error.h"
 
+#include "BindDims.h"
+
 namespace tessera::runtime {
 
 namespace {
@@ -237,10 +239,7 @@ ir::PrimFunc restrict_reference(const ReferenceProgram &program, const ir::PrimF
   }
   std::vector<BlockAccess> blocks = needed_per_block(r, needed);
   arith::Analyzer ana;
-  for (const ir::Var &v : r.shape_vars())
-    if (auto it = dims.find(v.name()); it != dims.end()) ana.bind(v, it->second, it->second);
-  for (const ir::Var &p : r.params())
-    if (auto it = dims.find(p.name()); it != dims.end() && !r.buffer_of(p).defined()) ana.bind(p, it->second, it->second);
+  detail::bind_dims(ana, r, dims);
   NarrowLoops narrow(blocks, ana);
   return r.with_body(narrow.mutate(r.body()));
 }

@@ -65,6 +65,13 @@ std::vector<int64_t> unflatten(int64_t flat, const std::vector<int64_t> &shape) 
   return idx;
 }
 
+/// "C[3, 17]"
+std::string index_name(const std::string &buffer, const std::vector<int64_t> &index) {
+  std::string s = buffer + "[";
+  for (size_t d = 0; d < index.size(); ++d) s += (d ? ", " : "") + std::to_string(index[d]);
+  return s + "]";
+}
+
 std::string number(double v) { return fmt::format("{:.6g}", v); }
 
 /// The partial verdict over elements [begin, end).
@@ -210,6 +217,10 @@ std::vector<OutputCheck> check_outputs(const ir::PrimFunc &f, const std::vector<
   return out;
 }
 
+std::string element_name(const std::string &buffer, int64_t flat, const std::vector<int64_t> &shape) {
+  return index_name(buffer, unflatten(flat, shape));
+}
+
 bool all_ok(const std::vector<OutputCheck> &checks) {
   return std::all_of(checks.begin(), checks.end(), [](const OutputCheck &c) { return c.ok; });
 }
@@ -224,9 +235,7 @@ ChecksSummary summarize_checks(const std::vector<OutputCheck> &checks) {
 }
 
 std::string OutputCheck::str() const {
-  std::string where = buffer + "[";
-  for (size_t d = 0; d < worst_index.size(); ++d) where += (d ? ", " : "") + std::to_string(worst_index[d]);
-  where += "]";
+  const std::string where = index_name(buffer, worst_index);
   if (elements == 0) return buffer + ": ok (no elements)";
   double diff = std::fabs(got - ref);
   if (ok) {

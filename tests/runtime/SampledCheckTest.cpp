@@ -243,6 +243,15 @@ def main(A: T.Buffer((64,), "float32"), C: T.Buffer((64,), "float32")):
 )")),
             "it has no blockIdx loops");
   EXPECT_THROW(runtime::sample_blocks(reads, {}, 2, 0), UserError);
+  // Outputs narrower than a byte: no sentinel can tell what a sampled run wrote.
+  ir::PrimFunc nibbles = script::parse_func(R"(
+@T.prim_func
+def main(A: T.Buffer((64,), "int8"), C: T.Buffer((64,), "bool")):
+    for bx in T.thread_binding(4, thread="blockIdx.x"):
+        for tx in T.thread_binding(16, thread="threadIdx.x"):
+            C[bx * 16 + tx] = A[bx * 16 + tx] > T.int8(0)
+)");
+  EXPECT_EQ(runtime::block_sample_refusal(nibbles), "'C' holds bool elements, narrower than a byte");
   // A store whose place depends on data has no coverage program.
   ir::PrimFunc scatter = script::parse_func(R"(
 @T.prim_func

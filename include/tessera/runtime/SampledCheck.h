@@ -57,7 +57,8 @@ namespace tessera::runtime {
 /// Why `scheduled` cannot be verified on a sample of its thread blocks, or ""
 /// when it can: it must be one kernel (one nest of blockIdx loops, every
 /// store into a parameter inside it) whose parameters are each either read
-/// or stored to, never both, and never passed to an intrinsic as a pointer.
+/// or stored to, never both, and never passed to an intrinsic as a pointer,
+/// with outputs of whole bytes (a sampled run tells what it wrote by them).
 std::string block_sample_refusal(const ir::PrimFunc &scheduled);
 
 /// One blockIdx axis of a kernel's grid and the indices a sample keeps.
@@ -107,7 +108,7 @@ std::vector<Unwritten> unwritten_elements(const ir::PrimFunc &coverage, const ir
 /// produces), 0xA5 bytes in integers (a written element that happens to equal
 /// it goes unchecked; the coverage run still proves it written). Per
 /// parameter, one byte per element: whether the run changed it (empty for the
-/// parameters f does not write). UserError for an output narrower than a byte.
+/// parameters f does not write).
 std::vector<std::vector<uint8_t>> run_sampled_blocks(const BlockSample &sample, const ir::PrimFunc &f,
                                                      std::vector<NDArray> &args, Oracle oracle,
                                                      Oracle *used = nullptr);

@@ -126,6 +126,9 @@ OutputCheck check_output(const std::string &name, const NDArray &got, const NDAr
 std::vector<OutputCheck> check_outputs(const ir::PrimFunc &f, const std::vector<NDArray> &got, const Reference &ref,
                                        const std::vector<std::vector<uint8_t>> &only = {});
 
+/// "C[3, 17]": element `flat` (row-major) of the array `buffer` of `shape`.
+std::string element_name(const std::string &buffer, int64_t flat, const std::vector<int64_t> &shape);
+
 /// True when every check passed.
 bool all_ok(const std::vector<OutputCheck> &checks);
 
