@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "Closures.h"
+#include "tessera/analysis/ThreadBindings.h"
 #include "tessera/ir/Functor.h"
 #include "Scalar.h"
 
@@ -396,6 +397,10 @@ StmtPtr Compiler::compile_block(const ir::Block &b) {
 }
 
 std::unique_ptr<Program> compile_program(const ir::PrimFunc &f) {
+  // Thread loops run as loops: refused where that is not what the kernel
+  // computes (a loop nested on its own thread axis; analysis/ThreadBindings.h).
+  if (auto why = analysis::nested_thread_binding_refusal(f))
+    throw InterpretError("cannot run function '" + f.name() + "' on the CPU: " + *why);
   auto p = std::make_unique<Program>();
   p->func = f;
   Compiler c(*p);

@@ -11,6 +11,7 @@
 
 #include <sstream>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "Closures.h"
 #include "SolveDimension.h"
@@ -167,6 +168,68 @@ void Interpreter::run(std::vector<NDArray *> args) const {
   detail::check_async_drained(run.async, p.func.name());
 }
 
+namespace {
+
+/// How an integer parameter buffer's random elements are drawn.
+enum class IntegerFill {
+  Small,       ///< NDArray::fill_random: cannot overflow or index out of bounds
+  Bits,        ///< every bit: a program that unpacks fields with shifts and masks
+  FloatHalves  ///< each 16 bits a bfloat16 in [-1, 1): bits reinterpreted as floats
+};
+
+/// The buffers that are not Small. A load that is an operand of a shift or a
+/// bitwise and/or/xor (through casts), as int4 weights packed into uint8 or
+/// uint32 are, makes its buffer Bits: small values would leave the upper
+/// fields zero and their unpacking unchecked. A load inside a reinterpret
+/// makes it FloatHalves (16 bits or wider): bfloat16 scales packed in
+/// uint32 decode to ordinary numbers, not to 1e-44 or NaN. A buffer that an
+/// index, a loop range, a binding or a shift amount reads stays Small.
+std::unordered_map<const ir::BufferNode *, IntegerFill> integer_fills(const ir::PrimFunc &f) {
+  using namespace ir;
+  std::unordered_set<const BufferNode *> unpacked, reinterpreted, excluded;
+  auto loads_in = [](const Expr &e, std::unordered_set<const BufferNode *> &into) {
+    pre_order_visit(Evaluate::make(e), [&](const Expr &x) {
+      if (const auto *l = x.as<Load>()) into.insert(l->buffer.get());
+    }, nullptr);
+  };
+  auto indices = [&](const std::vector<Expr> &idx) {
+    for (const Expr &i : idx) loads_in(i, excluded);
+  };
+  pre_order_visit(f.body(), [&](const Expr &e) {
+    if (const auto *b = e.as<Binary>()) {
+      const bool shift = b->op == BinaryOp::Shl || b->op == BinaryOp::Shr;
+      const bool bitwise = shift || b->op == BinaryOp::BitAnd || b->op == BinaryOp::BitOr || b->op == BinaryOp::BitXor;
+      if (shift) loads_in(b->b, excluded);  // a shift amount must stay below the width
+      for (const Expr *operand : {&b->a, &b->b}) {
+        if (!bitwise || (shift && operand == &b->b)) continue;
+        const Expr *x = operand;
+        while (const auto *c = x->as<Cast>()) x = &c->value;
+        if (const auto *l = x->as<Load>()) unpacked.insert(l->buffer.get());
+      }
+    }
+    if (const auto *l = e.as<Load>()) indices(l->indices);
+    if (const auto *c = e.as<Call>(); c && c->op == Intrinsic::Reinterpret) loads_in(e, reinterpreted);
+  }, [&](const Stmt &s) {
+    if (const auto *st = s.as<Store>()) indices(st->indices);
+    if (const auto *fl = s.as<For>()) {
+      loads_in(fl->min, excluded);
+      loads_in(fl->extent, excluded);
+    }
+    if (const auto *b = s.as<Block>())
+      for (const Expr &binding : b->bindings) loads_in(binding, excluded);
+  });
+  std::unordered_map<const BufferNode *, IntegerFill> out;
+  for (const BufferNode *b : unpacked) out[b] = IntegerFill::Bits;
+  for (const BufferNode *b : reinterpreted)
+    if (b->dtype.bits() >= 16) out[b] = IntegerFill::FloatHalves;
+  for (const BufferNode *b : excluded) out.erase(b);
+  for (auto it = out.begin(); it != out.end();)
+    it = it->first->dtype.is_integer() && !it->first->dtype.is_bool() ? std::next(it) : out.erase(it);
+  return out;
+}
+
+}  // namespace
+
 std::vector<NDArray> make_random_args(const ir::PrimFunc &f, const DimBindings &dims, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::unordered_map<const ir::VarNode *, int64_t> values;
@@ -199,6 +262,7 @@ std::vector<NDArray> make_random_args(const ir::PrimFunc &f, const DimBindings &
     }
   }
 
+  const std::unordered_map<const ir::BufferNode *, IntegerFill> fills = integer_fills(f);
   // Shapes: compile each dimension with the known variables in scope.
   Program prog;
   detail::Compiler c(prog);
@@ -234,7 +298,13 @@ std::vector<NDArray> make_random_args(const ir::PrimFunc &f, const DimBindings &
       shape.push_back(n);
     }
     NDArray a(b.dtype(), std::move(shape));
-    a.fill_random(rng);
+    auto fill = fills.find(b.get());
+    if (fill == fills.end())
+      a.fill_random(rng);
+    else if (fill->second == IntegerFill::Bits)
+      a.fill_random_bits(rng);
+    else
+      a.fill_random_bfloat16_halves(rng);
     out[i] = std::move(a);
   }
   satisfy_assumptions(f, out);

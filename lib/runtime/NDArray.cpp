@@ -152,6 +152,19 @@ void NDArray::fill_random(std::mt19937_64 &rng) {
   if (numel_ > 0 && !any_nonzero) set(0, 1.0);
 }
 
+void NDArray::fill_random_bits(std::mt19937_64 &rng) {
+  for (uint8_t &byte : bytes_) byte = static_cast<uint8_t>(rng() >> 56);
+}
+
+void NDArray::fill_random_bfloat16_halves(std::mt19937_64 &rng) {
+  if (dtype_.bits() < 16) throw UserError("bfloat16 halves do not fit elements of " + dtype_.str());
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (size_t i = 0; i + 1 < bytes_.size(); i += 2) {
+    uint16_t h = float_to_bfloat16_bits(u(rng));
+    std::memcpy(&bytes_[i], &h, 2);
+  }
+}
+
 std::string NDArray::type_str() const {
   std::ostringstream os;
   os << dtype_.str() << "[";

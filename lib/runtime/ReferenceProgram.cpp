@@ -463,9 +463,12 @@ ReferenceProgram make_reference_program(const PrimFunc &f) {
   }
   Stmt body = b.mutate(f.body());
   ReferenceProgram out;
-  for (const Var &p : f.params()) {
+  for (size_t i = 0; i < f.params().size(); ++i) {
+    const Var &p = f.params()[i];
     Buffer buf = f.buffer_of(p);
-    if (!buf.defined() || !buf.dtype().is_float()) {
+    // A parameter the function only reads is exact (mark_input): its loads
+    // read no companion, so it has none to pass.
+    if (!buf.defined() || !buf.dtype().is_float() || !written[i]) {
       out.variance_param.push_back(-1);
       out.squares_param.push_back(-1);
       continue;

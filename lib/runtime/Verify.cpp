@@ -55,6 +55,30 @@ class Reader {
   ir::DataType t_;
 };
 
+/// A floating-point array as float64 (exactly), the dtype dispatched once.
+NDArray widen(const NDArray &a) {
+  NDArray w(ir::DataType::float64(), a.shape());
+  double *d = w.data_as<double>();
+  const int64_t n = a.numel();
+  auto each = [&](auto convert) {
+    for (int64_t k = 0; k < n; ++k) d[k] = convert(k);
+  };
+  if (a.dtype().is_bfloat16()) {
+    const uint16_t *s = a.data_as<uint16_t>();
+    each([s](int64_t k) { return double(bfloat16_bits_to_float(s[k])); });
+  } else if (a.dtype().bits() == 16) {
+    const uint16_t *s = a.data_as<uint16_t>();
+    each([s](int64_t k) { return double(half_bits_to_float(s[k])); });
+  } else if (a.dtype().bits() == 32) {
+    const float *s = a.data_as<float>();
+    each([s](int64_t k) { return double(s[k]); });
+  } else {
+    Reader read(a);
+    each(read);
+  }
+  return w;
+}
+
 std::vector<int64_t> unflatten(int64_t flat, const std::vector<int64_t> &shape) {
   std::vector<int64_t> idx(shape.size());
   for (size_t d = shape.size(); d-- > 0;) {
@@ -125,11 +149,7 @@ std::vector<NDArray> reference_args(const ReferenceProgram &p, const ir::PrimFun
       out[i] = a;
       continue;
     }
-    NDArray w(ir::DataType::float64(), a.shape());
-    Reader read(a);
-    double *d = w.data_as<double>();
-    for (int64_t k = 0; k < a.numel(); ++k) d[k] = read(k);
-    out[i] = std::move(w);
+    out[i] = widen(a);
   }
   for (size_t i = 0; i < args.size(); ++i) {
     if (int v = p.variance_param[i]; v >= 0) out[size_t(v)] = NDArray(ir::DataType::float64(), args[i].shape());

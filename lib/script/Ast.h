@@ -91,6 +91,9 @@ struct PyStmt {
   PyBody body, orelse;
   std::vector<PyExprPtr> decorators;
   std::vector<PyParam> params;
+  /// A function read no further than its decorators and name: a Relax
+  /// function (`@R.function`) beside the prim_funcs of a printed module.
+  bool skipped = false;
 };
 
 /// Parses a whole file into statements. Syntax errors throw ParseError.

@@ -17,7 +17,8 @@ using namespace tessera::ir;
 
 namespace {
 
-bool is_decorator(const PyExpr &d, const char *a, const char *b) {
+/// `a.b`, or a call of it: `@T.prim_func`, `@T.prim_func(private=True)`, `I.module_attrs({...})`.
+bool is_dotted(const PyExpr &d, const char *a, const char *b) {
   const PyExpr &e = d.kind == PyExprKind::Call ? *d.base : d;
   return e.kind == PyExprKind::Attr && e.name == b && e.base->kind == PyExprKind::Name && e.base->name == a;
 }
@@ -28,6 +29,10 @@ ir::Module Builder::build_module(const PyBody &file) {
   ir::Module m;
   std::unordered_set<std::string> names;
   auto add = [&](const PyStmt &def) {
+    if (def.skipped) {
+      warn(def.pos, "Relax function " + quote(def.name) + " skipped: tessera reads the module's '@T.prim_func' functions");
+      return;
+    }
     if (!names.insert(def.name).second)
       src_.fail(def.pos, "duplicate function name " + quote(def.name) + " in the module");
     m.funcs.push_back(build_func(def));
@@ -46,12 +51,17 @@ ir::Module Builder::build_module(const PyBody &file) {
         saw_class = true;
         bool ok = false;
         for (const PyExprPtr &d : s->decorators)
-          ok |= is_decorator(*d, "I", "ir_module") || dotted_name(d->kind == PyExprKind::Call ? *d->base : *d) == "tvm.script.ir_module";
+          ok |= is_dotted(*d, "I", "ir_module") || dotted_name(d->kind == PyExprKind::Call ? *d->base : *d) == "tvm.script.ir_module";
         if (!ok) src_.fail(s->pos, "expected '@I.ir_module' before class " + quote(s->name));
         module_class_ = s->name;
         for (const PyStmtPtr &c : s->body) {
           if (c->kind == PyStmtKind::Pass || c->kind == PyStmtKind::Import) continue;
           if (c->kind == PyStmtKind::Expr && c->value->kind == PyExprKind::Str) continue;
+          // I.module_attrs({...}) and I.module_global_infos({...}): the
+          // module's Relax-level metadata, nothing a prim_func reads.
+          if (c->kind == PyStmtKind::Expr && c->value->kind == PyExprKind::Call &&
+              (is_dotted(*c->value, "I", "module_attrs") || is_dotted(*c->value, "I", "module_global_infos")))
+            continue;
           if (c->kind != PyStmtKind::FuncDef)
             src_.fail(c->pos, "expected a '@T.prim_func' function in ir_module class " + quote(s->name));
           add(*c);
@@ -75,7 +85,7 @@ ir::Module Builder::build_module(const PyBody &file) {
 void Builder::check_prim_func_decorator(const PyStmt &def) {
   const PyExpr *found = nullptr;
   for (const PyExprPtr &d : def.decorators) {
-    if (is_decorator(*d, "T", "prim_func")) {
+    if (is_dotted(*d, "T", "prim_func")) {
       found = d.get();
       continue;
     }

@@ -7,6 +7,7 @@
 // hostile input cannot overflow the stack.
 //
 //===----------------------------------------------------------------------===//
+#include <algorithm>
 #include <string>
 
 #include "Ast.h"
@@ -195,12 +196,44 @@ class SyntaxParser {
     return parse_def(std::move(decos));
   }
 
+  /// `@R.function`, `@R.function(pure=False)`, ...: a Relax decorator.
+  static bool is_relax_decorator(const PyExpr &d) {
+    const PyExpr &e = d.kind == PyExprKind::Call ? *d.base : d;
+    return e.kind == PyExprKind::Attr && e.base->kind == PyExprKind::Name && e.base->name == "R";
+  }
+
+  /// Skips the rest of a def (its signature and indented body) token by
+  /// token: Relax's syntax is Python's, but not ours to read.
+  void skip_def_rest() {
+    int depth = 0;
+    while (peek().kind != TokKind::End) {
+      const Token &t = next();
+      if (t.is_op("(") || t.is_op("[") || t.is_op("{")) ++depth;
+      if (t.is_op(")") || t.is_op("]") || t.is_op("}")) --depth;
+      if (depth == 0 && t.is_op(":") && peek().kind == TokKind::Newline) break;
+    }
+    if (peek().kind != TokKind::Newline) fail_expected("the body of the function");
+    next();
+    if (peek().kind != TokKind::Indent) fail_expected("an indented function body");
+    next();
+    for (int level = 1; level > 0 && peek().kind != TokKind::End;) {
+      TokKind k = next().kind;
+      level += k == TokKind::Indent ? 1 : k == TokKind::Dedent ? -1 : 0;
+    }
+  }
+
   PyStmtPtr parse_def(std::vector<PyExprPtr> decos) {
     Pos p = peek().pos;
     bool is_class = next().text == "class";
     auto s = make_stmt(is_class ? PyStmtKind::ClassDef : PyStmtKind::FuncDef, p);
     s->decorators = std::move(decos);
     s->name = expect_name(is_class ? "class name" : "function name");
+    if (!is_class && std::any_of(s->decorators.begin(), s->decorators.end(),
+                                 [](const PyExprPtr &d) { return is_relax_decorator(*d); })) {
+      skip_def_rest();
+      s->skipped = true;
+      return s;
+    }
     if (is_class) {
       if (peek().is_op("(")) {
         Pos open = next().pos;

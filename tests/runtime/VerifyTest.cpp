@@ -420,6 +420,11 @@ def main(A: T.Buffer((5, 33), "float32"), B: T.Buffer((7, 33), "float32"), D: T.
             C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vj, vk]
 )");
   runtime::ReferenceProgram p = runtime::make_reference_program(nt);
+  // The inputs A and B are exact: no companions; the outputs D and C have
+  // both, after the four parameters.
+  EXPECT_EQ(p.variance_param, (std::vector<int>{-1, -1, 4, 6}));
+  EXPECT_EQ(p.squares_param, (std::vector<int>{-1, -1, 5, 7}));
+  EXPECT_EQ(p.func.params().size(), 8u);
   std::vector<std::string> order;
   bool copied = false;
   ir::pre_order_visit(p.func.body(), nullptr, [&](const ir::Stmt &s) {

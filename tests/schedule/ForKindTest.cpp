@@ -78,6 +78,20 @@ TEST(BindError, AlreadyBound) {
                                             "loop 'i' is bound to blockIdx.x, not serial");
 }
 
+TEST(BindError, NestedOnTheSameAxisWithADifferentMeaning) {
+  // Both loops on blockIdx.x would be one block on the GPU (j = i): only the
+  // diagonal written, where serially every element is.
+  Schedule sch = make_schedule(parse(kElementwise));
+  auto l = sch.get_loops(sch.get_block("B"));
+  sch.bind(l[0], "blockIdx.x");
+  expect_schedule_error<NestedThreadBindingError>(
+      sch, [&] { sch.bind(l[1], "blockIdx.x"); },
+      "cannot bind loop 'j' to 'blockIdx.x': loop 'j' is bound to blockIdx.x inside loop 'i', which is bound to it "
+      "too: on the GPU they are one block ('j' = 'i'), but it uses 'i', which differs between blocks");
+  // On an axis of its own it is fine.
+  sch.bind(l[1], "threadIdx.x");
+}
+
 TEST(BindError, ReductionLoopToBlockIdx) {
   Schedule sch = make_schedule(parse(kRowSum));
   auto l = sch.get_loops(sch.get_block("B"));

@@ -402,3 +402,66 @@ def main(A: T.Buffer((16,), "float32")):
 }
 
 }  // namespace
+
+TEST(TvmForms, ARelaxModulesPrimFuncsAreReadAndItsRelaxFunctionsSkipped) {
+  // What `mod.script()` prints for a Relax module after LegalizeOps: module
+  // attributes, a private prim_func, and Relax functions (a dataflow block,
+  // `cls.add`, metadata, `R.function(pure=False)`) that tessera does not read.
+  const std::string text = R"(# from tvm.script import ir as I
+# from tvm.script import tir as T
+# from tvm.script import relax as R
+
+@I.ir_module
+class Module:
+    I.module_attrs({"system_lib_prefix": "lib_"})
+    @T.prim_func(private=True)
+    def add(x: T.Buffer((T.int64(16),), "float32"), T_add: T.Buffer((T.int64(16),), "float32")):
+        T.func_attr({"tir.noalias": True})
+        # with T.block("root"):
+        for ax0 in range(T.int64(16)):
+            with T.block("T_add"):
+                v_ax0 = T.axis.spatial(T.int64(16), ax0)
+                T.reads(x[v_ax0])
+                T.writes(T_add[v_ax0])
+                T_add[v_ax0] = x[v_ax0] + T.float32(1.0)
+
+    @R.function
+    def main(x: R.Tensor((16,), dtype="float32")) -> R.Tensor((16,), dtype="float32"):
+        cls = Module
+        with R.dataflow():
+            lv = R.call_tir(cls.add, (x,), out_sinfo=R.Tensor((16,), dtype="float32"))
+            lv1: R.Tensor((16,), dtype="float32") = R.add(lv, metadata["relax.expr.Constant"][0])
+            gv: R.Tensor((16,), dtype="float32") = lv1
+            R.output(gv)
+        return gv
+
+    @R.function(pure=False)
+    def side(x: R.Tensor(("n",), dtype="float32")):
+        n = T.int64()
+        R.print(x, format="{}")
+        return R.tuple()
+
+# Metadata omitted. Use show_meta=True in script() method to show it.
+)";
+  ir::Module m = script::parse_module(text, "relax_module.py");
+  ASSERT_EQ(m.funcs.size(), 1u);
+  EXPECT_EQ(m.funcs[0].name(), "add");
+  ASSERT_EQ(m.warnings.size(), 2u);
+  EXPECT_NE(m.warnings[0].find("relax_module.py:20:5: warning: Relax function 'main' skipped"), std::string::npos)
+      << m.warnings[0];
+  EXPECT_NE(m.warnings[1].find("'side' skipped"), std::string::npos) << m.warnings[1];
+  std::vector<runtime::NDArray> args = runtime::make_random_args(m.funcs[0], {}, 1);
+  runtime::interpret(m.funcs[0], args);
+  for (int64_t i = 0; i < 16; ++i) EXPECT_EQ(args[1].get(i), float(args[0].get(i) + 1)) << i;
+
+  // A module of Relax functions alone has nothing to read.
+  std::string only_relax = error_of(R"(
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((16,), dtype="float32")):
+        return x
+)");
+  EXPECT_NE(only_relax.find("ir_module class 'Module' holds no '@T.prim_func' function"), std::string::npos)
+      << only_relax;
+}

@@ -107,7 +107,8 @@ using DimBindings = std::map<std::string, int64_t>;
 /// Allocates one array per parameter of `f` with shapes resolved from `dims`
 /// (an unbound symbolic dimension is an InterpretError naming it), filled by
 /// NDArray::fill_random from one generator seeded with `seed`, in parameter
-/// order. Scalar parameters (0-d arrays) get the value of the dim of the same
+/// order — or fill_random_bits for an integer buffer the program unpacks with
+/// shifts and masks (and neither indexes with nor reinterprets). Scalar parameters (0-d arrays) get the value of the dim of the same
 /// name if any, else a random small positive value: an integer in [1, 8], a
 /// float in [0.5, 2). An integer scalar parameter that is also a shape
 /// variable sizes the buffers with that value. Names in `dims` that the

@@ -58,6 +58,14 @@ class NDArray {
   /// is zero (a one-element bool array, say), element 0 is set to 1.
   /// Deterministic for a given generator state.
   void fill_random(std::mt19937_64 &rng);
+  /// Every byte drawn uniformly: for integer arrays that hold packed bit
+  /// fields (int4 weights in uint8/uint32), whose every field must vary.
+  void fill_random_bits(std::mt19937_64 &rng);
+  /// Each 16 bits (little-endian halves of wider elements) the bfloat16 of a
+  /// uniform value in [-1, 1) (so in [-1, 1] once rounded): for integer arrays whose bits the program
+  /// reinterprets as floats (bfloat16 scales packed two to a uint32). Needs
+  /// an element of 16 bits or more.
+  void fill_random_bfloat16_halves(std::mt19937_64 &rng);
 
   /// Summary used by `tessera run`, each number printed with printf's "%.6g":
   ///   "A float32[2, 2] l2=5 max=4 mean=-0.25"

@@ -61,13 +61,14 @@ namespace tessera::runtime {
 /// The reference program of `f` (point 1 and 2 above). Its parameters are
 /// f's, in order, with every floating-point buffer or scalar widened to
 /// float64, followed by two float64 buffers per floating-point buffer
-/// parameter of f (same shape): the error variance of each element (zero for
-/// exact inputs) and the sum of the squares of the terms it adds up (the
-/// value squared for inputs; it sizes the rounding of sums in any order).
+/// parameter that f writes (same shape): the error variance of each element
+/// (zero on entry: the initial contents are exact) and the sum of the squares
+/// of the terms it adds up (the value squared on entry; it sizes the rounding
+/// of sums in any order). A parameter f only reads is exact and has none.
 struct ReferenceProgram {
   ir::PrimFunc func;
   /// Per parameter of f: the index in func.params() of its variance and
-  /// squares buffers, or -1 (not a floating-point buffer).
+  /// squares buffers, or -1 (not a floating-point buffer, or one f only reads).
   std::vector<int> variance_param, squares_param;
 };
 
@@ -80,13 +81,14 @@ struct Reference {
   /// Per parameter: the float64 value of every floating-point buffer, the
   /// array itself for the others.
   std::vector<NDArray> values;
-  /// Per parameter: the variance of each element (float64), or an empty
-  /// array for non-floating-point parameters.
+  /// Per parameter f writes: the variance of each element (float64); an
+  /// empty array for the others (non-floating-point, or only read: exact).
   std::vector<NDArray> variance;
 };
 
 /// The arguments of the reference program for f's arguments `args`: float
-/// arrays converted to float64 (exactly), then zero variance arrays.
+/// arrays converted to float64 (exactly), then the companions of the
+/// written ones (zero variances, squared values).
 std::vector<NDArray> reference_args(const ReferenceProgram &p, const ir::PrimFunc &f,
                                     const std::vector<NDArray> &args);
 /// Splits the reference program's arguments after a run into a Reference for f.

@@ -114,6 +114,9 @@ TESSERA_SCHEDULE_ERROR(LoopHasAnnotationError);
 TESSERA_SCHEDULE_ERROR(LoopNotStartAtZeroError);
 /// A block iter var bound to the loop is a reduction (or opaque) iter var.
 TESSERA_SCHEDULE_ERROR(LoopNotDataParallelError);
+/// bind: the loop would nest on one thread axis with another in a way whose
+/// GPU meaning (one thread) differs from its serial one (analysis/ThreadBindings.h).
+TESSERA_SCHEDULE_ERROR(NestedThreadBindingError);
 /// Empty list of loops, or a loop listed twice, or lists of different lengths.
 TESSERA_SCHEDULE_ERROR(InvalidLoopListError);
 

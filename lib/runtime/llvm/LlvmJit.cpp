@@ -12,6 +12,8 @@
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/IR/DiagnosticInfo.h>
+#include <llvm/IR/DiagnosticPrinter.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Passes/PassBuilder.h>
@@ -43,6 +45,18 @@ using detail::Frame;
 using detail::Program;
 
 namespace {
+
+/// LLVM's diagnostics of a JIT compile: its errors to stderr; its remarks and
+/// warnings (a loop the vectorizer was asked to vectorize and could not) are
+/// notes on the generated code, not on the user's program, and stay quiet.
+void report_errors_only(const llvm::DiagnosticInfo *info, void *) {
+  if (info->getSeverity() != llvm::DS_Error) return;
+  llvm::DiagnosticPrinterRawOStream printer(llvm::errs());
+  llvm::errs() << "LLVM JIT: ";
+  info->print(printer);
+  llvm::errs() << "\n";
+}
+
 
 using Kernel = int32_t (*)(int64_t *, double *, BufState *, detail::JitRunState *);
 
@@ -114,6 +128,7 @@ class Engine {
     from_cache = false;
     auto start = std::chrono::steady_clock::now();
     auto ctx = std::make_unique<llvm::LLVMContext>();
+    ctx->setDiagnosticHandlerCallBack(report_errors_only);
     std::string name = "tessera_fn_" + std::to_string(counter_++);
     detail::GeneratedModule g = detail::generate_module(p, *ctx, name, parallel);
     g.module->setDataLayout(tm_->createDataLayout());

@@ -8,13 +8,17 @@
 //     independent;
 //   - bind to blockIdx/vthread likewise (blocks cannot cooperate on a
 //     reduction); bind to threadIdx may take a reduction loop, which lowering
-//     turns into a cross-thread reduction;
+//     turns into a cross-thread reduction; bound inside (or around) a loop on
+//     the same axis, the nest must compute serially what it computes as one
+//     thread on the GPU (analysis/ThreadBindings.h: a copy, not an update);
 //   - unroll takes any serial loop.
 //
 //===----------------------------------------------------------------------===//
 #include "../Primitive.h"
 
 #include <array>
+
+#include "tessera/analysis/ThreadBindings.h"
 
 namespace tessera::schedule::detail {
 
@@ -58,8 +62,16 @@ void bind(State &st, const LoopRef &loop, const std::string &thread) {
   check_thread_tag(p, thread);
   check_loop_serial("bind", p);
   if (thread.rfind("threadIdx", 0) != 0) check_loop_data_parallel("bind", p, "it cannot be bound to " + thread);
-  // Steps 2-3. Build the loop and replace it.
-  set_kind(st, p, ForKind::ThreadBinding, thread);
+  // Steps 2-3. Build the loop; inside (or around) a loop bound to the same
+  // axis it must mean on the GPU what it means serially (ThreadBindings.h).
+  Stmt bound = loop_with_kind(*p.loop(), ForKind::ThreadBinding, thread);
+  if (!analysis::nested_thread_binding_refusal(st.func))
+    if (auto why = analysis::nested_thread_binding_refusal(
+            st.func.with_body(replace_in(st.func.body(), {{p.stmt.get(), bound}}))))
+      throw NestedThreadBindingError("bind", "cannot bind loop " + loop_name(*p.loop()) + " to " + quoted(thread) +
+                                                 ": " + *why,
+                                     "", {p.stmt});
+  replace(st, p.stmt, bound);
 }
 
 void parallel(State &st, const LoopRef &loop) {
