@@ -36,6 +36,7 @@
 #include "tessera/support/DataPaths.h"
 #include "tessera/tune/Reference.h"
 #include "tessera/codegen/CodegenCUDA.h"
+#include "tessera/lower/Lower.h"
 
 namespace tessera::cli {
 
@@ -112,9 +113,22 @@ int run_command(const RunOptions &opts, std::ostream &out, std::ostream &err) {
 
 namespace {
 
+/// Why the CUDA path refuses `f` (split into kernels, each generated as CUDA
+/// C, as `tessera codegen` does); "" when it takes it.
+std::string cuda_refusal(const ir::PrimFunc &f) {
+  try {
+    for (const ir::PrimFunc &kernel : lower::split_kernels(f).kernels) codegen::codegen_cuda(kernel);
+  } catch (const UserError &e) {
+    return e.what();
+  }
+  return "";
+}
+
 /// Schedules `f` by the rules; prints the result's comment lines to `notes`.
+/// A function that was scheduled already is kept as it is; `refusal` gets
+/// why the CUDA path would not take it ("" when it would).
 ir::PrimFunc schedule_by_rules(const ScheduleCommandOptions &opts, const ir::PrimFunc &original, const Arch &arch,
-                               std::string &notes) {
+                               std::string &notes, std::string &refusal) {
   if (opts.rule.empty()) {
     if (!opts.config.empty()) throw UserError("--config needs --rule (a config belongs to one rule)");
     rules::DefaultSchedule s = rules::apply_default_schedule(original, arch);
@@ -122,6 +136,7 @@ ir::PrimFunc schedule_by_rules(const ScheduleCommandOptions &opts, const ir::Pri
       for (const auto &[rule, why] : s.declined) notes += "# declined: " + rule + ": " + why + "\n";
     notes += "# rule: " + (s.rule.empty() ? std::string("none (already scheduled)") : s.rule) + "\n";
     if (!s.rule.empty()) notes += "# config: " + s.config.dump() + "\n";
+    if (s.rule.empty()) refusal = cuda_refusal(s.func);
     return s.func;
   }
   rules::check_gpu_target(original);
@@ -191,7 +206,12 @@ int schedule_command(const ScheduleCommandOptions &opts, std::ostream &out, std:
       }
     } else {
       Arch arch = resolve_arch(opts.arch, out);
-      scheduled = schedule_by_rules(opts, f, arch, notes);
+      std::string refusal;
+      scheduled = schedule_by_rules(opts, f, arch, notes, refusal);
+      if (!refusal.empty()) {
+        out << script::print(scheduled) << notes;
+        throw UserError("'" + f.name() + "' is scheduled already, and the CUDA code generator refuses it: " + refusal);
+      }
     }
     out << script::print(scheduled) << notes;
     if (!opts.verify) return 0;

@@ -3,6 +3,7 @@
 
 #include <map>
 #include <unordered_set>
+#include <vector>
 
 #include "tessera/ir/Functor.h"
 
@@ -20,35 +21,50 @@ bool thread_private(const Buffer &b) {
 }
 
 /// The variables an expression or statement uses, and the buffers it reads
-/// and writes.
+/// and writes (those it allocates itself aside: they are its own).
 struct Uses {
   std::unordered_set<const VarNode *> vars;
   std::unordered_set<const BufferNode *> loads, stores;
   Buffer private_buffer;  ///< the first thread-local buffer it touches
 
-  void note_buffer(const Buffer &b) {
-    if (!private_buffer.defined() && thread_private(b)) private_buffer = b;
-  }
   static Uses of(const Stmt &s) {
     Uses u;
-    pre_order_visit(s, [&](const Expr &e) { u.expr(e); }, [&](const Stmt &st) {
+    std::vector<Buffer> touched;
+    std::unordered_set<const BufferNode *> own;
+    pre_order_visit(s, [&](const Expr &e) { u.expr(e, touched); }, [&](const Stmt &st) {
       if (const auto *store = st.as<Store>()) {
         u.stores.insert(store->buffer.get());
-        u.note_buffer(store->buffer);
+        touched.push_back(store->buffer);
       }
+      if (const auto *b = st.as<Block>())
+        for (const Buffer &a : b->allocs) own.insert(a.get());
     });
+    for (const BufferNode *b : own) u.loads.erase(b), u.stores.erase(b);
+    for (const Buffer &b : touched)
+      if (!own.count(b.get()) && thread_private(b)) {
+        u.private_buffer = b;
+        break;
+      }
     return u;
   }
   static Uses of(const Expr &e) {
     Uses u;
-    pre_order_visit(Evaluate::make(e), [&](const Expr &x) { u.expr(x); }, nullptr);
+    std::vector<Buffer> touched;
+    pre_order_visit(Evaluate::make(e), [&](const Expr &x) { u.expr(x, touched); }, nullptr);
+    for (const Buffer &b : touched)
+      if (thread_private(b)) {
+        u.private_buffer = b;
+        break;
+      }
     return u;
   }
-  void expr(const Expr &e) {
+
+ private:
+  void expr(const Expr &e, std::vector<Buffer> &touched) {
     if (const auto *v = e.as<VarNode>()) vars.insert(v);
     if (const auto *l = e.as<Load>()) {
       loads.insert(l->buffer.get());
-      note_buffer(l->buffer);
+      touched.push_back(l->buffer);
     }
   }
 };

@@ -81,6 +81,20 @@ TEST(NestedThreadBinding, ABodyThatUsesAThreadLocalBufferIsRefused) {
   EXPECT_NE(why->find("it uses 'A_local', a local buffer (each thread has its own)"), std::string::npos) << *why;
 }
 
+TEST(NestedThreadBinding, ABufferTheBodyAllocatesItselfIsItsOwn) {
+  // A local staging buffer allocated in the fetch block: written and read
+  // within one iteration, like a register.
+  const std::string pad(24, ' ');
+  ir::PrimFunc f = script::parse_func(
+      cooperative_fetch("stage = T.alloc_buffer((1,), scope=\"local\")\n" + pad + "stage[0] = A[v0, v1]\n" + pad +
+                        "A_shared[v0, v1] = stage[0]"),
+      "fetch.py");
+  EXPECT_EQ(nested_thread_binding_refusal(f), std::nullopt);
+  std::vector<runtime::NDArray> args = runtime::make_random_args(f, {}, 5);
+  runtime::interpret(f, args);
+  EXPECT_EQ(args[1].get(17), 2 * args[0].get(64 + 63 - 4));
+}
+
 TEST(NestedThreadBinding, AnAccumulationIsRefused) {
   // On the GPU every B[tx] ends at 1 (tx2 = tx); as loops at 4.
   const char *text = R"(from tvm.script import tir as T

@@ -278,6 +278,32 @@ TEST(ScheduleCommand, RulesScheduleAndVerifyWithoutATrace) {
   EXPECT_NE(text.find("# verify: C: ok, worst C["), std::string::npos) << text;
 }
 
+TEST(ScheduleCommand, AScheduledProgramTheCudaPathRefusesIsAnErrorNotAPass) {
+  // Two loops of one kernel on threadIdx.x with 128 and 64 threads: serially
+  // well defined (--verify alone would pass it), but no launch has both.
+  std::string file = write_temp("two_extents.py", R"(@T.prim_func
+def main(A: T.Buffer((128,), "float32"), B: T.Buffer((128,), "float32"), C: T.Buffer((64,), "float32")) -> None:
+    T.func_attr({"tir.is_scheduled": True})
+    for bx in T.thread_binding(1, thread="blockIdx.x"):
+        for tx in T.thread_binding(128, thread="threadIdx.x"):
+            with T.block("B"):
+                vi = T.axis.spatial(128, tx)
+                B[vi] = A[vi] * T.float32(2)
+        for tx in T.thread_binding(64, thread="threadIdx.x"):
+            with T.block("C"):
+                vi = T.axis.spatial(64, tx)
+                C[vi] = A[vi] + T.float32(1)
+)");
+  std::ostringstream out, err;
+  EXPECT_EQ(schedule_command({.file = file, .arch = "h100", .verify = true}, out, err), 1);
+  EXPECT_NE(out.str().find("# rule: none (already scheduled)"), std::string::npos) << out.str();
+  EXPECT_NE(err.str().find("'main' is scheduled already, and the CUDA code generator refuses it: loops 'tx' and "
+                           "'tx' are both bound to threadIdx.x but have different extents 128 and 64"),
+            std::string::npos)
+      << err.str();
+  EXPECT_EQ(out.str().find("# verify:"), std::string::npos) << out.str();
+}
+
 TEST(ScheduleCommand, VerifyRefusesArraysThatWouldNotFitInMemory) {
   // Sixteen elements computed, but arrays of 2^44 bytes (and their float64
   // reference): refused up front with the sizes, not killed for memory.
