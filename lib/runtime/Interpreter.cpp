@@ -174,7 +174,7 @@ namespace {
 enum class IntegerFill {
   Small,       ///< NDArray::fill_random: cannot overflow or index out of bounds
   Bits,        ///< every bit: a program that unpacks fields with shifts and masks
-  FloatHalves  ///< each 16 bits a bfloat16 in [-1, 1): bits reinterpreted as floats
+  FloatHalves  ///< each 16 bits a bfloat16 in [-1, 1]: bits reinterpreted as floats
 };
 
 /// The buffers that are not Small. A load that is an operand of a shift or a

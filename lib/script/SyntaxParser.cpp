@@ -210,9 +210,14 @@ class SyntaxParser {
       const Token &t = next();
       if (t.is_op("(") || t.is_op("[") || t.is_op("{")) ++depth;
       if (t.is_op(")") || t.is_op("]") || t.is_op("}")) --depth;
-      if (depth == 0 && t.is_op(":") && peek().kind == TokKind::Newline) break;
+      if (depth == 0 && t.is_op(":")) break;
     }
-    if (peek().kind != TokKind::Newline) fail_expected("the body of the function");
+    if (peek().kind == TokKind::End) fail_expected("the body of the function");
+    if (peek().kind != TokKind::Newline) {  // `def f(x): return x`
+      while (peek().kind != TokKind::Newline && peek().kind != TokKind::End) next();
+      if (peek().kind == TokKind::Newline) next();
+      return;
+    }
     next();
     if (peek().kind != TokKind::Indent) fail_expected("an indented function body");
     next();

@@ -441,15 +441,19 @@ class Module:
         R.print(x, format="{}")
         return R.tuple()
 
+    @R.function
+    def one_line(x: R.Tensor((16,), dtype="float32")) -> R.Tensor((16,), dtype="float32"): return x
+
 # Metadata omitted. Use show_meta=True in script() method to show it.
 )";
   ir::Module m = script::parse_module(text, "relax_module.py");
   ASSERT_EQ(m.funcs.size(), 1u);
   EXPECT_EQ(m.funcs[0].name(), "add");
-  ASSERT_EQ(m.warnings.size(), 2u);
+  ASSERT_EQ(m.warnings.size(), 3u);
   EXPECT_NE(m.warnings[0].find("relax_module.py:20:5: warning: Relax function 'main' skipped"), std::string::npos)
       << m.warnings[0];
   EXPECT_NE(m.warnings[1].find("'side' skipped"), std::string::npos) << m.warnings[1];
+  EXPECT_NE(m.warnings[2].find("'one_line' skipped"), std::string::npos) << m.warnings[2];
   std::vector<runtime::NDArray> args = runtime::make_random_args(m.funcs[0], {}, 1);
   runtime::interpret(m.funcs[0], args);
   for (int64_t i = 0; i < 16; ++i) EXPECT_EQ(args[1].get(i), float(args[0].get(i) + 1)) << i;
