@@ -113,11 +113,21 @@ int run_command(const RunOptions &opts, std::ostream &out, std::ostream &err) {
 
 namespace {
 
-/// Why the CUDA path refuses `f` (split into kernels, each generated as CUDA
-/// C, as `tessera codegen` does); "" when it takes it.
+/// The CUDA C of `f`, one source per kernel in launch order (a function of
+/// several kernels: lower::split_kernels). UserError where the lowering or
+/// the code generator refuses it.
+std::vector<std::string> cuda_sources(const ir::PrimFunc &f, const codegen::CudaOptions &options) {
+  std::vector<std::string> out;
+  for (const ir::PrimFunc &kernel : lower::split_kernels(f).kernels) out.push_back(codegen::codegen_cuda(kernel, options));
+  return out;
+}
+
+
+/// Why the CUDA path refuses `f` (cuda_sources, what `tessera codegen`
+/// prints); "" when it takes it.
 std::string cuda_refusal(const ir::PrimFunc &f) {
   try {
-    for (const ir::PrimFunc &kernel : lower::split_kernels(f).kernels) codegen::codegen_cuda(kernel);
+    cuda_sources(f, {});
   } catch (const UserError &e) {
     return e.what();
   }
@@ -255,10 +265,8 @@ int devices_command(std::ostream &out, std::ostream &err) {
 int codegen_command(const CodegenCommandOptions &opts, std::ostream &out, std::ostream &err) {
   return guarded(err, [&] {
     auto [f, dims] = load_func(opts.file, opts.func, {});
-    // A function of several kernels (lower::split_kernels) prints each, in launch order.
-    lower::KernelSplit split = lower::split_kernels(f);
-    for (size_t i = 0; i < split.kernels.size(); ++i)
-      out << (i ? "\n" : "") << codegen::codegen_cuda(split.kernels[i], codegen::CudaOptions{.arch = opts.arch});
+    std::vector<std::string> sources = cuda_sources(f, codegen::CudaOptions{.arch = opts.arch});
+    for (size_t i = 0; i < sources.size(); ++i) out << (i ? "\n" : "") << sources[i];
     return 0;
   });
 }

@@ -47,17 +47,7 @@ struct Uses {
       }
     return u;
   }
-  static Uses of(const Expr &e) {
-    Uses u;
-    std::vector<Buffer> touched;
-    pre_order_visit(Evaluate::make(e), [&](const Expr &x) { u.expr(x, touched); }, nullptr);
-    for (const Buffer &b : touched)
-      if (thread_private(b)) {
-        u.private_buffer = b;
-        break;
-      }
-    return u;
-  }
+  static Uses of(const Expr &e) { return of(Evaluate::make(e)); }
 
  private:
   void expr(const Expr &e, std::vector<Buffer> &touched) {

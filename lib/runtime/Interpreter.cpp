@@ -187,6 +187,7 @@ enum class IntegerFill {
 std::unordered_map<const ir::BufferNode *, IntegerFill> integer_fills(const ir::PrimFunc &f) {
   using namespace ir;
   std::unordered_set<const BufferNode *> unpacked, reinterpreted, excluded;
+  auto integer = [](const Buffer &b) { return b.dtype().is_integer() && !b.dtype().is_bool(); };
   auto loads_in = [](const Expr &e, std::unordered_set<const BufferNode *> &into) {
     pre_order_visit(Evaluate::make(e), [&](const Expr &x) {
       if (const auto *l = x.as<Load>()) into.insert(l->buffer.get());
@@ -204,7 +205,7 @@ std::unordered_map<const ir::BufferNode *, IntegerFill> integer_fills(const ir::
         if (!bitwise || (shift && operand == &b->b)) continue;
         const Expr *x = operand;
         while (const auto *c = x->as<Cast>()) x = &c->value;
-        if (const auto *l = x->as<Load>()) unpacked.insert(l->buffer.get());
+        if (const auto *l = x->as<Load>(); l && integer(l->buffer)) unpacked.insert(l->buffer.get());
       }
     }
     if (const auto *l = e.as<Load>()) indices(l->indices);
@@ -221,10 +222,8 @@ std::unordered_map<const ir::BufferNode *, IntegerFill> integer_fills(const ir::
   std::unordered_map<const BufferNode *, IntegerFill> out;
   for (const BufferNode *b : unpacked) out[b] = IntegerFill::Bits;
   for (const BufferNode *b : reinterpreted)
-    if (b->dtype.bits() >= 16) out[b] = IntegerFill::FloatHalves;
+    if (b->dtype.is_integer() && !b->dtype.is_bool() && b->dtype.bits() >= 16) out[b] = IntegerFill::FloatHalves;
   for (const BufferNode *b : excluded) out.erase(b);
-  for (auto it = out.begin(); it != out.end();)
-    it = it->first->dtype.is_integer() && !it->first->dtype.is_bool() ? std::next(it) : out.erase(it);
   return out;
 }
 

@@ -107,9 +107,11 @@ using DimBindings = std::map<std::string, int64_t>;
 /// Allocates one array per parameter of `f` with shapes resolved from `dims`
 /// (an unbound symbolic dimension is an InterpretError naming it), filled by
 /// NDArray::fill_random from one generator seeded with `seed`, in parameter
-/// order — or fill_random_bits for an integer buffer the program unpacks with
-/// shifts and masks (and neither indexes with nor reinterprets). Scalar parameters (0-d arrays) get the value of the dim of the same
-/// name if any, else a random small positive value: an integer in [1, 8], a
+/// order — or, for an integer buffer that no index, loop range or shift
+/// amount reads, fill_random_bits where the program unpacks it with shifts
+/// and masks and fill_random_bfloat16_halves where it reinterprets its bits
+/// as floats. Scalar parameters (0-d arrays) get the value of the dim of the
+/// same name if any, else a random small positive value: an integer in [1, 8], a
 /// float in [0.5, 2). An integer scalar parameter that is also a shape
 /// variable sizes the buffers with that value. Names in `dims` that the
 /// function does not use are ignored. Then satisfy_assumptions.

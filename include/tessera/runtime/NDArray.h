@@ -62,9 +62,9 @@ class NDArray {
   /// fields (int4 weights in uint8/uint32), whose every field must vary.
   void fill_random_bits(std::mt19937_64 &rng);
   /// Each 16 bits (little-endian halves of wider elements) the bfloat16 of a
-  /// uniform value in [-1, 1) (so in [-1, 1] once rounded): for integer arrays whose bits the program
-  /// reinterprets as floats (bfloat16 scales packed two to a uint32). Needs
-  /// an element of 16 bits or more.
+  /// uniform value in [-1, 1) (so in [-1, 1] once rounded): for integer
+  /// arrays whose bits the program reinterprets as floats (bfloat16 scales
+  /// packed two to a uint32). Needs an element of 16 bits or more.
   void fill_random_bfloat16_halves(std::mt19937_64 &rng);
 
   /// Summary used by `tessera run`, each number printed with printf's "%.6g":

@@ -57,7 +57,6 @@ void report_errors_only(const llvm::DiagnosticInfo *info, void *) {
   llvm::errs() << "\n";
 }
 
-
 using Kernel = int32_t (*)(int64_t *, double *, BufState *, detail::JitRunState *);
 
 /// Compiled code for one structure.

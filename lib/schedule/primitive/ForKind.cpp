@@ -19,6 +19,7 @@
 #include <array>
 
 #include "tessera/analysis/ThreadBindings.h"
+#include "tessera/ir/Functor.h"
 
 namespace tessera::schedule::detail {
 
@@ -45,6 +46,19 @@ void check_thread_tag(const StmtPath &p, const std::string &thread) {
                               "", {p.stmt});
 }
 
+/// Whether the loop at `p` is inside, or around, a loop bound to `thread`.
+bool nests_on_axis(const StmtPath &p, const std::string &thread) {
+  auto on_axis = [&](const Stmt &s) {
+    const auto *f = s.as<For>();
+    return f && f->for_kind == ForKind::ThreadBinding && f->thread_tag == thread;
+  };
+  for (const Stmt &a : p.ancestors)
+    if (on_axis(a)) return true;
+  bool below = false;
+  pre_order_visit(p.loop()->body, nullptr, [&](const Stmt &s) { below = below || on_axis(s); });
+  return below;
+}
+
 /// Step 3 of every kind change.
 void set_kind(State &st, const StmtPath &p, ForKind kind, std::string thread = "") {
   replace(st, p.stmt, loop_with_kind(*p.loop(), kind, std::move(thread)));
@@ -65,7 +79,7 @@ void bind(State &st, const LoopRef &loop, const std::string &thread) {
   // Steps 2-3. Build the loop; inside (or around) a loop bound to the same
   // axis it must mean on the GPU what it means serially (ThreadBindings.h).
   Stmt bound = loop_with_kind(*p.loop(), ForKind::ThreadBinding, thread);
-  if (!analysis::nested_thread_binding_refusal(st.func))
+  if (nests_on_axis(p, thread) && !analysis::nested_thread_binding_refusal(st.func))
     if (auto why = analysis::nested_thread_binding_refusal(
             st.func.with_body(replace_in(st.func.body(), {{p.stmt.get(), bound}}))))
       throw NestedThreadBindingError("bind", "cannot bind loop " + loop_name(*p.loop()) + " to " + quoted(thread) +
