@@ -1,10 +1,14 @@
 //===- lib/cpu/CpuLoops.cpp - CPU schedules of a single loop nest ----------===//
 #include "tessera/cpu/CpuLoops.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "tessera/analysis/BlockInfo.h"
+#include "tessera/ir/Annotation.h"
+#include "tessera/schedule/Error.h"
 #include "tessera/schedule/Schedule.h"
 #include "tessera/support/Error.h"
 
@@ -55,28 +59,107 @@ int read_inner_iter(const analysis::BlockInfo &b) {
 
 schedule::LoopRef loop_of(const analysis::BlockInfo &b, int iter) { return {b.iters[size_t(iter)].loop}; }
 
+/// A reduction rfactor can split into `lanes` partial results: one reduce
+/// iter, bound to the innermost loop, whose constant extent `lanes` divides
+/// (and exceeds).
+bool lanes_divide(const analysis::BlockInfo &b, int64_t lanes) {
+  if (!b.is_reduction() || !b.trivial_binding || b.is_guarded || b.loops.empty()) return false;
+  int reduce = -1;
+  for (size_t i = 0; i < b.iters.size(); ++i)
+    if (b.iters[i].kind == ir::IterKind::Reduce) {
+      if (reduce >= 0) return false;
+      reduce = int(i);
+    }
+  const auto extent = ir::as_const_int(b.iters[size_t(reduce)].dom.extent);
+  return b.loops.back().as<ir::For>()->loop_var.same_as(b.iters[size_t(reduce)].loop) && extent &&
+         *extent % lanes == 0 && *extent > lanes;
+}
+
+/// The reduction's `lanes` partial results (rfactor), the rows over the
+/// cores and the lanes vectorized.
+void split_into_lanes(schedule::Schedule &sch, const analysis::BlockInfo &b, int64_t lanes) {
+  const schedule::LoopRef r = {b.loops.back().as<ir::For>()->loop_var};
+  auto parts = sch.split(r, {std::nullopt, lanes});
+  schedule::BlockRef partial = sch.rfactor(parts[1], 1);
+  std::vector<schedule::LoopRef> loops = sch.get_loops(partial);
+  sch.parallel(loops.front());
+  sch.vectorize(loops.back());
+}
+
+/// rows L (the file comment of CpuLoops.h); `split` counts the reductions
+/// that got lanes.
+ir::PrimFunc schedule_rows(const ir::PrimFunc &f, int64_t lanes, int &split) {
+  schedule::Schedule sch(f);
+  // Intermediates that one block reads are computed where it reads them.
+  std::vector<std::string> kept;
+  for (bool inlined = true; inlined;) {
+    inlined = false;
+    const analysis::FuncInfo info = analysis::analyze(sch.func());
+    for (const analysis::BlockInfo &b : info.blocks) {
+      if (!b.is_inlinable() || b.consumers.size() != 1 || b.writes_output ||
+          std::find(kept.begin(), kept.end(), b.name) != kept.end())
+        continue;
+      try {
+        sch.compute_inline(sch.get_block(b.name));
+        inlined = true;
+      } catch (const schedule::ScheduleError &) {
+        kept.push_back(b.name);  // its consumer reads it in a way inlining refuses
+      }
+      break;
+    }
+  }
+  // Each reduction in its own loop nest, which splitting another leaves as it is.
+  split = 0;
+  const analysis::FuncInfo info = analysis::analyze(sch.func());
+  for (const analysis::BlockInfo &b : info.blocks)
+    if (lanes_divide(b, lanes)) split_into_lanes(sch, b, lanes), ++split;
+  return sch.func();
+}
+
 }  // namespace
 
-std::string CpuLoopConfig::str() const { return fmt::format("{{\"loops\":\"{}\",\"tile\":{}}}", kind, tile); }
+std::string CpuLoopConfig::str() const {
+  return fmt::format("{{\"loops\":\"{}\",\"tile\":{}{}}}", kind, tile, stream ? ",\"stream\":true" : "");
+}
 
 std::optional<CpuLoopConfig> CpuLoopConfig::parse(const std::string &text) {
   nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object() || !j.contains("loops")) return std::nullopt;
   CpuLoopConfig c;
-  if (!j["loops"].is_string()) throw UserError("CPU loop config: 'loops' must be tile2d, reduce_outer or rfactor");
+  if (!j["loops"].is_string()) throw UserError("CPU loop config: 'loops' must be tile2d, reduce_outer, rfactor or rows");
   c.kind = j["loops"].get<std::string>();
-  if (c.kind != "tile2d" && c.kind != "reduce_outer" && c.kind != "rfactor")
-    throw UserError("CPU loop config: unknown loops '" + c.kind + "' (tile2d, reduce_outer, rfactor)");
+  if (c.kind != "tile2d" && c.kind != "reduce_outer" && c.kind != "rfactor" && c.kind != "rows")
+    throw UserError("CPU loop config: unknown loops '" + c.kind + "' (tile2d, reduce_outer, rfactor, rows)");
   if (!j.contains("tile") || !j["tile"].is_number_integer())
     throw UserError("CPU loop config " + text + ": 'tile' must be an integer");
   c.tile = j["tile"].get<int64_t>();
-  detail::check_known_fields(j, {"loops", "tile"}, "CPU loop config");
+  if (j.contains("stream")) {
+    if (!j["stream"].is_boolean() || c.kind != "tile2d")
+      throw UserError("CPU loop config " + text + ": 'stream' is true or false, and only for tile2d");
+    c.stream = j["stream"].get<bool>();
+  }
+  detail::check_known_fields(j, {"loops", "tile", "stream"}, "CPU loop config");
   return c;
 }
 
 std::vector<CpuLoopConfig> cpu_loop_candidates(const ir::PrimFunc &f) {
   LoopNest n = find_nest(f);
-  if (!n.why.empty()) return {};
+  if (!n.why.empty()) {
+    // Several blocks: rows, when some reduction gets lanes.
+    std::vector<CpuLoopConfig> out;
+    const analysis::FuncInfo info = analysis::analyze(f);
+    if (info.is_scheduled || info.has_opaque_structure || info.blocks.size() < 2) return out;
+    for (int64_t lanes : {16, 64}) {
+      int split = 0;
+      try {
+        schedule_rows(f, lanes, split);
+      } catch (const Error &) {
+        split = 0;
+      }
+      if (split > 0) out.push_back({"rows", lanes});
+    }
+    return out;
+  }
   const analysis::BlockInfo &b = n.block;
   std::vector<CpuLoopConfig> out;
   if (n.reduce.empty() && n.spatial.size() >= 2) {
@@ -84,7 +167,8 @@ std::vector<CpuLoopConfig> cpu_loop_candidates(const ir::PrimFunc &f) {
     // same loop (a transpose); an elementwise copy is already in order.
     const int write_inner = b.writes.empty() ? -1 : b.writes[0].inner_iter();
     if (read_inner_iter(b) != write_inner)
-      for (int64_t t : {16, 32, 64}) out.push_back({"tile2d", t});
+      for (bool stream : {false, true})
+        for (int64_t t : {16, 64, 256}) out.push_back({"tile2d", t, stream});
   }
   if (n.spatial.size() == 1 && n.reduce.size() == 1 && b.combiner != analysis::Combiner::None &&
       b.tuple_values.empty()) {
@@ -102,6 +186,16 @@ std::vector<CpuLoopConfig> cpu_loop_candidates(const ir::PrimFunc &f) {
 }
 
 ir::PrimFunc schedule_loops_for_cpu(const ir::PrimFunc &f, const CpuLoopConfig &c) {
+  if (c.kind == "rows") {
+    if (c.tile < 2) throw UserError("CPU loop schedule " + c.str() + ": rows needs at least 2 lanes");
+    int split = 0;
+    ir::PrimFunc g = schedule_rows(f, c.tile, split);
+    if (split == 0)
+      throw UserError("CPU loop schedule " + c.str() + ": no reduction of '" + f.name() +
+                      "' is over its innermost loop with a constant extent " + std::to_string(c.tile) +
+                      " divides");
+    return g;
+  }
   LoopNest n = find_nest(f);
   if (!n.why.empty()) throw UserError("CPU loop schedule " + c.str() + ": " + n.why);
   if (c.tile <= 0) throw UserError("CPU loop schedule " + c.str() + ": the tile must be positive");
@@ -111,13 +205,22 @@ ir::PrimFunc schedule_loops_for_cpu(const ir::PrimFunc &f, const CpuLoopConfig &
   if (c.kind == "tile2d" && n.reduce.empty() && n.spatial.size() >= 2) {
     const std::vector<schedule::LoopRef> loops = sch.get_loops(block);
     const size_t last = loops.size() - 1;
-    auto a = sch.split(loops[last - 1], {std::nullopt, c.tile});
-    auto z = sch.split(loops[last], {std::nullopt, c.tile});
+    // Tiles of T x T in cache, each walked in V x V tiles of registers: V
+    // elements are one 512-bit vector, and the JIT transposes such a tile
+    // with shuffles (runtime/llvm/CodegenTranspose.cpp).
+    const int64_t bytes = std::max<int64_t>(1, b.writes.empty() ? 4 : b.writes[0].buffer.dtype().bytes());
+    const int64_t v = std::min<int64_t>(c.tile, std::max<int64_t>(2, 64 / bytes));
+    auto tiles = [&](const schedule::LoopRef &l) {
+      if (c.tile > v && c.tile % v == 0) return sch.split(l, {std::nullopt, c.tile / v, v});
+      return sch.split(l, {std::nullopt, c.tile});
+    };
+    const std::vector<schedule::LoopRef> a = tiles(loops[last - 1]), z = tiles(loops[last]);
     std::vector<schedule::LoopRef> order(loops.begin(), loops.end() - 2);
-    order.insert(order.end(), {a[0], z[0], a[1], z[1]});
+    for (size_t k = 0; k < a.size(); ++k) order.insert(order.end(), {a[k], z[k]});
     sch.reorder(order);
     sch.parallel(order[0]);
-    sch.vectorize(z[1]);
+    sch.vectorize(z.back());
+    if (c.stream) sch.annotate(block, ir::kStreamingStoresAnnotation, ir::AnnValue(int64_t(1)));
     return sch.func();
   }
   if (c.kind == "reduce_outer" && n.spatial.size() == 1 && n.reduce.size() == 1) {

@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "CpuTestUtil.h"
@@ -19,6 +20,7 @@
 #include "tessera/runtime/Interpreter.h"
 #include "tessera/runtime/Verify.h"
 #include "tessera/script/Parser.h"
+#include "tessera/support/DataPaths.h"
 #include "tessera/support/Error.h"
 
 namespace tessera::cpu {
@@ -120,13 +122,133 @@ TEST(CpuLoops, ARowSumBecomesVectorizedPartialSumsWithinTheBound) {
 TEST(CpuLoops, ATransposeGoesInTilesWithTheSameBits) {
   ir::PrimFunc f = script::parse_func(kTranspose);
   std::vector<CpuLoopConfig> configs = cpu_loop_candidates(f);
-  ASSERT_EQ(configs.size(), 3u);
+  ASSERT_EQ(configs.size(), 6u);
   for (const CpuLoopConfig &c : configs) {
     SCOPED_TRACE(c.str());
     EXPECT_EQ(c.kind, "tile2d");
+    EXPECT_EQ(CpuLoopConfig::parse(c.str())->str(), c.str());
     ir::PrimFunc g = schedule_loops_for_cpu(f, c);
     EXPECT_EQ(loop_kinds(g).front(), "parallel");
+    // Whatever the cache tile, the vectorized loop is one 512-bit vector of
+    // float32 under a serial loop as long: the tile the JIT transposes.
+    int64_t vectorized = 0, above = 0;
+    ir::pre_order_visit(g.body(), nullptr, [&](const ir::Stmt &s) {
+      const auto *l = s.as<ir::For>();
+      if (const auto *inner = l ? l->body.as<ir::For>() : nullptr; inner && inner->for_kind == ir::ForKind::Vectorized)
+        above = ir::as_const_int(l->extent).value_or(0), vectorized = ir::as_const_int(inner->extent).value_or(0);
+    });
+    EXPECT_EQ(vectorized, 16);
+    EXPECT_EQ(above, 16);
+    // "stream": the block's stores may bypass the caches.
+    size_t streaming = 0;
+    ir::pre_order_visit(g.body(), nullptr, [&](const ir::Stmt &s) {
+      if (const auto *b = s.as<ir::Block>()) streaming += b->annotations.count(ir::kStreamingStoresAnnotation);
+    });
+    EXPECT_EQ(streaming, c.stream ? 1u : 0u);
     expect_same_bits(f, g);
+  }
+}
+
+/// Softmax as relax's legalization prints it: the exponentials are read by
+/// two blocks (the sum and the normalisation).
+const char *kSoftmax = R"(
+# from tvm.script import tir as T
+
+@T.prim_func(private=True)
+def softmax(A: T.Buffer((T.int64(4), T.int64(128)), "float32"), T_softmax_norm: T.Buffer((T.int64(4), T.int64(128)), "float32")):
+    T.func_attr({"tir.noalias": T.bool(True)})
+    # with T.block("root"):
+    T_softmax_maxelem = T.alloc_buffer((T.int64(4),))
+    T_softmax_exp = T.alloc_buffer((T.int64(4), T.int64(128)))
+    T_softmax_expsum = T.alloc_buffer((T.int64(4),))
+    for i0, k in T.grid(T.int64(4), T.int64(128)):
+        with T.block("T_softmax_maxelem"):
+            v_i0, v_k = T.axis.remap("SR", [i0, k])
+            T.reads(A[v_i0, v_k])
+            T.writes(T_softmax_maxelem[v_i0])
+            with T.init():
+                T_softmax_maxelem[v_i0] = T.float32(-3.4028234663852886e38)
+            T_softmax_maxelem[v_i0] = T.max(T_softmax_maxelem[v_i0], A[v_i0, v_k])
+    for i0, i1 in T.grid(T.int64(4), T.int64(128)):
+        with T.block("T_softmax_exp"):
+            v_i0, v_i1 = T.axis.remap("SS", [i0, i1])
+            T.reads(A[v_i0, v_i1], T_softmax_maxelem[v_i0])
+            T.writes(T_softmax_exp[v_i0, v_i1])
+            T_softmax_exp[v_i0, v_i1] = T.exp(A[v_i0, v_i1] - T_softmax_maxelem[v_i0])
+    for i0, k in T.grid(T.int64(4), T.int64(128)):
+        with T.block("T_softmax_expsum"):
+            v_i0, v_k = T.axis.remap("SR", [i0, k])
+            T.reads(T_softmax_exp[v_i0, v_k])
+            T.writes(T_softmax_expsum[v_i0])
+            with T.init():
+                T_softmax_expsum[v_i0] = T.float32(0.0)
+            T_softmax_expsum[v_i0] = T_softmax_expsum[v_i0] + T_softmax_exp[v_i0, v_k]
+    for i0, i1 in T.grid(T.int64(4), T.int64(128)):
+        with T.block("T_softmax_norm"):
+            v_i0, v_i1 = T.axis.remap("SS", [i0, i1])
+            T.reads(T_softmax_exp[v_i0, v_i1], T_softmax_expsum[v_i0])
+            T.writes(T_softmax_norm[v_i0, v_i1])
+            T.block_attr({"axis": 1})
+            T_softmax_norm[v_i0, v_i1] = T_softmax_exp[v_i0, v_i1] / T_softmax_expsum[v_i0]
+)";
+
+/// The blocks of `f` by name, and how many loops of each kind.
+std::vector<std::string> block_names(const ir::PrimFunc &f) {
+  std::vector<std::string> names;
+  ir::pre_order_visit(f.body(), nullptr, [&](const ir::Stmt &s) {
+    if (const auto *b = s.as<ir::Block>()) names.push_back(b->name);
+  });
+  return names;
+}
+
+/// `scheduled` within the float64 bound of `original` on the inputs of seed 7.
+void expect_within_bound(const ir::PrimFunc &original, const ir::PrimFunc &scheduled) {
+  std::vector<runtime::NDArray> args = runtime::make_random_args(original, {}, 7);
+  runtime::Reference want = runtime::compute_reference(original, args);
+  runtime::interpret(scheduled, args);
+  for (const runtime::OutputCheck &check : runtime::check_outputs(original, args, want))
+    EXPECT_TRUE(check.ok) << check.str();
+}
+
+TEST(CpuLoops, RowsSplitsEachRowReductionIntoLanesAndInlinesWhatOneBlockReads) {
+  // Softmax: the max and the sum get lanes (the max in any order is the same
+  // number); the exponentials, read twice, stay stored.
+  ir::PrimFunc softmax = script::parse_func(kSoftmax);
+  std::vector<CpuLoopConfig> configs = cpu_loop_candidates(softmax);
+  ASSERT_EQ(configs.size(), 2u);
+  for (const CpuLoopConfig &c : configs) {
+    SCOPED_TRACE(c.str());
+    EXPECT_EQ(c.kind, "rows");
+    ir::PrimFunc g = schedule_loops_for_cpu(softmax, c);
+    const std::vector<std::string> kinds = loop_kinds(g);
+    EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "vectorized"), 2);
+    EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "parallel"), 2);
+    EXPECT_TRUE(has(block_names(g), "T_softmax_exp"));
+    EXPECT_EQ(CpuLoopConfig::parse(c.str())->str(), c.str());
+    expect_within_bound(softmax, g);
+  }
+  // The int4 gemv: the dequantised weight is computed where the product
+  // reads it (never stored), the product gets lanes: 16 of k = 1008 (no
+  // multiple of 64), 16 or 64 of k = 1024.
+  ir::PrimFunc gemv = script::parse_file(support::data_root() / "workloads" / "gemv_int4.py").funcs.at(0);
+  for (int64_t k : {1008, 1024}) {
+    ir::PrimFunc f = analysis::specialize(gemv, {{"m", 5}, {"k", k}});
+    configs = cpu_loop_candidates(f);
+    ASSERT_EQ(configs.size(), k == 1024 ? 2u : 1u) << k;
+    for (const CpuLoopConfig &c : configs) {
+      SCOPED_TRACE(c.str());
+      ir::PrimFunc g = schedule_loops_for_cpu(f, c);
+      EXPECT_FALSE(has(block_names(g), "decode"));
+      EXPECT_TRUE(has(loop_kinds(g), "vectorized"));
+      expect_within_bound(f, g);
+    }
+  }
+  // A function where no reduction gets lanes is refused, saying why.
+  try {
+    schedule_loops_for_cpu(analysis::specialize(gemv, {{"m", 5}, {"k", 1008}}), {"rows", 64});
+    FAIL() << "rows 64 of k = 1008";
+  } catch (const UserError &e) {
+    EXPECT_NE(std::string(e.what()).find("no reduction of 'main'"), std::string::npos) << e.what();
   }
 }
 
@@ -140,7 +262,9 @@ TEST(CpuLoops, OthersGetNoCandidatesAndConfigsAreChecked) {
   EXPECT_EQ(CpuLoopConfig::parse(R"({"loops": "rfactor", "tile": 16})")->str(), R"({"loops":"rfactor","tile":16})");
   for (auto [text, message] : {std::pair{R"({"loops": "spiral", "tile": 4})", "unknown loops 'spiral'"},
                                {R"({"loops": "tile2d"})", "'tile' must be an integer"},
-                               {R"({"loops": "tile2d", "tile": 4, "x": 1})", "unknown field 'x'"}}) {
+                               {R"({"loops": "tile2d", "tile": 4, "x": 1})", "unknown field 'x'"},
+                               {R"({"loops": "tile2d", "tile": 4, "stream": 1})", "'stream' is true or false"},
+                               {R"({"loops": "rfactor", "tile": 16, "stream": true})", "only for tile2d"}}) {
     try {
       CpuLoopConfig::parse(text);
       FAIL() << text;

@@ -97,5 +97,15 @@ TEST(NDArray, CompareHelpers) {
   EXPECT_FALSE(allclose(a, NDArray(DataType::float32(), {4}), 1, 1));
 }
 
+TEST(NDArray, DataStartsACacheLine) {
+  // Large arrays included: malloc starts those 16 bytes into a page.
+  for (int64_t n : {1, 3, 1000, 1 << 20}) {
+    NDArray a(DataType::int_(8), {n});
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(a.data()) % 64, 0u) << n;
+    NDArray copy = a;
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(copy.data()) % 64, 0u) << n;
+  }
+}
+
 }  // namespace
 }  // namespace tessera::runtime

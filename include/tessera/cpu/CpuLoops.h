@@ -8,8 +8,12 @@
 //   tile2d T        a copy or elementwise block over two or more loops (a
 //                   transpose): the last two loops in T x T tiles, so that
 //                   both the reads and the writes stay within cache lines
-//                   the tile keeps; the first loop over the cores, the
-//                   innermost vectorized.
+//                   the tile keeps; the first loop over the cores. A T
+//                   larger than one 512-bit vector's V elements is walked in
+//                   V x V tiles, the innermost loop vectorized: the JIT
+//                   transposes those in registers (runtime/llvm/
+//                   CodegenTranspose.cpp). Each T also with "stream": the
+//                   stores non-temporal (no read for ownership of B's lines).
 //   reduce_outer T  a reduction over the strided axis (B[j] = sum_k A[k, j]):
 //                   the output loop in tiles of T, the reduction loop
 //                   between the tile loops, so that consecutive outputs sum
@@ -20,6 +24,14 @@
 //                   per output, vectorized, then summed (rfactor): the sum's
 //                   order changes, within the float64 bound the
 //                   verification holds it to.
+//
+//   rows L          a function of several blocks (a softmax, a gemv with its
+//                   decode): each intermediate that one other block reads is
+//                   computed where it is read (compute_inline: a dequantised
+//                   weight is never stored); each reduction over its
+//                   innermost loop whose constant extent L divides gets L
+//                   vectorized partial results as in rfactor, its rows over
+//                   the cores. Offered when some reduction gets them.
 //
 //   for (const CpuLoopConfig &c : cpu_loop_candidates(f))
 //     ir::PrimFunc g = schedule_loops_for_cpu(f, c);
@@ -37,10 +49,13 @@
 namespace tessera::cpu {
 
 struct CpuLoopConfig {
-  /// "tile2d", "reduce_outer" or "rfactor".
+  /// "tile2d", "reduce_outer", "rfactor" or "rows" (whose tile is the lanes L).
   std::string kind;
   int64_t tile = 0;
-  /// {"loops":"tile2d","tile":32}
+  /// tile2d: the block's stores streamed past the caches
+  /// (ir::kStreamingStoresAnnotation), for outputs larger than the caches.
+  bool stream = false;
+  /// {"loops":"tile2d","tile":32}, {"loops":"tile2d","tile":32,"stream":true}
   std::string str() const;
   /// str()'s JSON back; nullopt for a JSON object without "loops" (a matmul
   /// config, CpuSchedule.h), UserError for a malformed one.
@@ -49,7 +64,7 @@ struct CpuLoopConfig {
 
 /// The loop schedules worth timing for `f` (empty unless `f` is one block,
 /// bound to its own loops, unscheduled and unguarded, and one of the shapes
-/// of the file comment).
+/// of the file comment, or several blocks that `rows` applies to).
 std::vector<CpuLoopConfig> cpu_loop_candidates(const ir::PrimFunc &f);
 
 /// `f` scheduled by `config`: UserError when the config is not one of its

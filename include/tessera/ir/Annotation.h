@@ -98,4 +98,11 @@ inline constexpr const char *kVectorLoadsAnnotation = "vector_loads";
 /// (lower::swizzle_shared_buffers), against bank conflicts without padding.
 inline constexpr const char *kSwizzleAnnotation = "tessera.swizzle";
 
+/// Block annotation (value 1): the block's stores may bypass the caches
+/// (non-temporal stores) where the target can; the values stored are the
+/// same. For outputs larger than the caches that nothing reads soon: a
+/// transpose's stores then need no read for ownership (the CPU target's
+/// tile2d, runtime/llvm/CodegenTranspose.cpp).
+inline constexpr const char *kStreamingStoresAnnotation = "tessera.streaming_stores";
+
 }  // namespace tessera::ir

@@ -2,6 +2,7 @@
 //
 // A dense, row-major host array with a dtype and a shape: the inputs and
 // outputs of the interpreter, later the staging copies of device buffers.
+// Its data starts on a 64-byte boundary (support/CacheLineAllocator.h).
 // Elements are stored in their natural width (float16/bfloat16 as their 16-bit
 // patterns, bool as one byte); `get`/`set` convert through double so tests can
 // read and write any dtype uniformly.
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "tessera/ir/DataType.h"
+#include "tessera/support/CacheLineAllocator.h"
 
 namespace tessera::runtime {
 
@@ -81,7 +83,8 @@ class NDArray {
   ir::DataType dtype_;
   std::vector<int64_t> shape_;
   int64_t numel_ = 0;
-  std::vector<uint8_t> bytes_;
+  /// Starts a cache line: the JIT's vector accesses do not straddle two.
+  std::vector<uint8_t, support::CacheLineAllocator<uint8_t>> bytes_;
 };
 
 /// The address of each of `arrays`, in order: the argument list

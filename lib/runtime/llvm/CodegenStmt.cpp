@@ -77,6 +77,7 @@ void Gen::stmt(const ir::Stmt &s) {
 /// for (v = min; v < min + extent; ++v), counted in int64 as the interpreter does.
 void Gen::loop(const ir::For &f) {
   if (auto it = parallel_.find(&f); it != parallel_.end()) return parallel_loop(f, it->second);
+  if (transposed_tile(f)) return;
   counted_loop(f, to_i64(expr(f.min), f.min.dtype()), b_.getInt64(0), to_i64(expr(f.extent), f.extent.dtype()));
 }
 

@@ -335,6 +335,10 @@ class Gen {
   /// state st_.
   Value *allocate_storage(const Buf &buf, Value *elements);
   void block(const ir::Block &blk);
+  /// Emits `f` as a transpose of a V x V tile in registers when it is one
+  /// (CodegenTranspose.cpp: the loop pair, the run-time test, the plain loops
+  /// as the other path); false, nothing emitted, when it is not.
+  bool transposed_tile(const ir::For &f);
   // ---- warp-level statements (CodegenWarp.cpp) ------------------------------------
   /// A warp-level or asynchronous statement: mma.sync compiled, every one
   /// also the interpreter's code for it, called with the slots it reads

@@ -127,7 +127,11 @@ int32_t tessera_jit_parallel_for(int32_t (*body)(void *, int64_t, int64_t, JitRu
     }
   };
   std::vector<std::thread> threads;
-  for (JitRunState &s : states) threads.emplace_back(work, &s);
+  for (JitRunState &s : states)
+    threads.emplace_back([&work](JitRunState *s) {
+      work(s);
+      tessera::runtime::detail::order_streaming_stores();
+    }, &s);
   work(st);
   for (std::thread &t : threads) t.join();
   if (failed_at.load() == std::numeric_limits<int64_t>::max()) return 0;

@@ -47,6 +47,15 @@ struct JitRunState {
 bool has_async_queue(const ir::PrimFunc &f);
 /// The error a parallel loop reports when one of its chunks ends with
 /// asynchronous copies or wgmma in flight (LlvmJit::run then runs serially).
+/// Makes this thread's non-temporal stores (kStreamingStoresAnnotation)
+/// visible before what follows: they are weakly ordered on x86, so a worker
+/// thread fences before its results are read elsewhere, and so does a run.
+inline void order_streaming_stores() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_sfence();
+#endif
+}
+
 inline const char *const kAsyncCrossedIterations = "\x01asynchronous copies crossed parallel iterations";
 
 /// A warp-level or asynchronous statement (ldmatrix, mma.sync, cp.async and

@@ -365,6 +365,7 @@ void LlvmJit::run(std::vector<NDArray *> args) const {
     st.sites = &code.sites;
     st.allocs.resize(size_t(code.num_allocs));
     const bool failed = code.kernel(f.iv, f.fv, f.bufs, &st) != 0;
+    detail::order_streaming_stores();
     if (failed && st.error == detail::kAsyncCrossedIterations) return false;
     if (failed) throw InterpretError(st.error);
     detail::check_async_drained(st.async, p.func.name());

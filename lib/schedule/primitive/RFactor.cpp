@@ -204,7 +204,11 @@ Reducer check_reducer(const Stmt &block) {
   if (!init || !init->buffer.same_as(store->buffer) || !same_indices(init->indices, store->indices))
     unknown_reducer(block,
                     "its init is not a single store to " + store->buffer.name() + " at the stored indices");
-  if (!is_identity(bin->op, init->value))
+  // Max and min are idempotent: the init folded into every partial result
+  // and again into the write-back is the serial init (TVM's softmax starts
+  // its max at the lowest finite float, not at -inf).
+  const bool idempotent = bin->op == BinaryOp::Max || bin->op == BinaryOp::Min;
+  if (!idempotent && !is_identity(bin->op, init->value))
     unknown_reducer(block, "its init value " + script::print(init->value) + " is not the identity of " +
                                binary_op_name(bin->op));
   r.identity = init->value;
