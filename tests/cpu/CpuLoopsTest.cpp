@@ -103,6 +103,15 @@ TEST(CpuLoops, AColumnSumSumsConsecutiveOutputsTogetherInKOrder) {
   }
 }
 
+/// `scheduled` within the float64 bound of `original` on the inputs of seed 7.
+void expect_within_bound(const ir::PrimFunc &original, const ir::PrimFunc &scheduled) {
+  std::vector<runtime::NDArray> args = runtime::make_random_args(original, {}, 7);
+  runtime::Reference want = runtime::compute_reference(original, args);
+  runtime::interpret(scheduled, args);
+  for (const runtime::OutputCheck &check : runtime::check_outputs(original, args, want))
+    EXPECT_TRUE(check.ok) << check.str();
+}
+
 TEST(CpuLoops, ARowSumBecomesVectorizedPartialSumsWithinTheBound) {
   ir::PrimFunc f = script::parse_func(kRowSum);
   std::vector<CpuLoopConfig> configs = cpu_loop_candidates(f);
@@ -112,10 +121,7 @@ TEST(CpuLoops, ARowSumBecomesVectorizedPartialSumsWithinTheBound) {
     EXPECT_EQ(c.kind, "rfactor");
     ir::PrimFunc g = schedule_loops_for_cpu(f, c);
     EXPECT_TRUE(has(loop_kinds(g), "vectorized"));
-    std::vector<runtime::NDArray> args = runtime::make_random_args(f, {}, 7);
-    runtime::Reference want = runtime::compute_reference(f, args);
-    runtime::interpret(g, args);
-    for (const runtime::OutputCheck &check : runtime::check_outputs(f, args, want)) EXPECT_TRUE(check.ok) << check.str();
+    expect_within_bound(f, g);
   }
 }
 
@@ -149,50 +155,7 @@ TEST(CpuLoops, ATransposeGoesInTilesWithTheSameBits) {
   }
 }
 
-/// Softmax as relax's legalization prints it: the exponentials are read by
-/// two blocks (the sum and the normalisation).
-const char *kSoftmax = R"(
-# from tvm.script import tir as T
-
-@T.prim_func(private=True)
-def softmax(A: T.Buffer((T.int64(4), T.int64(128)), "float32"), T_softmax_norm: T.Buffer((T.int64(4), T.int64(128)), "float32")):
-    T.func_attr({"tir.noalias": T.bool(True)})
-    # with T.block("root"):
-    T_softmax_maxelem = T.alloc_buffer((T.int64(4),))
-    T_softmax_exp = T.alloc_buffer((T.int64(4), T.int64(128)))
-    T_softmax_expsum = T.alloc_buffer((T.int64(4),))
-    for i0, k in T.grid(T.int64(4), T.int64(128)):
-        with T.block("T_softmax_maxelem"):
-            v_i0, v_k = T.axis.remap("SR", [i0, k])
-            T.reads(A[v_i0, v_k])
-            T.writes(T_softmax_maxelem[v_i0])
-            with T.init():
-                T_softmax_maxelem[v_i0] = T.float32(-3.4028234663852886e38)
-            T_softmax_maxelem[v_i0] = T.max(T_softmax_maxelem[v_i0], A[v_i0, v_k])
-    for i0, i1 in T.grid(T.int64(4), T.int64(128)):
-        with T.block("T_softmax_exp"):
-            v_i0, v_i1 = T.axis.remap("SS", [i0, i1])
-            T.reads(A[v_i0, v_i1], T_softmax_maxelem[v_i0])
-            T.writes(T_softmax_exp[v_i0, v_i1])
-            T_softmax_exp[v_i0, v_i1] = T.exp(A[v_i0, v_i1] - T_softmax_maxelem[v_i0])
-    for i0, k in T.grid(T.int64(4), T.int64(128)):
-        with T.block("T_softmax_expsum"):
-            v_i0, v_k = T.axis.remap("SR", [i0, k])
-            T.reads(T_softmax_exp[v_i0, v_k])
-            T.writes(T_softmax_expsum[v_i0])
-            with T.init():
-                T_softmax_expsum[v_i0] = T.float32(0.0)
-            T_softmax_expsum[v_i0] = T_softmax_expsum[v_i0] + T_softmax_exp[v_i0, v_k]
-    for i0, i1 in T.grid(T.int64(4), T.int64(128)):
-        with T.block("T_softmax_norm"):
-            v_i0, v_i1 = T.axis.remap("SS", [i0, i1])
-            T.reads(T_softmax_exp[v_i0, v_i1], T_softmax_expsum[v_i0])
-            T.writes(T_softmax_norm[v_i0, v_i1])
-            T.block_attr({"axis": 1})
-            T_softmax_norm[v_i0, v_i1] = T_softmax_exp[v_i0, v_i1] / T_softmax_expsum[v_i0]
-)";
-
-/// The blocks of `f` by name, and how many loops of each kind.
+/// The names of the blocks of `f`, in pre-order.
 std::vector<std::string> block_names(const ir::PrimFunc &f) {
   std::vector<std::string> names;
   ir::pre_order_visit(f.body(), nullptr, [&](const ir::Stmt &s) {
@@ -201,19 +164,11 @@ std::vector<std::string> block_names(const ir::PrimFunc &f) {
   return names;
 }
 
-/// `scheduled` within the float64 bound of `original` on the inputs of seed 7.
-void expect_within_bound(const ir::PrimFunc &original, const ir::PrimFunc &scheduled) {
-  std::vector<runtime::NDArray> args = runtime::make_random_args(original, {}, 7);
-  runtime::Reference want = runtime::compute_reference(original, args);
-  runtime::interpret(scheduled, args);
-  for (const runtime::OutputCheck &check : runtime::check_outputs(original, args, want))
-    EXPECT_TRUE(check.ok) << check.str();
-}
-
 TEST(CpuLoops, RowsSplitsEachRowReductionIntoLanesAndInlinesWhatOneBlockReads) {
-  // Softmax: the max and the sum get lanes (the max in any order is the same
-  // number); the exponentials, read twice, stay stored.
-  ir::PrimFunc softmax = script::parse_func(kSoftmax);
+  // Softmax as relax's legalization prints it: the max and the sum get lanes
+  // (the max in any order is the same number); the exponentials, read by the
+  // sum and the normalisation, stay stored.
+  ir::PrimFunc softmax = script::parse_file(support::data_root() / "tests" / "corpus" / "softmax.py").funcs.at(0);
   std::vector<CpuLoopConfig> configs = cpu_loop_candidates(softmax);
   ASSERT_EQ(configs.size(), 2u);
   for (const CpuLoopConfig &c : configs) {
