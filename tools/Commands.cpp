@@ -93,14 +93,19 @@ std::string resolve_target(const std::string &target, const ir::PrimFunc &f) {
 
 int run_command(const RunOptions &opts, std::ostream &out, std::ostream &err) {
   return guarded(err, [&] {
-    if (opts.device != "cpu" && opts.device != "llvm" && opts.device != "cuda")
-      throw UserError("--device must be cpu, llvm or cuda, got '" + opts.device + "'");
-    if (opts.device != "cuda" && !opts.arch.empty()) throw UserError("--arch needs --device cuda");
-    if (opts.device == "cpu" && opts.time) throw UserError("--time needs --device llvm or cuda");
+    // make_backend knows the devices (and names them for any other).
+    std::unique_ptr<runtime::Backend> backend;
+    try {
+      backend = runtime::make_backend(opts.device, {.arch = opts.arch});
+    } catch (const UserError &e) {
+      throw UserError(std::string("--device: ") + e.what());
+    }
+    const bool interpreted = backend->name() == "interpreter";
+    if (backend->name() != "cuda" && !opts.arch.empty()) throw UserError("--arch needs --device cuda");
+    if (interpreted && opts.time) throw UserError("--time needs --device llvm or cuda");
     auto [f, dims] = load_func(opts.file, opts.func, opts.dims);
     default_dims(f, dims, out);
-    std::unique_ptr<runtime::Backend> backend = runtime::make_backend(opts.device, {.arch = opts.arch});
-    if (opts.device != "cpu") return run_compiled(opts, *backend, f, dims, out, err);
+    if (!interpreted) return run_compiled(opts, *backend, f, dims, out, err);
     std::vector<runtime::NDArray> args = runtime::make_random_args(f, dims, opts.seed);
     backend->build(f)->run(args);
     for (size_t i = 0; i < f.params().size(); ++i) {

@@ -278,6 +278,15 @@ struct WgmmaNode final : StmtExec, MmaOperands {
   ir::wgmma::WgmmaVariant v;
   ir::wgmma::SmemLayout layout;
   bool mn_major[2] = {false, false};  ///< A, B read MN-major (the transpose flags)
+  /// What each thread of the warpgroup reads, fixed by the variant: the rows
+  /// of A and columns of B its accumulators use, in the order first used
+  /// (each decoded from shared memory once, in that order), and for each
+  /// accumulator the positions of its row and column among them.
+  struct ThreadReads {
+    std::vector<std::pair<bool, int>> decode;  ///< (B?, row of A or column of B)
+    std::vector<std::pair<int, int>> slots;
+  };
+  std::vector<ThreadReads> reads;
 
   WgmmaNode(Compiler &cc, const ir::Call &c) : MmaOperands(cc, c, "wgmma") {
     std::string why;
@@ -299,6 +308,19 @@ struct WgmmaNode final : StmtExec, MmaOperands {
       if (!in_shared_memory(op->buffer))
         throw InterpretError("T.wgmma in block '" + cc.block() + "' reads '" + op->buffer.name() + "' in scope '" +
                              scope + "'; its A and B tiles are in shared memory");
+    }
+    for (int t = 0; t < ir::wgmma::kWarpgroup; ++t) {
+      ThreadReads r;
+      std::vector<int> row_slot(64, -1), col_slot(static_cast<size_t>(v.n), -1);
+      int rows = 0, cols = 0;
+      for (int i = 0; i < v.d_per_thread(); ++i) {
+        const ir::mma::Element e = ir::wgmma::accumulator_at(t, i, v.n);
+        int &row = row_slot[static_cast<size_t>(e.row)], &col = col_slot[static_cast<size_t>(e.col)];
+        if (row < 0) row = rows++, r.decode.emplace_back(false, e.row);
+        if (col < 0) col = cols++, r.decode.emplace_back(true, e.col);
+        r.slots.emplace_back(row, col);
+      }
+      reads.push_back(std::move(r));
     }
   }
 
@@ -338,27 +360,20 @@ struct WgmmaNode final : StmtExec, MmaOperands {
     std::vector<uint8_t> acc(dst, dst + bytes);
     if (const AsyncCopies::Copy *p = f.async->wgmma.find(dst, bytes)) acc = p->bytes;
     // The rows of A and the columns of B this thread's accumulators use
-    // (2 of the 64 rows, N/4 columns), each decoded from shared memory once.
+    // (2 of the 64 rows, N/4 columns), each decoded from shared memory once,
+    // into this thread's scratch (runs on several threads share the node).
     const int kk = v.k();
-    std::vector<int> row_slot(64, -1), col_slot(static_cast<size_t>(v.n), -1);
-    std::vector<double> a_rows, b_cols;
-    std::vector<std::pair<int, int>> slots(static_cast<size_t>(v.d_per_thread()));
+    const ThreadReads &plan = reads[static_cast<size_t>(t)];
+    thread_local std::vector<double> a_rows, b_cols;
+    a_rows.clear(), b_cols.clear();
+    for (const auto &[is_b, at] : plan.decode)
+      for (int k = 0; k < kk; ++k)
+        (is_b ? b_cols : a_rows)
+            .push_back(is_b ? element(f, b, mn_major[1], start[1], at, k) : element(f, a, mn_major[0], start[0], at, k));
     for (int i = 0; i < v.d_per_thread(); ++i) {
-      const ir::mma::Element c = ir::wgmma::accumulator_at(static_cast<int>(t), i, v.n);
-      int &r = row_slot[static_cast<size_t>(c.row)], &q = col_slot[static_cast<size_t>(c.col)];
-      if (r < 0) {
-        r = static_cast<int>(a_rows.size()) / kk;
-        for (int k = 0; k < kk; ++k) a_rows.push_back(element(f, a, mn_major[0], start[0], c.row, k));
-      }
-      if (q < 0) {
-        q = static_cast<int>(b_cols.size()) / kk;
-        for (int k = 0; k < kk; ++k) b_cols.push_back(element(f, b, mn_major[1], start[1], c.col, k));
-      }
-      slots[static_cast<size_t>(i)] = {r, q};
-    }
-    for (int i = 0; i < v.d_per_thread(); ++i) {
-      const double *ar = &a_rows[static_cast<size_t>(slots[static_cast<size_t>(i)].first * kk)];
-      const double *bc = &b_cols[static_cast<size_t>(slots[static_cast<size_t>(i)].second * kk)];
+      const auto &[row, col] = plan.slots[static_cast<size_t>(i)];
+      const double *ar = &a_rows[static_cast<size_t>(row * kk)];
+      const double *bc = &b_cols[static_cast<size_t>(col * kk)];
       double sum = 0;
       for (int k = 0; k < kk; ++k) sum += ar[k] * bc[k];
       if (v.acc.is_int()) {
