@@ -1,4 +1,4 @@
-//===- lib/cpu/CpuLoops.cpp - CPU schedules of a single loop nest ----------===//
+//===- lib/cpu/CpuLoops.cpp - CPU schedules of loop nests ------------------===//
 #include "tessera/cpu/CpuLoops.h"
 
 #include <algorithm>
@@ -59,11 +59,16 @@ int read_inner_iter(const analysis::BlockInfo &b) {
 
 schedule::LoopRef loop_of(const analysis::BlockInfo &b, int iter) { return {b.iters[size_t(iter)].loop}; }
 
-/// A reduction rfactor can split into `lanes` partial results: one reduce
-/// iter, bound to the innermost loop, whose constant extent `lanes` divides
-/// (and exceeds).
+/// A reduction rfactor can split into `lanes` partial results: rows (the
+/// outermost loop spatial, run over the cores), one reduce iter, bound to the
+/// innermost loop, whose constant extent `lanes` divides (and exceeds).
 bool lanes_divide(const analysis::BlockInfo &b, int64_t lanes) {
-  if (!b.is_reduction() || !b.trivial_binding || b.is_guarded || b.loops.empty()) return false;
+  if (!b.is_reduction() || !b.trivial_binding || b.is_guarded || b.loops.size() < 2) return false;
+  const ir::Var &outer = b.loops.front().as<ir::For>()->loop_var;
+  if (std::none_of(b.iters.begin(), b.iters.end(), [&](const analysis::IterInfo &it) {
+        return it.kind == ir::IterKind::Spatial && it.loop.same_as(outer);
+      }))
+    return false;
   int reduce = -1;
   for (size_t i = 0; i < b.iters.size(); ++i)
     if (b.iters[i].kind == ir::IterKind::Reduce) {

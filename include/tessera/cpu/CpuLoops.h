@@ -1,7 +1,8 @@
-//===- tessera/cpu/CpuLoops.h - CPU schedules of a single loop nest --------===//
+//===- tessera/cpu/CpuLoops.h - CPU schedules of loop nests ----------------===//
 //
-// What the CPU target does with a function of one block that is not a
-// matmul (CpuSchedule.h has those): loop orders for the memory system,
+// What the CPU target does with a function that is not a matmul
+// (CpuSchedule.h has those), of one block or (rows) of several: loop orders
+// for the memory system and vectorized partial results,
 // offered as candidates for the tuner to time (tune/CpuTune.h), each
 // verified against the float64 reference like any schedule:
 //
