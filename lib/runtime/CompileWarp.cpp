@@ -367,9 +367,12 @@ struct WgmmaNode final : StmtExec, MmaOperands {
     thread_local std::vector<double> a_rows, b_cols;
     a_rows.clear(), b_cols.clear();
     for (const auto &[is_b, at] : plan.decode)
-      for (int k = 0; k < kk; ++k)
-        (is_b ? b_cols : a_rows)
-            .push_back(is_b ? element(f, b, mn_major[1], start[1], at, k) : element(f, a, mn_major[0], start[0], at, k));
+      for (int k = 0; k < kk; ++k) {
+        if (is_b)
+          b_cols.push_back(element(f, b, mn_major[1], start[1], at, k));
+        else
+          a_rows.push_back(element(f, a, mn_major[0], start[0], at, k));
+      }
     for (int i = 0; i < v.d_per_thread(); ++i) {
       const auto &[row, col] = plan.slots[static_cast<size_t>(i)];
       const double *ar = &a_rows[static_cast<size_t>(row * kk)];

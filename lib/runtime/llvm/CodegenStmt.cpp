@@ -81,6 +81,14 @@ void Gen::loop(const ir::For &f) {
   counted_loop(f, to_i64(expr(f.min), f.min.dtype()), b_.getInt64(0), to_i64(expr(f.extent), f.extent.dtype()));
 }
 
+bool Gen::counter_fits(const ir::For &f) const {
+  const DataType t = f.loop_var.dtype();
+  const auto lo_bound = computed_bound(f.min), n_bound = computed_bound(f.extent);
+  const arith::IntBound type = arith::IntBound::of_dtype(t);
+  return t.is_int() && lo_bound && n_bound && lo_bound->min >= type.min &&
+         __int128(lo_bound->max) + __int128(n_bound->max) - 1 <= __int128(type.max);
+}
+
 void Gen::counted_loop(const ir::For &f, Value *lo, Value *begin, Value *end) {
   BasicBlock *pre = b_.GetInsertBlock();
   BasicBlock *body = BasicBlock::Create(ctx_, "for." + f.loop_var.name(), fn_);
@@ -93,10 +101,8 @@ void Gen::counted_loop(const ir::For &f, Value *lo, Value *begin, Value *end) {
   // The counter in int64 is the variable's value when its range fits its
   // type; else the variable wraps around, and may take any value of it.
   const DataType t = f.loop_var.dtype();
-  const auto lo_bound = computed_bound(f.min), n_bound = computed_bound(f.extent);
   const arith::IntBound type = arith::IntBound::of_dtype(t);
-  const bool fits_type = t.is_int() && lo_bound && n_bound && lo_bound->min >= type.min &&
-                         __int128(lo_bound->max) + __int128(n_bound->max) - 1 <= __int128(type.max);
+  const bool fits_type = counter_fits(f);
   if (fits_type)
     ana_.bind(f.loop_var, ir::Range{f.min, f.extent});
   else if (t.is_int())

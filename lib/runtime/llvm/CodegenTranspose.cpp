@@ -102,14 +102,8 @@ bool Gen::transposed_tile(const ir::For &f) {
   const DataType t = st->buffer.dtype();
   if (t.is_bool() || t.lanes() != 1 || t.bits() % 8 != 0 || t.bytes() * v > 64) return false;
 
-  // The loop variables must not wrap over the tile (counted_loop's test).
-  for (const ir::For *l : {&f, g}) {
-    const DataType lt = l->loop_var.dtype();
-    const auto lo = computed_bound(l->min);
-    if (!lt.is_int() || !lo || lo->min < arith::IntBound::of_dtype(lt).min ||
-        __int128(lo->max) + v - 1 > __int128(arith::IntBound::of_dtype(lt).max))
-      return false;
-  }
+  // The loop variables must not wrap over the tile.
+  if (!counter_fits(f) || !counter_fits(*g)) return false;
   // The static tests and the run-time one under the tile's facts (i and j
   // over their ranges); the two paths after them under the enclosing ones.
   Value *ok = b_.getTrue(), *mi = nullptr, *row_a = nullptr, *row_b = nullptr;

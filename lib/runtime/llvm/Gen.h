@@ -322,6 +322,9 @@ class Gen {
 
   /// for (v = min; v < min + extent; ++v), counted in int64 as the interpreter does.
   void loop(const ir::For &f);
+  /// Every value of the loop's variable lies within its type (min .. min +
+  /// extent - 1 for all the mins and extents possible): it never wraps.
+  bool counter_fits(const ir::For &f) const;
   /// The loop's body for i in [begin, end) (int64), its variable lo + i.
   void counted_loop(const ir::For &f, Value *lo, Value *begin, Value *end);
   /// Starts fn_: its entry block (the insert point), its fail block

@@ -45,8 +45,6 @@ struct JitRunState {
 
 /// The function issues cp.async or wgmma (statements of a queue).
 bool has_async_queue(const ir::PrimFunc &f);
-/// The error a parallel loop reports when one of its chunks ends with
-/// asynchronous copies or wgmma in flight (LlvmJit::run then runs serially).
 /// Makes this thread's non-temporal stores (kStreamingStoresAnnotation)
 /// visible before what follows: they are weakly ordered on x86, so a worker
 /// thread fences before its results are read elsewhere, and so does a run.
@@ -56,6 +54,8 @@ inline void order_streaming_stores() {
 #endif
 }
 
+/// The error a parallel loop reports when one of its chunks ends with
+/// asynchronous copies or wgmma in flight (LlvmJit::run then runs serially).
 inline const char *const kAsyncCrossedIterations = "\x01asynchronous copies crossed parallel iterations";
 
 /// A warp-level or asynchronous statement (ldmatrix, mma.sync, cp.async and
