@@ -42,8 +42,10 @@
 // one waits at its barrier), or by the shared-memory bandwidth its tiles
 // take at every K step when that is longer. Where the Arch has TMA and TMA
 // can copy both tiles (ProposeOptions::tensor_map_kernels on), each such
-// config is followed by its warp-specialised, TMA-fed twin, scored by the
-// same model (not yet calibrated apart: no GPU has timed it).
+// config is followed by its warp-specialised, TMA-fed twin and, where the
+// tiles outnumber the blocks the GPU holds at once, that twin made
+// persistent (a block per slot walking its tiles), scored by the same model
+// (not yet calibrated apart: no GPU has timed them).
 //
 // Where both kernels are proposed, each keeps at least half of the top-k
 // (the model is not calibrated between them; the measurement decides).
@@ -237,6 +239,17 @@ class TensorCorePolicy final : public Policy {
                 (p.a_k_major || c.block_m % 64 == 0) && (p.b_k_major || c.block_n % 64 == 0)) {
               c.tma = c.warp_specialized = true;
               consider(c);
+              // And persistent where the tiles outnumber the blocks the GPU
+              // holds at once: that many blocks, each walking its tiles, the
+              // producer filling the next tile's stages during this one's
+              // epilogue (same estimate: the model does not see the
+              // epilogue or the pipeline's fill).
+              const Occupancy occ = occupancy(arch, {c.threads(), c.registers(), c.shared_bytes()});
+              const int64_t slots = occ.blocks_per_sm * arch.compute.sm_count;
+              if (slots > 0 && std::ceil(M / double(c.block_m)) * std::ceil(N / double(c.block_n)) * batch > slots) {
+                c.persistent = slots;
+                consider(c);
+              }
             }
           }
     auto by_score = [](const Candidate &a, const Candidate &b) { return a.score < b.score; };

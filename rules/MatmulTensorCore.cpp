@@ -37,6 +37,7 @@ Json TensorCoreConfig::to_json() const {
   if (wgmma) j["wgmma"] = true;  // absent for mma.sync: the configs stored before wgmma read the same
   if (tma) j["tma"] = true;
   if (warp_specialized) j["warp_specialized"] = true;
+  if (persistent > 0) j["persistent"] = persistent;
   return j;
 }
 
@@ -59,6 +60,7 @@ TensorCoreConfig TensorCoreConfig::from_json(const Json &j) {
   c.wgmma = r.boolean_or("wgmma", false);
   c.tma = r.boolean_or("tma", false);
   c.warp_specialized = r.boolean_or("warp_specialized", false);
+  c.persistent = r.integer_or("persistent", 0);
   r.finish();
   return c;
 }
@@ -140,6 +142,11 @@ void TensorCoreConfig::validate(const Arch &arch) const {
             "copies tensors as they are; an operand computed by an inlined producer is copied element by element");
   }
   if (warp_specialized) require(tma, r, "warp_specialized", 1, "needs tma (its producer warpgroup copies by TMA)");
+  require(persistent >= 0 && persistent <= 65535, r, "persistent", persistent,
+          "must be 0 (a block per tile) or 1 to 65535 persistent blocks");
+  if (persistent > 0)
+    require(warp_specialized, r, "persistent", persistent,
+            "needs warp_specialized (its producer runs ahead into the next tile)");
   require_threads(r, "threads", threads(), arch);
   require(registers() <= arch.limits.max_regs_per_thread, r, "registers", registers(),
           "(estimated: accumulators and fragments of the warp tile) exceed the " +

@@ -9,7 +9,9 @@
 // operands whose M or N is contiguous) by the same cp.async pipeline, and
 // per K tile one wgmma per 16 (int8: 32) of K, committed; the previous
 // tile's group is waited for, then (after a barrier) its stage refilled
-// while this tile's wgmma run.
+// while this tile's wgmma run. Fed by TMA and warp specialised, optionally
+// persistent: a producer warpgroup and the consumers walk the block's
+// output tiles with one ring of full/empty barriers whose phases run on.
 //
 //===----------------------------------------------------------------------===//
 #include <algorithm>
@@ -17,6 +19,7 @@
 
 #include "TensorCoreMatch.h"
 
+#include "tessera/arith/Analyzer.h"
 #include "tessera/ir/Functor.h"
 #include "tessera/ir/MmaFragments.h"
 #include "tessera/ir/Op.h"
@@ -159,8 +162,11 @@ class KernelBuilder {
   /// Batch iter values, row and column tile origins (set by build()).
   std::vector<Expr> batch_;
   Expr m0_, n0_;
-  /// Output tiles along M and N (set by build()).
-  Expr tiles_y_, tiles_x_;
+  /// Output tiles along M and N (set by build()); persistent: all of them.
+  Expr tiles_y_, tiles_x_, total_tiles_;
+  /// blockIdx.x's variable; persistent: the tile number m0_, n0_ and batch_
+  /// are written in (each block's loop substitutes its tiles).
+  Var block_, tile_;
   Buffer a_shared_, b_shared_, a_frag_, b_frag_, c_frag_;
   /// TMA: one mbarrier per stage, completing when the stage's boxes land;
   /// warp specialised, another completing when the consumers release it.
@@ -320,32 +326,48 @@ Stmt KernelBuilder::init_barriers() const {
 }
 
 Stmt KernelBuilder::warp_specialized_pipeline(const Expr &k_tiles) const {
-  const int64_t S = c_.stages;
+  const int64_t S = c_.stages, P = c_.persistent;
   auto int32 = [](int64_t v) { return make_int(DataType::int32(), v); };
+  // Persistent: this block's output tiles block_, block_ + P, ...; the
+  // fills (and the stages' phases) count on across them. Else its one tile.
+  Var ti = var("ti");
+  auto each_tile = [&](Stmt s) {
+    if (P == 0) return substitute(s, {{ti, i(0)}});
+    Expr count = floordiv(total_tiles_ - block_ + i(P - 1), i(P));
+    return For::make(ti, i(0), count, ForKind::Serial, substitute(s, {{tile_, block_ + ti * i(P)}}));
+  };
+  const Expr before = ti * k_tiles;  // the fills of the block's earlier tiles
   std::vector<Stmt> body;
   body.push_back(init_barriers());
   body.push_back(all_threads([&](Expr ty, Expr tx) {
-    // The producer: fill K tile ko into stage ko % S once the consumers
-    // released that stage's previous fill (tile ko - S, the stage's
-    // (ko / S - 1)-th release).
+    // The producer: fill g (K tile kp of this tile) into stage g % S once
+    // the consumers released that stage's previous fill (g - S, the
+    // stage's (g / S - 1)-th release).
     Var kp = var("kp");
-    Stmt wait_empty = IfThenElse::make(kp >= i(S), wait_phase(empty_, floormod(kp, i(S)), floordiv(kp, i(S)) - i(1)));
+    Expr g = before + kp;
+    Stmt wait_empty = IfThenElse::make(g >= i(S), wait_phase(empty_, floormod(g, i(S)), floordiv(g, i(S)) - i(1)));
     Stmt produce = For::make(kp, i(0), k_tiles, ForKind::Serial,
-                             Seq::make({wait_empty, tma_copies(floormod(kp, i(S)), kp)}));
+                             Seq::make({wait_empty, tma_copies(floormod(g, i(S)), kp)}));
     Stmt producer = Seq::make({eval(Intrinsic::SetMaxNReg, {int32(kProducerRegisters), int32(0)}),
-                               IfThenElse::make(eq(tx, i(0)), produce)});
-    // The consumers: wait for tile ko's boxes, run its wgmma (the previous
-    // tile's group retiring), then each warp releases the previous tile's stage.
+                               IfThenElse::make(eq(tx, i(0)), each_tile(produce))});
+    // The consumers: wait for fill g's boxes, run its wgmma (the previous
+    // fill's group retiring), then each warp releases the previous fill's
+    // stage; the tile's last stage once its wgmma retired, before the
+    // epilogue (so the producer may fill every stage meanwhile).
     Var ko = var("ko");
-    Stmt release = IfThenElse::make(logical_and(ko > i(0), eq(floormod(tx, i(32)), i(0))),
-                                    eval(Intrinsic::MbarrierArrive, {Load::make(empty_, {floormod(ko - i(1), i(S))})}));
+    Expr f = before + ko;
+    const Expr lane0 = eq(floormod(tx, i(32)), i(0));
+    auto release = [&](const Expr &fill) {
+      return eval(Intrinsic::MbarrierArrive, {Load::make(empty_, {floormod(fill, i(S))})});
+    };
     Stmt consume = For::make(
         ko, i(0), k_tiles, ForKind::Serial,
-        Seq::make({wait_phase(full_, floormod(ko, i(S)), floordiv(ko, i(S))), wgmma_steps(floormod(ko, i(S)), 1, ty, tx),
-                   release}));
-    Stmt consumer = Seq::make({eval(Intrinsic::SetMaxNReg, {int32(kConsumerRegisters), int32(1)}),
-                               zero_accumulators(ty, tx), consume, eval(Intrinsic::WgmmaWait, {int32(0)}),
-                               epilogue_steps(ty, tx)});
+        Seq::make({wait_phase(full_, floormod(f, i(S)), floordiv(f, i(S))), wgmma_steps(floormod(f, i(S)), 1, ty, tx),
+                   IfThenElse::make(logical_and(ko > i(0), lane0), release(f - i(1)))}));
+    Stmt tile = Seq::make({zero_accumulators(ty, tx), consume, eval(Intrinsic::WgmmaWait, {int32(0)}),
+                           IfThenElse::make(logical_and(k_tiles > i(0), lane0), release(before + k_tiles - i(1))),
+                           epilogue_steps(ty, tx)});
+    Stmt consumer = Seq::make({eval(Intrinsic::SetMaxNReg, {int32(kConsumerRegisters), int32(1)}), each_tile(tile)});
     return IfThenElse::make(eq(ty, i(groups_)), producer, consumer);
   }));
   return Seq::make(body);
@@ -567,25 +589,38 @@ Stmt KernelBuilder::build() {
   empty_ = Buffer::make("empty", DataType::uint(64), {i(c_.stages)}, "shared");
 
   Var bz = var("bz"), by = var("by"), bx = var("bx");
-  // Batch iters from blockIdx.z, the last fastest.
-  Expr z = bz;
+  block_ = bx;
+  tiles_y_ = floordiv(extent_m_ + i(c_.block_m - 1), i(c_.block_m));
+  tiles_x_ = floordiv(extent_n_ + i(c_.block_n - 1), i(c_.block_n));
+  // Persistent: the tile is a number (batch outermost) that each block's
+  // loop sets; else blockIdx.z, y and x.
+  Expr z = bz, flat = bx, row_tile = by;
+  if (c_.persistent > 0) {
+    tile_ = var("tile");
+    Expr per_batch = tiles_y_ * tiles_x_;
+    total_tiles_ = per_batch;
+    for (const Expr &e : batch_extents_) total_tiles_ = total_tiles_ * e;
+    z = floordiv(tile_, per_batch), flat = floormod(tile_, per_batch);
+    row_tile = floordiv(flat, tiles_x_), flat = floormod(flat, tiles_x_);
+  }
+  // Batch iters, the last fastest.
   batch_.assign(batch_extents_.size(), Expr());
   for (size_t b = batch_extents_.size(); b-- > 0;) {
     batch_[b] = b == 0 ? z : floormod(z, batch_extents_[b]);
     z = floordiv(z, batch_extents_[b]);
   }
-  tiles_y_ = floordiv(extent_m_ + i(c_.block_m - 1), i(c_.block_m));
-  tiles_x_ = floordiv(extent_n_ + i(c_.block_n - 1), i(c_.block_n));
   if (c_.raster > 0) {
-    // Rasterized: blockIdx.x walks panels of `raster` tile rows column by
-    // column, so the blocks running together share A rows and B columns in L2.
-    Expr per_panel = i(c_.raster) * tiles_x_, first = floordiv(bx, per_panel) * i(c_.raster);
-    Expr rows_here = min(tiles_y_ - first, i(c_.raster)), in_panel = floormod(bx, per_panel);
+    // Rasterized: the tiles are walked in panels of `raster` tile rows,
+    // column by column, so the blocks running together share A rows and B
+    // columns in L2.
+    Expr t = c_.persistent > 0 ? row_tile * tiles_x_ + flat : bx;
+    Expr per_panel = i(c_.raster) * tiles_x_, first = floordiv(t, per_panel) * i(c_.raster);
+    Expr rows_here = min(tiles_y_ - first, i(c_.raster)), in_panel = floormod(t, per_panel);
     m0_ = (first + floormod(in_panel, rows_here)) * i(c_.block_m);
     n0_ = floordiv(in_panel, rows_here) * i(c_.block_n);
   } else {
-    m0_ = by * i(c_.block_m);
-    n0_ = bx * i(c_.block_n);
+    m0_ = row_tile * i(c_.block_m);
+    n0_ = flat * i(c_.block_n);
   }
 
   std::vector<Stmt> body;
@@ -691,6 +726,11 @@ Stmt KernelBuilder::finish(Stmt body, const Var &bz, const Var &by, const Var &b
   if (c_.swizzle && !c_.wgmma) ann[kSwizzleAnnotation] = AnnValue::List{a_shared_.name(), b_shared_.name()};
   Stmt kernel = Block::make("matmul_tensor_core", {}, {}, Expr(), reads, {BufferRegion::full(out)}, allocs(),
                             std::nullopt, body, ann);
+  if (c_.persistent > 0) {
+    // Persistent blocks: as many as the config gives, or tiles.
+    return For::make(bx, i(0), arith::simplify(min(i(c_.persistent), total_tiles_)), ForKind::ThreadBinding, kernel,
+                     "blockIdx.x");
+  }
   if (c_.raster > 0) {
     kernel = For::make(bx, i(0), tiles_y_ * tiles_x_, ForKind::ThreadBinding, kernel, "blockIdx.x");
   } else {

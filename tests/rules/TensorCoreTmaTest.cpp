@@ -13,8 +13,11 @@
 // specialised (a producer warpgroup copying, consumer warpgroups waiting on
 // full barriers and releasing stages through empty ones), the kernel runs
 // in the SIMT emulator and the serial interpreter says it cannot run it.
-// The policy proposes each wgmma config's warp-specialised TMA twin exactly
-// where it can run.
+// Persistent (a block per slot walking tiles, the barriers' phases running
+// on across them): emulated with several tiles per block, batches, panels
+// and more blocks than tiles; the grid is the block count. The policy
+// proposes each wgmma config's warp-specialised TMA twin exactly where it
+// can run, and its persistent twin where the tiles outnumber the slots.
 //
 //===----------------------------------------------------------------------===//
 #include "RuleTestUtil.h"
@@ -22,6 +25,7 @@
 #include "TensorCoreTestUtil.h"
 #include "tessera/analysis/Specialize.h"
 #include "tessera/ir/Functor.h"
+#include "tessera/policies/CostModel.h"
 #include "tessera/policies/Policy.h"
 #include "tessera/rules/MatmulTensorCore.h"
 #include "tessera/script/Parser.h"
@@ -119,6 +123,95 @@ TEST(TensorCoreTma, WarpSpecialisedKernelsMatchTheReferenceInTheEmulator) {
   EXPECT_THROW(no_tma.validate(test_arch()), rules::ConfigError);
 }
 
+/// The warp-specialised config of TmaTest's shapes made persistent: `blocks` blocks.
+rules::TensorCoreConfig persistent_config(int64_t groups, int64_t n, int64_t stages, int64_t blocks,
+                                          int64_t raster = 0) {
+  rules::TensorCoreConfig c = tma_config(2, groups, n, stages);
+  c.warp_specialized = true;
+  c.persistent = blocks;
+  c.raster = raster;
+  c.validate(test_arch());
+  return c;
+}
+
+/// `f` scheduled with `config` runs in the emulator to the reference at `dims`.
+void expect_emulated(const ir::PrimFunc &f, const rules::TensorCoreConfig &config, const runtime::DimBindings &dims) {
+  const rules::Rule &rule = rules::matmul_tensor_core_rule();
+  auto m = rule.match(f, test_arch());
+  ASSERT_TRUE(m) << m.reason();
+  ir::PrimFunc scheduled = rule.apply(f, **m, config).func();
+  std::string error;
+  std::vector<runtime::OutputCheck> checks = emulate(f, scheduled, dims, &error);
+  EXPECT_EQ(error, "");
+  if (error.empty()) expect_ok(checks);
+}
+
+TEST(TensorCoreTma, PersistentBlocksWalkTheirTilesInTheEmulator) {
+  // M = 200 (symbolic), N = 56, K = 200: four 64-row tiles of four K tiles
+  // each. Three blocks: block 0 takes tiles 0 and 3, its stages' phases
+  // running on from the first tile into the second (2 and 3 stages, so the
+  // producer waits for releases across the tile boundary).
+  ir::PrimFunc f = script::parse_func(matmul_text("float16", true, true, "m", 56, 200));
+  for (auto [groups, n, stages, blocks, raster] :
+       {std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t>{1, 64, 2, 3, 0}, {1, 32, 3, 3, 0},
+        {2, 64, 2, 1, 0},  // one block does every tile
+        {1, 64, 3, 8, 0},  // more blocks than tiles: one tile each
+        {1, 32, 2, 3, 2}}) {
+    SCOPED_TRACE("block " + std::to_string(64 * groups) + " x " + std::to_string(n) + ", " + std::to_string(stages) +
+                 " stages, " + std::to_string(blocks) + " blocks, raster " + std::to_string(raster));
+    expect_emulated(f, persistent_config(groups, n, stages, blocks, raster), {{"m", 200}});
+  }
+  // N = 96 with block_n 32 and panels of 2 rows: three tile columns.
+  expect_emulated(script::parse_func(matmul_text("float16", true, true, "m", 96, 128)),
+                  persistent_config(1, 32, 2, 5, 2), {{"m", 130}});
+}
+
+TEST(TensorCoreTma, PersistentBlocksCrossBatchesAndTheGridIsTheirCount) {
+  const std::string bmm = R"(
+@T.prim_func
+def main(a: T.handle, b: T.handle, c: T.handle) -> None:
+    m = T.int64()
+    A = T.match_buffer(a, (3, m, 96), "float16")
+    B = T.match_buffer(b, (3, 40, 96), "float16")
+    C = T.match_buffer(c, (3, m, 40), "float32")
+    for bb, i, j, k in T.grid(3, m, 40, 96):
+        with T.block("C"):
+            vb, vi, vj, vk = T.axis.remap("SSSR", [bb, i, j, k])
+            with T.init():
+                C[vb, vi, vj] = T.float32(0.0)
+            C[vb, vi, vj] = C[vb, vi, vj] + T.Cast("float32", A[vb, vi, vk]) * T.Cast("float32", B[vb, vj, vk])
+)";
+  // Two tile rows per batch element, six tiles over four blocks.
+  ir::PrimFunc batched = script::parse_func(bmm);
+  rules::TensorCoreConfig config = persistent_config(1, 64, 2, 4);
+  expect_emulated(batched, config, {{"m", 70}});
+  // One blockIdx loop, of min(blocks, tiles); no blockIdx.y or z.
+  const rules::Rule &rule = rules::matmul_tensor_core_rule();
+  ir::PrimFunc f = analysis::specialize(script::parse_func(matmul_text("float16", true, true, "m", 256, 256)),
+                                        {{"m", 1024}});
+  auto m = rule.match(f, test_arch());
+  ASSERT_TRUE(m) << m.reason();
+  std::vector<std::pair<std::string, int64_t>> grid;
+  ir::pre_order_visit(rule.apply(f, **m, persistent_config(2, 128, 3, 5)).func().body(), nullptr,
+                      [&](const ir::Stmt &s) {
+                        const auto *loop = s.as<ir::For>();
+                        if (loop && loop->thread_tag.rfind("blockIdx", 0) == 0)
+                          grid.emplace_back(loop->thread_tag, ir::as_const_int(loop->extent).value_or(-1));
+                      });
+  EXPECT_EQ(grid, (std::vector<std::pair<std::string, int64_t>>{{"blockIdx.x", 5}}));
+  // The JSON keeps the count; the config without a producer warpgroup is refused.
+  EXPECT_EQ(rules::TensorCoreConfig::from_json(config.to_json()).persistent, 4);
+  EXPECT_FALSE(tma_config(2, 1, 64).to_json().contains("persistent"));
+  rules::TensorCoreConfig not_specialised = tma_config(2, 1, 64);
+  not_specialised.persistent = 132;
+  try {
+    not_specialised.validate(test_arch());
+    ADD_FAILURE() << "a persistent kernel without warp specialisation was accepted";
+  } catch (const rules::ConfigError &e) {
+    EXPECT_NE(std::string(e.what()).find("persistent"), std::string::npos) << e.what();
+  }
+}
+
 TEST(TensorCoreTma, FewerKTilesThanStagesAndABatch) {
   // K = 64: one K tile, four stages (the prologue's other fills are skipped).
   ir::PrimFunc one_tile = script::parse_func(matmul_text("float16", true, true, "m", 56, 64));
@@ -202,6 +295,33 @@ TEST(TensorCoreTma, ThePolicyProposesATmaTwinWhereTmaCanCopyTheTiles) {
   EXPECT_GE(count(matmul_text("float16", true, false, "m", 4096, 4096)).first, 3);
   // A tensor whose rows are not a multiple of 16 bytes (K = 4100): none.
   EXPECT_EQ(count(matmul_text("float16", true, true, "m", 4096, 4100)).first, 0);
+}
+
+TEST(TensorCoreTma, ThePolicyMakesTwinsPersistentWhereTilesOutnumberTheSlots) {
+  const rules::Rule &rule = rules::matmul_tensor_core_rule();
+  const Arch &arch = test_arch();
+  // The persistent twins of a problem of M = m, and whether each has a block per slot.
+  auto persistent = [&](int64_t m_size) {
+    ir::PrimFunc f =
+        analysis::specialize(script::parse_func(matmul_text("float16", true, true, "m", 4096, 4096)), {{"m", m_size}});
+    auto m = rule.match(f, arch);
+    EXPECT_TRUE(m) << m.reason();
+    int count = 0;
+    for (const policies::Candidate &c : policies::propose(f, rule, **m, arch, {.topk = 40}).candidates) {
+      const auto &tc = dynamic_cast<const rules::TensorCoreConfig &>(*c.config);
+      if (tc.persistent == 0) continue;
+      ++count;
+      EXPECT_TRUE(tc.warp_specialized);
+      policies::Occupancy occ = policies::occupancy(arch, {tc.threads(), tc.registers(), tc.shared_bytes()});
+      EXPECT_EQ(tc.persistent, occ.blocks_per_sm * arch.compute.sm_count) << tc.str();
+      const int64_t tiles = (m_size + tc.block_m - 1) / tc.block_m * ((4096 + tc.block_n - 1) / tc.block_n);
+      EXPECT_GT(tiles, tc.persistent) << tc.str();
+    }
+    return count;
+  };
+  EXPECT_GE(persistent(4096), 2);
+  // 128 rows: at most 64 tiles, fewer than the SMs: every tile is in the first wave.
+  EXPECT_EQ(persistent(128), 0);
 }
 
 }  // namespace

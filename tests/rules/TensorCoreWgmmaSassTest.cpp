@@ -5,7 +5,8 @@
 // sm_90a cubin holds one HGMMA (IGMMA) per 16 (32) of the K tile and 16-byte
 // cp.async, no spill, no local memory, no FFMA (ptxas serialising the wgmma
 // would have failed the build: runtime/NVRTC.h); fed by TMA (`tma`), the
-// tiles arrive by UTMALDG on mbarriers (SYNCS) with no LDGSTS. Label nvrtc; skips itself
+// tiles arrive by UTMALDG on mbarriers (SYNCS) with no LDGSTS, warp specialised
+// and persistent (a block per SM walking tiles) too. Label nvrtc; skips itself
 // without NVRTC (the SASS half without cuobjdump).
 //
 //===----------------------------------------------------------------------===//
@@ -59,9 +60,11 @@ TEST(TensorCoreWgmma, TmaFedCubinsHoldTensorCopiesAndNoThreadLoads) {
   if (!runtime::nvrtc_available()) GTEST_SKIP() << "NVRTC is not available";
   const rules::Rule &rule = rules::matmul_tensor_core_rule();
   // nn: B N-major, copied in boxes of 64-element spans.
-  for (const char *what : {"float16", "int8", "float16 warp specialised", "float16 nn"}) {
+  for (const char *what : {"float16", "int8", "float16 warp specialised", "float16 persistent", "float16 nn"}) {
     SCOPED_TRACE(what);
-    const bool int8 = std::string(what) == "int8", specialised = std::string(what) == "float16 warp specialised";
+    const bool persistent = std::string(what) == "float16 persistent";
+    const bool int8 = std::string(what) == "int8";
+    const bool specialised = persistent || std::string(what) == "float16 warp specialised";
     const bool nn = std::string(what) == "float16 nn";
     ir::PrimFunc f = int8 ? script::parse_func(int8_text(4096, 4096, 4096))
                           : analysis::specialize(script::parse_func(matmul_text("float16", true, !nn, "m", 4096, 4096)),
@@ -71,6 +74,7 @@ TEST(TensorCoreWgmma, TmaFedCubinsHoldTensorCopiesAndNoThreadLoads) {
     rules::TensorCoreConfig config = wgmma_config(int8 ? 1 : 2, 2, 128, 4);
     config.tma = true;
     config.warp_specialized = specialised;
+    config.persistent = persistent ? test_arch().compute.sm_count : 0;
     config.validate(test_arch());
     Sm90aCubin cubin = build_sm90a(rule.apply(f, **m, config).func());
     if (!cubin.sass) continue;

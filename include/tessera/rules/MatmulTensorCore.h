@@ -105,6 +105,13 @@ struct TensorCoreConfig final : Config {
   /// kernel (a consumer waits for copies no earlier thread made); the SIMT
   /// emulator can.
   bool warp_specialized = false;
+  /// With warp_specialized: 0 runs one block per output tile; P > 0 runs
+  /// min(P, tiles) persistent blocks (P: the GPU's SMs times the blocks
+  /// one SM holds), block b taking tiles b, b + P, b + 2P, ... in the order
+  /// of `raster` (batch outermost). The stages' barriers are initialised
+  /// once and their phases run on across tiles: the producer fills the
+  /// next tile's stages while the consumers store this one's epilogue.
+  int64_t persistent = 0;
 
   const char *rule() const override { return "matmul_tensor_core"; }
   Json to_json() const override;
