@@ -89,6 +89,21 @@ void split_into_lanes(schedule::Schedule &sch, const analysis::BlockInfo &b, int
   std::vector<schedule::LoopRef> loops = sch.get_loops(partial);
   sch.parallel(loops.front());
   sch.vectorize(loops.back());
+  // The partial results set before their reduce loop, not under a test of
+  // its first iteration: the loop then updates them unconditionally, and
+  // LLVM keeps them in registers across it.
+  sch.decompose_reduction(partial, loops[1]);
+}
+
+/// A block of no reduction whose rows can run over the cores and its
+/// innermost loop in vectors of `lanes`: its outermost loop bound to a
+/// spatial iter, its innermost loop of a constant extent that `lanes`
+/// divides (its own iter, so its lanes are independent elements).
+bool rows_and_lanes(const analysis::BlockInfo &b, int64_t lanes) {
+  if (b.is_reduction() || !b.trivial_binding || b.is_guarded || b.loops.size() < 2) return false;
+  const ir::For *inner = b.loops.back().as<ir::For>();
+  const auto extent = ir::as_const_int(inner->extent);
+  return extent && *extent % lanes == 0 && ir::is_const_int(inner->min, 0);
 }
 
 /// rows L (the file comment of CpuLoops.h); `split` counts the reductions
@@ -116,8 +131,17 @@ ir::PrimFunc schedule_rows(const ir::PrimFunc &f, int64_t lanes, int &split) {
   // Each reduction in its own loop nest, which splitting another leaves as it is.
   split = 0;
   const analysis::FuncInfo info = analysis::analyze(sch.func());
-  for (const analysis::BlockInfo &b : info.blocks)
-    if (lanes_divide(b, lanes)) split_into_lanes(sch, b, lanes), ++split;
+  for (const analysis::BlockInfo &b : info.blocks) {
+    if (lanes_divide(b, lanes)) {
+      split_into_lanes(sch, b, lanes), ++split;
+    } else if (rows_and_lanes(b, lanes)) {
+      // The element-wise blocks between them (a softmax's exponentials and
+      // its division) likewise: rows over the cores, vectors of L.
+      const std::vector<schedule::LoopRef> loops = sch.get_loops(sch.get_block(b.name));
+      sch.parallel(loops.front());
+      sch.vectorize(sch.split(loops.back(), {std::nullopt, lanes})[1]);
+    }
+  }
   return sch.func();
 }
 

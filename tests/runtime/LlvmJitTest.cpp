@@ -290,14 +290,20 @@ TEST(LlvmJit, HalfAndBFloat16SpecialValuesBitForBit) {
     int64_t n = int64_t(patterns.size());
     Buffer A = Buffer::make("A", t, {i32(n)}), B = Buffer::make("B", t, {i32(n)}), C = Buffer::make("C", f32, {i32(n)}),
            D = Buffer::make("D", DataType::uint(16), {i32(n)}), E = Buffer::make("E", t, {i32(n)}),
-           F = Buffer::make("F", t, {i32(n)}), G = Buffer::make("G", f32, {i32(n)});
+           F = Buffer::make("F", t, {i32(n)}), G = Buffer::make("G", f32, {i32(n)}),
+           H = Buffer::make("H", t, {i32(n)}), I = Buffer::make("I", t, {i32(n)});
     Var i("i"), vi("vi");
     Expr a = Load::make(A, {vi});
+    // Every pattern against every other (the reversed list), in a max stored
+    // as it is and a min fed on to arithmetic (the JIT does not round them).
+    Expr other = Load::make(A, {i32(n - 1) - vi});
     Stmt body = Seq::make({Store::make(B, a * make_const(t, 1.5) + a, {vi}), Store::make(C, cast(f32, a), {vi}),
                            Store::make(F, a, {vi}), Store::make(G, Load::make(C, {vi}), {vi}),
                            Store::make(D, Call::make(DataType::uint(16), Intrinsic::Reinterpret, {a}), {vi}),
-                           Store::make(E, cast(t, cast(f32, a) * make_const(f32, 1.0009765625)), {vi})});
-    PrimFunc f = func("special", {A, B, C, D, E, F, G}, loop(i, n, block("S", {spatial(vi, i32(n))}, {i}, body)));
+                           Store::make(E, cast(t, cast(f32, a) * make_const(f32, 1.0009765625)), {vi}),
+                           Store::make(H, max(a, other), {vi}),
+                           Store::make(I, min(a, other) * make_const(t, 3.0) + a, {vi})});
+    PrimFunc f = func("special", {A, B, C, D, E, F, G, H, I}, loop(i, n, block("S", {spatial(vi, i32(n))}, {i}, body)));
     std::vector<NDArray> want = runtime::make_random_args(f, {}, 3);
     for (int64_t k = 0; k < n; ++k) std::memcpy(want[0].data() + 2 * k, &patterns[size_t(k)], 2);
     std::vector<NDArray> got = want;

@@ -31,8 +31,12 @@
 //                   computed where it is read (compute_inline: a dequantised
 //                   weight is never stored); each reduction over its
 //                   innermost loop whose constant extent L divides gets L
-//                   vectorized partial results as in rfactor, its rows over
-//                   the cores. Offered when some reduction gets them.
+//                   vectorized partial results as in rfactor (set before
+//                   their reduce loop, so they stay in registers across
+//                   it), its rows over the cores; each other block whose
+//                   innermost loop L divides runs its rows over the cores
+//                   and that loop in vectors of L. Offered when some
+//                   reduction gets lanes.
 //
 //   for (const CpuLoopConfig &c : cpu_loop_candidates(f))
 //     ir::PrimFunc g = schedule_loops_for_cpu(f, c);

@@ -190,7 +190,11 @@ Value *Gen::float_binary(const ir::Binary &b) {
       // the first form when p is 0 and q is fabs(x) (it folds it to `x > 0 ? |x| : 0`).
       Value *nan_or_p = b_.CreateSelect(b_.CreateFCmpUNO(x, y), b_.CreateFAdd(x, y), x);
       Value *q_wins = b.op == BinaryOp::Min ? b_.CreateFCmpOLT(y, x) : b_.CreateFCmpOGT(y, x);
-      return fin(b_.CreateSelect(q_wins, y, nan_or_p), t);
+      // Not rounded to float16/bfloat16: the result is one of the operands,
+      // which are, or a NaN (whose payload the JIT leaves open; a store
+      // makes it the canonical NaN of its sign all the same). Rounding would
+      // put two conversions on a max-reduction's loop-carried chain.
+      return b_.CreateSelect(q_wins, y, nan_or_p);
     }
     default: break;
   }

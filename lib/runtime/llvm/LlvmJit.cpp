@@ -290,9 +290,30 @@ struct LlvmJit::Impl {
   mutable std::mutex mu;
   mutable std::map<std::vector<int64_t>, std::shared_ptr<const LlvmJit>> variants;
   mutable double variants_ms = 0;
+  /// The memory of earlier runs' allocations (the intermediates), kept so
+  /// that a run does not fault in and zero fresh pages: each run poisons
+  /// what it allocates all the same. One set per run in progress, at most
+  /// kKeptRuns kept.
+  using Allocations = std::vector<std::vector<uint8_t>>;
+  static constexpr size_t kKeptRuns = 2;
+  mutable std::mutex pool_mu;
+  mutable std::vector<Allocations> pool;
 
   /// The code for the shape values `frame` bound (compiled on first use).
   const LlvmJit &variant(const Frame &frame) const;
+  Allocations take_allocations(size_t count) const {
+    Allocations a;
+    {
+      std::lock_guard<std::mutex> lock(pool_mu);
+      if (!pool.empty()) a = std::move(pool.back()), pool.pop_back();
+    }
+    a.resize(count);
+    return a;
+  }
+  void keep_allocations(Allocations &&a) const {
+    std::lock_guard<std::mutex> lock(pool_mu);
+    if (pool.size() < kKeptRuns) pool.push_back(std::move(a));
+  }
 };
 
 const LlvmJit &LlvmJit::Impl::variant(const Frame &frame) const {
@@ -363,9 +384,10 @@ void LlvmJit::run(std::vector<NDArray *> args) const {
   auto execute = [&](const Compiled &code) {
     detail::JitRunState st;
     st.sites = &code.sites;
-    st.allocs.resize(size_t(code.num_allocs));
+    st.allocs = impl_->take_allocations(size_t(code.num_allocs));
     const bool failed = code.kernel(f.iv, f.fv, f.bufs, &st) != 0;
     detail::order_streaming_stores();
+    impl_->keep_allocations(std::move(st.allocs));
     if (failed && st.error == detail::kAsyncCrossedIterations) return false;
     if (failed) throw InterpretError(st.error);
     detail::check_async_drained(st.async, p.func.name());
