@@ -324,6 +324,34 @@ TEST(LlvmJit, HalfAndBFloat16SpecialValuesBitForBit) {
   }
 }
 
+TEST(LlvmJit, EachRunPoisonsItsIntermediatesAfresh) {
+  // T is written where A is positive, then copied out whole: the first run
+  // writes all of it; the second writes none, and must read poison (NaN),
+  // not what the first run left in the memory the compiled function keeps.
+  PrimFunc f = script::parse_func(R"(
+@T.prim_func
+def main(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")) -> None:
+    t = T.alloc_buffer((64,), "float32")
+    for i in range(64):
+        with T.block("partly"):
+            vi = T.axis.spatial(64, i)
+            if A[vi] > T.float32(0):
+                t[vi] = A[vi]
+    for i in range(64):
+        with T.block("out"):
+            vi = T.axis.spatial(64, i)
+            B[vi] = t[vi]
+)");
+  LlvmJit jit(f);
+  std::vector<NDArray> args = runtime::make_random_args(f, {}, 1);
+  for (int64_t k = 0; k < 64; ++k) args[0].set(k, 1.0 + double(k));
+  jit.run(ptrs(args));
+  for (int64_t k = 0; k < 64; ++k) ASSERT_EQ(args[1].get(k), 1.0 + double(k));
+  for (int64_t k = 0; k < 64; ++k) args[0].set(k, -1.0);
+  jit.run(ptrs(args));
+  for (int64_t k = 0; k < 64; ++k) EXPECT_TRUE(std::isnan(args[1].get(k))) << k << ": " << args[1].get(k);
+}
+
 TEST(LlvmJit, CachedByStructureWithTheRightNames) {
   PrimFunc f = copy2d(8, 8, 8);
   LlvmJit a(f);
