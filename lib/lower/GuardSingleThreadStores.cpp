@@ -1,13 +1,14 @@
 //===- lib/lower/GuardSingleThreadStores.cpp - One writer outside thread loops ---===//
 //
-// Code outside every threadIdx-bound loop runs once in the serial program but
-// in every thread of the block on the GPU. For registers ("local") that is
+// Code outside a threadIdx-bound loop of an axis the kernel uses runs once
+// (per iteration of the thread loops around it) in the serial program but in
+// every thread along that axis on the GPU. For registers ("local") that is
 // what the program means: each thread keeps its copy. A store to shared or
-// global memory, though, would be made by all threads at once, a race even
-// when they agree on the value (TVM emits it; we do not). Such a store gets
-// one writer, the thread at index 0 of every axis the kernel uses, written as
-// thread-bound loops around a guard so that later passes see an ordinary
-// thread nest:
+// global memory, though, would be made by all those threads at once, a race
+// even when they agree on the value (TVM emits it; we do not). Such a store
+// gets one writer, the thread at index 0 of every axis the kernel uses that
+// no loop around it binds, written as thread-bound loops around a guard so
+// that later passes see an ordinary thread nest:
 //
 //   rsqrt_shared[0] = T.rsqrt(s[0])        for tx in T.thread_binding(128, thread="threadIdx.x"):
 //                                     ->      if tx == 0:
@@ -43,15 +44,21 @@ class SingleThreadStoreGuard : public IRMutator {
 
  protected:
   Stmt visit_(const For *op, const Stmt &self) override {
-    if (thread_axis(op) < 0) return IRMutator::visit_(op, self);
-    return self;  // under a thread loop: each thread stores its own part
+    const int a = thread_axis(op);
+    if (a >= 0) ++around_[a];  // under it, each thread of the axis stores its own part
+    Stmt out = IRMutator::visit_(op, self);
+    if (a >= 0) --around_[a];
+    return out;
   }
 
   Stmt visit_(const Store *op, const Stmt &self) override {
     if (op->buffer.scope().rfind("local", 0) == 0) return self;
     Expr first = const_true();
     std::vector<Var> vars;
-    for (const For *f : axes_) {
+    std::array<const For *, 3> missing{};
+    for (int a = 0; a < 3; ++a)
+      if (around_[a] == 0) missing[a] = axes_[a];
+    for (const For *f : missing) {
       if (!f) continue;
       Var v(f->loop_var.name(), f->loop_var.dtype());
       vars.push_back(v);
@@ -61,8 +68,8 @@ class SingleThreadStoreGuard : public IRMutator {
     Stmt out = IfThenElse::make(first, self);
     size_t i = vars.size();
     for (int a = 2; a >= 0; --a) {
-      if (!axes_[a]) continue;
-      const For *f = axes_[a];
+      if (!missing[a]) continue;
+      const For *f = missing[a];
       out = For::make(vars[--i], f->min, f->extent, ForKind::ThreadBinding, out, f->thread_tag);
     }
     return out;
@@ -71,6 +78,8 @@ class SingleThreadStoreGuard : public IRMutator {
  private:
   /// The first loop bound to threadIdx.x/y/z (extent other than 1).
   std::array<const For *, 3> axes_{};
+  /// How many loops around the statement being visited bind each axis.
+  std::array<int, 3> around_{};
 };
 
 }  // namespace

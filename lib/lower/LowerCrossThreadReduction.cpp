@@ -39,6 +39,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include <array>
+#include <map>
 #include <limits>
 #include <optional>
 #include <unordered_set>
@@ -272,6 +273,15 @@ class CrossThreadReductionLowerer : public detail::LoopScopedMutator {
     loops_.pop_back();
     thread_dependent_.erase(op->loop_var.get());
     divergent_.resize(divergent);
+    // A serial reduce loop around other statements too: the partials of the
+    // reductions inside it are set before it and combined after it.
+    if (auto it = around_loop_.find(op); it != around_loop_.end()) {
+      std::vector<Stmt> seq = it->second.before;
+      seq.push_back(out);
+      seq.insert(seq.end(), it->second.after.begin(), it->second.after.end());
+      around_loop_.erase(it);
+      return Seq::make(seq);
+    }
     return out;
   }
 
@@ -354,15 +364,29 @@ class CrossThreadReductionLowerer : public detail::LoopScopedMutator {
     std::string what =
         "cross-thread reduction block '" + b->name + "' (reducing across " + loop_text(thread_loop) + ")";
     if (root_at > loops_.size()) return std::nullopt;
-    // Reduce loops around other statements too must be threadIdx loops: they
-    // stay where they are (every thread runs their body), and nothing else in
-    // them may touch what the block reduces into, which the serial program
-    // would see half-reduced.
+    // Reduce loops around other statements too stay where they are, and
+    // nothing else in them may touch what the block reduces into, which the
+    // serial program would see half-reduced. threadIdx loops: every thread
+    // runs their body. A serial reduce loop (TVM's reduction whose K loop
+    // also fills shared-memory tiles): the block inside folds each thread's
+    // share into its partial, and the partials are set before the outermost
+    // such loop (the anchor) and combined after it. The loops from the
+    // anchor in must all be serial reduce loops: a threadIdx loop inside
+    // would have to be left to combine, and a spatial loop would mix several
+    // outputs into one partial.
     std::vector<const For *> outer(loops_.begin() + root_at, loops_.end());
+    const For *anchor = nullptr;
     for (const For *f : outer) {
-      if (thread_axis(f) < 0)
-        throw LowerError(what + ": its reduce " + loop_text(f) + " encloses other statements too; " +
-                         "a reduce loop that is not bound to threadIdx must enclose only the block's loop nest");
+      const bool reduce = reduce_vars.count(f->loop_var.get()) > 0;
+      if (thread_axis(f) >= 0 && !anchor) continue;
+      if (anchor && thread_axis(f) >= 0)
+        throw LowerError(what + ": " + loop_text(f) + " lies inside its reduce " + loop_text(anchor) +
+                         ", which encloses other statements too; the threadIdx loops of such a reduction must " +
+                         "enclose its serial reduce loops");
+      if (!reduce)
+        throw LowerError(what + ": " + loop_text(f) + " encloses other statements too and is not one of its " +
+                         "reduce loops; a serial loop around other statements must be a reduce loop of the block");
+      if (!anchor) anchor = f;
     }
     if (!outer.empty())
       for (const Store *st : block_stores(b)) {
@@ -372,7 +396,7 @@ class CrossThreadReductionLowerer : public detail::LoopScopedMutator {
           throw LowerError(what + ": its reduce " + loop_text(outer.front()) + " encloses other statements " +
                            "that access '" + st->buffer.name() + "', which it reduces into");
       }
-    return lower(outer, chain, b, what);
+    return lower(outer, chain, b, what, anchor);
   }
 
   /// The stores of a block body (under its lets).
@@ -413,7 +437,7 @@ class CrossThreadReductionLowerer : public detail::LoopScopedMutator {
   ///   - the init would not run on the first reduce iteration (serial
   ///     semantics that one write cannot reproduce).
   Stmt lower(const std::vector<const For *> &outer, const std::vector<const For *> &chain, const Block *b,
-             const std::string &what) {
+             const std::string &what, const For *anchor) {
     // Step 1. Check (may throw; IR untouched)
     if (!divergent_.empty())
       throw LowerError(what + " lies under " + divergent_.back() + " which differs between threads: " +
@@ -441,6 +465,10 @@ class CrossThreadReductionLowerer : public detail::LoopScopedMutator {
         first_iteration.emplace_back(f->loop_var, f->min);
       }
       if (f->for_kind == ForKind::ThreadBinding) {
+        if (anchor)
+          throw LowerError(what + ": " + loop_text(f) + " lies inside its reduce " + loop_text(anchor) +
+                           ", which encloses other statements too; the threadIdx loops of such a reduction " +
+                           "must enclose its serial reduce loops");
         thread_loops.push_back(f);
       } else if (is_const_int(arith::simplify(f->extent), 1)) {
         unit_loops.emplace_back(f->loop_var, f->min);
@@ -475,6 +503,11 @@ class CrossThreadReductionLowerer : public detail::LoopScopedMutator {
       lane = add(mul(lane, i32(*e)), cast(DataType::int32(), f->loop_var));
     }
     lane = arith::simplify(lane);
+    if (anchor && !spatial_loops.empty() && !in_place)
+      throw LowerError(what + ": " + loop_text(spatial_loops.front()) + " inside its reduce " + loop_text(anchor) +
+                       " (which encloses other statements too) would have to move outside that loop; keep such " +
+                       "spatial loops constant and small (at most " + std::to_string(kMaxInPlacePartials) +
+                       " partials a thread)");
     auto local = [&](const Expr &e) { return ana.simplify(substitute(e, unit_loops)); };
     VarMap bindings;
     for (size_t i = 0; i < b->iter_vars.size(); ++i) {
@@ -607,7 +640,23 @@ class CrossThreadReductionLowerer : public detail::LoopScopedMutator {
       }
       return s;
     };
-    body.push_back(in_place ? spatial_nest(combined, true) : combined);
+    combined = in_place ? spatial_nest(combined, true) : combined;
+    new_allocs.insert(new_allocs.end(), partials.begin(), partials.end());
+    new_allocs.insert(new_allocs.end(), arrays.begin(), arrays.end());
+    if (anchor) {
+      // The partials set before the anchor, combined after it; the fold in
+      // place of the block (no thread loops to add: they are all around).
+      for (int a = 0; a < 3; ++a)
+        if (axes[a].var.defined() && !kernel_loop_around(axes[a].var, chain))
+          throw LowerError(what + ": the kernel's " + kernel_threads_[a]->thread_tag + " loop is not around " +
+                           "its reduce " + loop_text(anchor) + ", which encloses other statements too; every " +
+                           "thread axis of the kernel must enclose such a reduction");
+      Around &around = around_loop_[anchor];
+      around.before.insert(around.before.end(), body.begin(), body.end() - 1);
+      around.after.push_back(combined);
+      return body.back();
+    }
+    body.push_back(combined);
 
     // Step 4. Thread loops outermost (they run transparently on the GPU).
     Stmt out = Seq::make(body);
@@ -622,8 +671,6 @@ class CrossThreadReductionLowerer : public detail::LoopScopedMutator {
         out = For::make(x.var, x.min, i32(x.extent), ForKind::ThreadBinding, out,
                         kernel_threads_[a]->thread_tag);
     }
-    new_allocs.insert(new_allocs.end(), partials.begin(), partials.end());
-    new_allocs.insert(new_allocs.end(), arrays.begin(), arrays.end());
     return out;
   }
 
@@ -672,6 +719,12 @@ class CrossThreadReductionLowerer : public detail::LoopScopedMutator {
 
   /// The first loop bound to threadIdx.x/y/z anywhere in the kernel.
   std::array<const For *, 3> kernel_threads_{};
+  /// What goes around a serial reduce loop that encloses other statements
+  /// too (an anchor of `lower`): the partials' inits, and their combining.
+  struct Around {
+    std::vector<Stmt> before, after;
+  };
+  std::map<const For *, Around> around_loop_;
   std::vector<const For *> loops_;
   /// Enclosing constructs whose condition differs between threads.
   std::vector<std::string> divergent_;

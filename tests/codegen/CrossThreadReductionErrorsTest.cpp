@@ -159,20 +159,40 @@ def main(A: T.Buffer((4, 32), "float32"), B: T.Buffer((4,), "float32")):
                               "its init would not run first");
 }
 
-TEST(CrossThreadReductionErrors, SerialReduceLoopEnclosingOtherStatements) {
+TEST(CrossThreadReductionErrors, LoopsInsideASerialReduceLoopAroundOtherStatements) {
+  // (The serial reduce loop itself may enclose other statements:
+  // CrossThreadReductionTest.cpp.) A serial loop there that is not a reduce
+  // loop would fold several outputs into one partial.
+  expect_names_block_and_loop(lower_error(R"(
+@T.prim_func
+def main(A: T.Buffer((4, 64), "float32"), B: T.Buffer((4,), "float32"), C: T.Buffer((4, 32), "float32")):
+    for k_1 in T.thread_binding(32, thread="threadIdx.x"):
+        for k_0 in range(2):
+            for j in range(4):
+                with T.block("C"):
+                    vj, vc = T.axis.remap("SS", [j, k_1])
+                    C[vj, vc] = T.float32(1)
+                with T.block("B"):
+                    vj = T.axis.spatial(4, j)
+                    vk = T.axis.reduce(64, k_0 * 32 + k_1)
+                    B[vj] = B[vj] + A[vj, vk]
+)"),
+                              "'j' encloses other statements too and is not one of its reduce loops");
+  // A threadIdx loop inside it would have to be left before combining.
   expect_names_block_and_loop(lower_error(R"(
 @T.prim_func
 def main(A: T.Buffer((4, 64), "float32"), B: T.Buffer((4,), "float32"), C: T.Buffer((2, 32), "float32")):
-    for k_1 in T.thread_binding(32, thread="threadIdx.x"):
-        for k_0 in range(2):
+    for k_0 in range(2):
+        for c in T.thread_binding(32, thread="threadIdx.x"):
             with T.block("C"):
-                vc0, vc1 = T.axis.remap("SS", [k_0, k_1])
+                vc0, vc1 = T.axis.remap("SS", [k_0, c])
                 C[vc0, vc1] = T.float32(1)
+        for k_1 in T.thread_binding(32, thread="threadIdx.x"):
             with T.block("B"):
                 vk = T.axis.reduce(64, k_0 * 32 + k_1)
                 B[0] = B[0] + A[0, vk]
 )"),
-                              "its reduce loop 'k_0' encloses other statements too");
+                              "lies inside its reduce loop 'k_0', which encloses other statements too", "k_1");
 }
 
 TEST(CrossThreadReductionErrors, ThreadLoopEnclosesAReadOfTheHalfReducedOutput) {

@@ -623,6 +623,86 @@ def main(data: T.Buffer((3, 512), "float16"), out: T.Buffer((3, 512), "float32")
   expect_matches_interpreter(f);
 }
 
+TEST(CrossThreadReductionNumeric, SerialReduceLoopAroundSharedPrefetchesFoldsThenCombinesAfterIt) {
+  // A matmul whose K is split over two threads (threadIdx.x) and serial
+  // tiles k_0, and whose k_0 loop also fills the tiles' shared memory, with
+  // threadIdx loops of its own (as TVM prints such a schedule). The
+  // partial is set before k_0, folded inside it, combined after it.
+  const std::string text = R"(
+@T.prim_func
+def main(A: T.Buffer((8, 96), "float32"), B: T.Buffer((8, 96), "float32"), C: T.Buffer((8, 8), "float32")):
+    C_local = T.alloc_buffer((8, 8), scope="local")
+    A_shared = T.alloc_buffer((8, 96), scope="shared")
+    B_shared = T.alloc_buffer((8, 96), scope="shared")
+    for bx in T.thread_binding(4, thread="blockIdx.x"):
+        for ty in T.thread_binding(16, thread="threadIdx.y"):
+            for tx in T.thread_binding(2, thread="threadIdx.x"):
+                for k_0 in range(4):
+                    for f_0 in range(3):
+                        for f_1 in T.thread_binding(16, thread="threadIdx.y"):
+                            for f_2 in T.thread_binding(2, thread="threadIdx.x"):
+                                with T.block("A_shared"):
+                                    v0 = T.axis.spatial(8, bx // 2 * 4 + (f_0 * 32 + f_1 * 2 + f_2) // 24)
+                                    v1 = T.axis.spatial(96, k_0 * 24 + (f_0 * 32 + f_1 * 2 + f_2) % 24)
+                                    T.reads(A[v0, v1])
+                                    T.writes(A_shared[v0, v1])
+                                    A_shared[v0, v1] = A[v0, v1]
+                    for f_0 in range(3):
+                        for f_1 in T.thread_binding(16, thread="threadIdx.y"):
+                            for f_2 in T.thread_binding(2, thread="threadIdx.x"):
+                                with T.block("B_shared"):
+                                    v0 = T.axis.spatial(8, bx % 2 * 4 + (f_0 * 32 + f_1 * 2 + f_2) // 24)
+                                    v1 = T.axis.spatial(96, k_0 * 24 + (f_0 * 32 + f_1 * 2 + f_2) % 24)
+                                    T.reads(B[v0, v1])
+                                    T.writes(B_shared[v0, v1])
+                                    B_shared[v0, v1] = B[v0, v1]
+                    for k_1 in range(12):
+                        with T.block("C"):
+                            v0 = T.axis.spatial(8, bx // 2 * 4 + ty // 4)
+                            v1 = T.axis.spatial(8, bx % 2 * 4 + ty % 4)
+                            v2 = T.axis.reduce(96, k_0 * 24 + k_1 * 2 + tx)
+                            T.reads(A_shared[v0, v2], B_shared[v1, v2])
+                            T.writes(C_local[v0, v1])
+                            with T.init():
+                                C_local[v0, v1] = T.float32(0)
+                            C_local[v0, v1] = C_local[v0, v1] + A_shared[v0, v2] * B_shared[v1, v2]
+            with T.block("C_local"):
+                v0 = T.axis.spatial(8, bx // 2 * 4 + ty // 4)
+                v1 = T.axis.spatial(8, bx % 2 * 4 + ty % 4)
+                T.reads(C_local[v0, v1])
+                T.writes(C[v0, v1])
+                C[v0, v1] = C_local[v0, v1]
+)";
+  ir::PrimFunc f = script::parse_func(text);
+  const std::string cuda = cuda_of(f);
+  // One shuffle, after the k_0 loop; the partial set before it.
+  EXPECT_EQ(count(cuda, "__shfl_xor_sync"), 1) << cuda;
+  const size_t init = cuda.find("C_local_partial[0] = 0.0f;"), loop = cuda.find("for (int k_0 = 0;"),
+               shuffle = cuda.find("__shfl_xor_sync");
+  ASSERT_NE(init, std::string::npos) << cuda;
+  EXPECT_LT(init, loop) << cuda;
+  EXPECT_GT(shuffle, cuda.rfind("__syncthreads();")) << cuda;
+  expect_matches_interpreter(f);
+  // A global output (one thread writes it), the loop's other block a
+  // write of its own, the reduction over 32 lanes and two serial steps.
+  expect_matches_interpreter(script::parse_func(R"(
+@T.prim_func
+def main(A: T.Buffer((4, 64), "float32"), B: T.Buffer((4,), "float32"), C: T.Buffer((4, 2, 32), "float32")):
+    for i in T.thread_binding(4, thread="blockIdx.x"):
+        for k_1 in T.thread_binding(32, thread="threadIdx.x"):
+            for k_0 in range(2):
+                with T.block("C"):
+                    vi, vc0, vc1 = T.axis.remap("SSS", [i, k_0, k_1])
+                    C[vi, vc0, vc1] = A[vi, vc0 * 32 + vc1] * T.float32(2)
+                with T.block("B"):
+                    vi = T.axis.spatial(4, i)
+                    vk = T.axis.reduce(64, k_0 * 32 + k_1)
+                    with T.init():
+                        B[vi] = T.float32(0.5)
+                    B[vi] = B[vi] + A[vi, vk]
+)"));
+}
+
 TEST(CrossThreadReductionNumeric, SharedResultReadByOtherThreadsAfterABarrier) {
   ir::PrimFunc f = script::parse_func(R"(
 @T.prim_func
