@@ -80,19 +80,30 @@ bool lanes_divide(const analysis::BlockInfo &b, int64_t lanes) {
          *extent % lanes == 0 && *extent > lanes;
 }
 
-/// The reduction's `lanes` partial results (rfactor), the rows over the
-/// cores and the lanes vectorized.
-void split_into_lanes(schedule::Schedule &sch, const analysis::BlockInfo &b, int64_t lanes) {
+/// The reduction's `lanes` partial results (rfactor): the name of the block
+/// that computes them.
+std::string split_into_lanes(schedule::Schedule &sch, const analysis::BlockInfo &b, int64_t lanes) {
   const schedule::LoopRef r = {b.loops.back().as<ir::For>()->loop_var};
   auto parts = sch.split(r, {std::nullopt, lanes});
-  schedule::BlockRef partial = sch.rfactor(parts[1], 1);
-  std::vector<schedule::LoopRef> loops = sch.get_loops(partial);
-  sch.parallel(loops.front());
-  sch.vectorize(loops.back());
-  // The partial results set before their reduce loop, not under a test of
-  // its first iteration: the loop then updates them unconditionally, and
-  // LLVM keeps them in registers across it.
-  sch.decompose_reduction(partial, loops[1]);
+  return sch.rfactor(parts[1], 1).name;
+}
+
+/// The partial results' block `b` (of split_into_lanes) in vectors: its
+/// lanes loop innermost and vectorized, after its reduce loop; the partials
+/// set before that loop, not under a test of its first iteration, so that
+/// the loop updates them unconditionally and LLVM keeps them in registers.
+void vectorize_lanes(schedule::Schedule &sch, const analysis::BlockInfo &b, int64_t lanes) {
+  const ir::Var &outer = b.loops.front().as<ir::For>()->loop_var;
+  std::optional<schedule::LoopRef> reduce, lane;
+  for (const analysis::IterInfo &it : b.iters) {
+    if (it.loop.same_as(outer)) continue;
+    if (it.kind == ir::IterKind::Reduce) reduce = schedule::LoopRef{it.loop};
+    else if (ir::is_const_int(it.dom.extent, lanes)) lane = schedule::LoopRef{it.loop};
+  }
+  TESSERA_ICHECK(reduce && lane) << "block '" << b.name << "' is not a partial result of split_into_lanes";
+  sch.reorder({*reduce, *lane});
+  sch.vectorize(*lane);
+  sch.decompose_reduction(sch.get_block(b.name), *reduce);
 }
 
 /// A block of no reduction whose rows can run over the cores and its
@@ -106,9 +117,9 @@ bool rows_and_lanes(const analysis::BlockInfo &b, int64_t lanes) {
   return extent && *extent % lanes == 0 && ir::is_const_int(inner->min, 0);
 }
 
-/// rows L (the file comment of CpuLoops.h); `split` counts the reductions
-/// that got lanes.
-ir::PrimFunc schedule_rows(const ir::PrimFunc &f, int64_t lanes, int &split) {
+/// rows L, fused or not (the file comment of CpuLoops.h); `split` counts the
+/// reductions that got lanes. ScheduleError when the blocks cannot be fused.
+ir::PrimFunc schedule_rows(const ir::PrimFunc &f, int64_t lanes, bool fuse, int &split) {
   schedule::Schedule sch(f);
   // Intermediates that one block reads are computed where it reads them.
   std::vector<std::string> kept;
@@ -130,16 +141,36 @@ ir::PrimFunc schedule_rows(const ir::PrimFunc &f, int64_t lanes, int &split) {
   }
   // Each reduction in its own loop nest, which splitting another leaves as it is.
   split = 0;
-  const analysis::FuncInfo info = analysis::analyze(sch.func());
-  for (const analysis::BlockInfo &b : info.blocks) {
-    if (lanes_divide(b, lanes)) {
-      split_into_lanes(sch, b, lanes), ++split;
-    } else if (rows_and_lanes(b, lanes)) {
-      // The element-wise blocks between them (a softmax's exponentials and
-      // its division) likewise: rows over the cores, vectors of L.
-      const std::vector<schedule::LoopRef> loops = sch.get_loops(sch.get_block(b.name));
-      sch.parallel(loops.front());
-      sch.vectorize(sch.split(loops.back(), {std::nullopt, lanes})[1]);
+  std::vector<std::string> partials;
+  for (const analysis::BlockInfo &b : analysis::analyze(sch.func()).blocks)
+    if (lanes_divide(b, lanes)) partials.push_back(split_into_lanes(sch, b, lanes)), ++split;
+  if (fuse) {
+    // Every block computed under the last one's outermost loop, last to
+    // first, each where its consumers need it: one row at a time through
+    // all of them, its intermediates still in the caches when the next
+    // block reads them.
+    const analysis::FuncInfo info = analysis::analyze(sch.func());
+    const std::string &last = info.blocks.back().name;
+    for (size_t b = info.blocks.size() - 1; b-- > 0;)
+      sch.compute_at(sch.get_block(info.blocks[b].name), sch.get_loops(sch.get_block(last)).front());
+  }
+  // Rows over the cores (each outermost loop once); the partial results and
+  // the element-wise blocks between the reductions (a softmax's
+  // exponentials and its division) in vectors of L.
+  std::vector<const ir::VarNode *> parallel;
+  for (const analysis::BlockInfo &b : analysis::analyze(sch.func()).blocks) {
+    const bool partial = std::find(partials.begin(), partials.end(), b.name) != partials.end();
+    if (!partial && !rows_and_lanes(b, lanes)) continue;
+    const ir::Var &outer = b.loops.front().as<ir::For>()->loop_var;
+    if (std::find(parallel.begin(), parallel.end(), outer.get()) == parallel.end()) {
+      sch.parallel(schedule::LoopRef{outer});
+      parallel.push_back(outer.get());
+    }
+    if (partial) {
+      vectorize_lanes(sch, b, lanes);
+    } else {
+      const schedule::LoopRef inner{b.loops.back().as<ir::For>()->loop_var};
+      sch.vectorize(sch.split(inner, {std::nullopt, lanes})[1]);
     }
   }
   return sch.func();
@@ -148,7 +179,8 @@ ir::PrimFunc schedule_rows(const ir::PrimFunc &f, int64_t lanes, int &split) {
 }  // namespace
 
 std::string CpuLoopConfig::str() const {
-  return fmt::format("{{\"loops\":\"{}\",\"tile\":{}{}}}", kind, tile, stream ? ",\"stream\":true" : "");
+  return fmt::format("{{\"loops\":\"{}\",\"tile\":{}{}{}}}", kind, tile, stream ? ",\"stream\":true" : "",
+                     fuse ? ",\"fuse\":true" : "");
 }
 
 std::optional<CpuLoopConfig> CpuLoopConfig::parse(const std::string &text) {
@@ -167,7 +199,12 @@ std::optional<CpuLoopConfig> CpuLoopConfig::parse(const std::string &text) {
       throw UserError("CPU loop config " + text + ": 'stream' is true or false, and only for tile2d");
     c.stream = j["stream"].get<bool>();
   }
-  detail::check_known_fields(j, {"loops", "tile", "stream"}, "CPU loop config");
+  if (j.contains("fuse")) {
+    if (!j["fuse"].is_boolean() || c.kind != "rows")
+      throw UserError("CPU loop config " + text + ": 'fuse' is true or false, and only for rows");
+    c.fuse = j["fuse"].get<bool>();
+  }
+  detail::check_known_fields(j, {"loops", "tile", "stream", "fuse"}, "CPU loop config");
   return c;
 }
 
@@ -178,15 +215,16 @@ std::vector<CpuLoopConfig> cpu_loop_candidates(const ir::PrimFunc &f) {
     std::vector<CpuLoopConfig> out;
     const analysis::FuncInfo info = analysis::analyze(f);
     if (info.is_scheduled || info.has_opaque_structure || info.blocks.size() < 2) return out;
-    for (int64_t lanes : {16, 64}) {
-      int split = 0;
-      try {
-        schedule_rows(f, lanes, split);
-      } catch (const Error &) {
-        split = 0;
+    for (bool fuse : {false, true})
+      for (int64_t lanes : {16, 64}) {
+        int split = 0;
+        try {
+          schedule_rows(f, lanes, fuse, split);
+        } catch (const Error &) {
+          split = 0;
+        }
+        if (split > 0) out.push_back({"rows", lanes, false, fuse});
       }
-      if (split > 0) out.push_back({"rows", lanes});
-    }
     return out;
   }
   const analysis::BlockInfo &b = n.block;
@@ -218,7 +256,7 @@ ir::PrimFunc schedule_loops_for_cpu(const ir::PrimFunc &f, const CpuLoopConfig &
   if (c.kind == "rows") {
     if (c.tile < 2) throw UserError("CPU loop schedule " + c.str() + ": rows needs at least 2 lanes");
     int split = 0;
-    ir::PrimFunc g = schedule_rows(f, c.tile, split);
+    ir::PrimFunc g = schedule_rows(f, c.tile, c.fuse, split);
     if (split == 0)
       throw UserError("CPU loop schedule " + c.str() + ": no reduction of '" + f.name() +
                       "' is over its innermost loop with a constant extent " + std::to_string(c.tile) +

@@ -168,20 +168,22 @@ TEST(CpuLoops, RowsSplitsEachRowReductionIntoLanesAndInlinesWhatOneBlockReads) {
   // Softmax as relax's legalization prints it: the max and the sum get lanes
   // (the max in any order is the same number); the exponentials, read by the
   // sum and the normalisation, stay stored, computed like the normalisation
-  // in rows over the cores and vectors of L.
+  // in rows over the cores and vectors of L; fused, all four blocks under
+  // one loop over the rows.
   ir::PrimFunc softmax = script::parse_file(support::data_root() / "tests" / "corpus" / "softmax.py").funcs.at(0);
   std::vector<CpuLoopConfig> configs = cpu_loop_candidates(softmax);
-  ASSERT_EQ(configs.size(), 2u);
+  ASSERT_EQ(configs.size(), 4u);
   for (const CpuLoopConfig &c : configs) {
     SCOPED_TRACE(c.str());
     EXPECT_EQ(c.kind, "rows");
     ir::PrimFunc g = schedule_loops_for_cpu(softmax, c);
     const std::vector<std::string> kinds = loop_kinds(g);
-    // Rows over the cores in all four loop nests; in vectors of L: each
-    // reduction's partial results, set (the init, out of its reduce loop)
-    // and updated, the exponentials and the normalisation.
+    // Rows over the cores in all four loop nests (one loop when fused); in
+    // vectors of L: each reduction's partial results, set (the init, out of
+    // its reduce loop) and updated, the exponentials and the normalisation.
     EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "vectorized"), 6);
-    EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "parallel"), 4);
+    EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "parallel"), c.fuse ? 1 : 4);
+    EXPECT_EQ(kinds.front(), "parallel");
     const std::vector<std::string> blocks = block_names(g);
     EXPECT_TRUE(has(blocks, "T_softmax_exp"));
     EXPECT_EQ(std::count_if(blocks.begin(), blocks.end(), [](const std::string &n) { return n.ends_with("_rf_init"); }),
@@ -196,7 +198,7 @@ TEST(CpuLoops, RowsSplitsEachRowReductionIntoLanesAndInlinesWhatOneBlockReads) {
   for (int64_t k : {1008, 1024}) {
     ir::PrimFunc f = analysis::specialize(gemv, {{"m", 5}, {"k", k}});
     configs = cpu_loop_candidates(f);
-    ASSERT_EQ(configs.size(), k == 1024 ? 2u : 1u) << k;
+    ASSERT_EQ(configs.size(), k == 1024 ? 4u : 2u) << k;
     for (const CpuLoopConfig &c : configs) {
       SCOPED_TRACE(c.str());
       ir::PrimFunc g = schedule_loops_for_cpu(f, c);
@@ -222,11 +224,15 @@ TEST(CpuLoops, OthersGetNoCandidatesAndConfigsAreChecked) {
   EXPECT_TRUE(cpu_loop_candidates(script::parse_func(odd)).empty());
   EXPECT_FALSE(CpuLoopConfig::parse(R"({"tile_m": 4})").has_value());  // a matmul config
   EXPECT_EQ(CpuLoopConfig::parse(R"({"loops": "rfactor", "tile": 16})")->str(), R"({"loops":"rfactor","tile":16})");
+  EXPECT_EQ(CpuLoopConfig::parse(R"({"loops": "rows", "tile": 16, "fuse": true})")->str(),
+            R"({"loops":"rows","tile":16,"fuse":true})");
   for (auto [text, message] : {std::pair{R"({"loops": "spiral", "tile": 4})", "unknown loops 'spiral'"},
                                {R"({"loops": "tile2d"})", "'tile' must be an integer"},
                                {R"({"loops": "tile2d", "tile": 4, "x": 1})", "unknown field 'x'"},
                                {R"({"loops": "tile2d", "tile": 4, "stream": 1})", "'stream' is true or false"},
-                               {R"({"loops": "rfactor", "tile": 16, "stream": true})", "only for tile2d"}}) {
+                               {R"({"loops": "rfactor", "tile": 16, "stream": true})", "only for tile2d"},
+                               {R"({"loops": "tile2d", "tile": 16, "fuse": true})", "'fuse' is true or false, and only for rows"},
+                               {R"({"loops": "rows", "tile": 16, "fuse": "yes"})", "'fuse' is true or false"}}) {
     try {
       CpuLoopConfig::parse(text);
       FAIL() << text;

@@ -36,7 +36,10 @@
 //                   it), its rows over the cores; each other block whose
 //                   innermost loop L divides runs its rows over the cores
 //                   and that loop in vectors of L. Offered when some
-//                   reduction gets lanes.
+//                   reduction gets lanes; fused too ("fuse"), where every
+//                   block can be computed under the last one's outermost
+//                   loop (compute_at): one row through all the blocks while
+//                   its intermediates are in the caches.
 //
 //   for (const CpuLoopConfig &c : cpu_loop_candidates(f))
 //     ir::PrimFunc g = schedule_loops_for_cpu(f, c);
@@ -60,7 +63,11 @@ struct CpuLoopConfig {
   /// tile2d: the block's stores streamed past the caches
   /// (ir::kStreamingStoresAnnotation), for outputs larger than the caches.
   bool stream = false;
-  /// {"loops":"tile2d","tile":32}, {"loops":"tile2d","tile":32,"stream":true}
+  /// rows: every block computed under the last block's outermost loop (one
+  /// row at a time through all of them), where compute_at allows it.
+  bool fuse = false;
+  /// {"loops":"tile2d","tile":32}, {"loops":"tile2d","tile":32,"stream":true},
+  /// {"loops":"rows","tile":16,"fuse":true}
   std::string str() const;
   /// str()'s JSON back; nullopt for a JSON object without "loops" (a matmul
   /// config, CpuSchedule.h), UserError for a malformed one.
