@@ -685,4 +685,35 @@ TEST(LlvmJit, SpecialisedPerShapeRunsEachShapeWithTheInterpretersBitsAndErrors) 
 }
 
 }  // namespace
+TEST(LlvmJit, SmallIntegersInFloat16AreNotRoundedAndLargerOnesAre) {
+  // A dequantised weight: the cast of a 4-bit field, minus 8, times 2, plus
+  // 3, exact in float16 at every step (no rounding in the IR: fptrunc for
+  // the store only, no fpext back); a 12-bit field, which float16 rounds
+  // above 2048, and a 9-bit one in bfloat16 (exact to 256 only), are
+  // rounded: the interpreter's bits in every case, on random words.
+  PrimFunc f = script::parse_func(R"(
+@T.prim_func
+def main(W: T.Buffer((256,), "uint32"), Q: T.Buffer((256,), "float16"), R: T.Buffer((256,), "float16"), S: T.Buffer((256,), "bfloat16")) -> None:
+    for i in range(256):
+        with T.block("dequant"):
+            vi = T.axis.spatial(256, i)
+            Q[vi] = (T.Cast("float16", W[vi] >> T.uint32(4) & T.uint32(15)) - T.float16(8)) * T.float16(2) + T.float16(3)
+            R[vi] = T.Cast("float16", W[vi] & T.uint32(4095)) - T.float16(1)
+            S[vi] = T.Cast("bfloat16", W[vi] & T.uint32(511)) * T.bfloat16(3)
+)");
+  expect_same_bits(f, {}, 4);
+  PrimFunc exact = script::parse_func(R"(
+@T.prim_func
+def main(W: T.Buffer((256,), "uint32"), Q: T.Buffer((256,), "float16")) -> None:
+    for i in range(256):
+        with T.block("dequant"):
+            vi = T.axis.spatial(256, i)
+            Q[vi] = (T.Cast("float16", W[vi] >> T.uint32(4) & T.uint32(15)) - T.float16(8)) * T.float16(2) + T.float16(3)
+)");
+  // Rounding is an fptrunc to half and an fpext back; the store's fptrunc has none after it.
+  const std::string ir = optimised_ir(exact);
+  EXPECT_GT(count(ir, "fptrunc"), 0u) << ir;
+  EXPECT_EQ(count(ir, "fpext"), 0u) << "a rounding step: " << ir;
+}
+
 }  // namespace tessera::testing

@@ -1,10 +1,15 @@
 //===- CodegenExpr.cpp - Expressions to LLVM IR ---------------------------===//
 //
 // Gen's expressions (Gen.h): integer and float arithmetic rounded as the
-// interpreter rounds, casts, intrinsics, loads, conditional operators.
+// interpreter rounds, casts, intrinsics, loads, conditional operators. A
+// float16/bfloat16 step whose result that type holds exactly (a max or min,
+// small integers) is not rounded: rounding would change nothing.
 //
 //===----------------------------------------------------------------------===//
 #include "Gen.h"
+
+#include <algorithm>
+#include <cmath>
 
 #include "../Exp.h"
 
@@ -162,10 +167,76 @@ Value *Gen::divide(ir::BinaryOp op, DataType t, Value *x, Value *y) {
   return v;
 }
 
+namespace {
+
+/// The largest integer magnitude below which every integer is a float16
+/// (11 significant bits) or bfloat16 (8) value.
+int64_t exact_integer_limit(DataType t) { return t.is_float16() ? 2048 : 256; }
+
+}  // namespace
+
+std::optional<arith::IntBound> Gen::exact_integer(const Expr &e) const {
+  const DataType t = e.dtype();
+  if (!(t.is_float16() || t.is_bfloat16()) || t.lanes() != 1) return std::nullopt;
+  if (const auto *f = e.as<ir::FloatImm>()) {
+    const double v = f->value, limit = double(exact_integer_limit(t));
+    if (v != std::floor(v) || std::abs(v) > limit) return std::nullopt;
+    return arith::IntBound{int64_t(v), int64_t(v)};
+  }
+  if (const auto *c = e.as<ir::Cast>()) return exact_integer_cast(t, c->value);
+  if (const auto *b = e.as<ir::Binary>()) return exact_integer_binary(b->op, b->a, b->b);
+  return std::nullopt;
+}
+
+std::optional<arith::IntBound> Gen::exact_integer_cast(DataType to, const Expr &value) const {
+  const DataType from = value.dtype();
+  if (from.is_float() || from.is_bool() || from.lanes() != 1) return std::nullopt;
+  const int64_t limit = exact_integer_limit(to);
+  auto within = [&](int64_t lo, int64_t hi) -> std::optional<arith::IntBound> {
+    if (lo < -limit || hi > limit) return std::nullopt;
+    return arith::IntBound{lo, hi};
+  };
+  // The values the integer takes as computed: a signed one without overflow
+  // (computed_bound), an 8-bit one, or a mask of a small constant.
+  if (auto b = computed_bound(value)) return within(b->min, b->max);
+  if (from.bits() <= 8) return within(from.is_int() ? -128 : 0, from.is_int() ? 127 : 255);
+  if (const auto *m = value.as<ir::Binary>(); m && m->op == ir::BinaryOp::BitAnd)
+    for (const Expr &side : {m->a, m->b})
+      if (auto k = ir::as_const_int(side); k && *k >= 0) return within(0, *k);
+  return std::nullopt;
+}
+
+std::optional<arith::IntBound> Gen::exact_integer_binary(ir::BinaryOp op, const Expr &a, const Expr &b) const {
+  if (op != ir::BinaryOp::Add && op != ir::BinaryOp::Sub && op != ir::BinaryOp::Mul) return std::nullopt;
+  auto x = exact_integer(a);
+  if (!x) return std::nullopt;
+  auto y = exact_integer(b);
+  if (!y) return std::nullopt;
+  int64_t lo, hi;
+  if (op == ir::BinaryOp::Add) {
+    lo = x->min + y->min, hi = x->max + y->max;
+  } else if (op == ir::BinaryOp::Sub) {
+    lo = x->min - y->max, hi = x->max - y->min;
+  } else {
+    const int64_t p[] = {x->min * y->min, x->min * y->max, x->max * y->min, x->max * y->max};
+    lo = *std::min_element(p, p + 4), hi = *std::max_element(p, p + 4);
+  }
+  const int64_t limit = exact_integer_limit(a.dtype());
+  if (lo < -limit || hi > limit) return std::nullopt;
+  return arith::IntBound{lo, hi};
+}
+
 Value *Gen::float_binary(const ir::Binary &b) {
   using ir::BinaryOp;
   DataType t = b.a.dtype();
   Value *x = expr(b.a), *y = expr(b.b);
+  // float16/bfloat16 integers small enough to be exact (a dequantised
+  // weight, `T.Cast("float16", q & 15) - T.float16(8)`): the sum, difference
+  // or product is exact too, and rounding it would change nothing.
+  if (exact_integer_binary(b.op, b.a, b.b)) {
+    if (b.op == BinaryOp::Add) return b_.CreateFAdd(x, y);
+    return b.op == BinaryOp::Sub ? b_.CreateFSub(x, y) : b_.CreateFMul(x, y);
+  }
   switch (b.op) {
     case BinaryOp::EQ: return b_.CreateFCmpOEQ(x, y);
     case BinaryOp::NE: return b_.CreateFCmpUNE(x, y);
@@ -256,7 +327,9 @@ Value *Gen::cast(const ir::Cast &c) {
   if (!from.is_float() && !to.is_float()) return cast_int(x, from, to);
   if (!from.is_float()) {
     Type *ft = ltype(to);
-    return fin(from.is_int() ? b_.CreateSIToFP(x, ft) : b_.CreateUIToFP(x, ft), to);
+    Value *f = from.is_int() ? b_.CreateSIToFP(x, ft) : b_.CreateUIToFP(x, ft);
+    // An integer float16/bfloat16 holds exactly needs no rounding.
+    return exact_integer_cast(to, c.value) ? f : fin(f, to);
   }
   if (!to.is_float()) {
     if (to.is_bool()) return b_.CreateFCmpUNE(x, llvm::ConstantFP::get(x->getType(), 0.0));

@@ -310,6 +310,14 @@ class Gen {
   Value *exp_inline(DataType t, Value *x);
   Value *math2(const std::string &name, DataType t, Value *x, Value *y);
   Value *cast(const ir::Cast &c);
+  /// The values of the float16/bfloat16 `e` when it is an integer that type
+  /// holds exactly at every step (a cast of a bounded integer, integral
+  /// constants, and their sums, differences and products): rounding it
+  /// changes nothing. nullopt otherwise.
+  std::optional<arith::IntBound> exact_integer(const Expr &e) const;
+  /// The same for the cast of the integer `value` to `to`, and for `a op b`.
+  std::optional<arith::IntBound> exact_integer_cast(DataType to, const Expr &value) const;
+  std::optional<arith::IntBound> exact_integer_binary(ir::BinaryOp op, const Expr &a, const Expr &b) const;
 
   /// The bit pattern of a float value of type t, as an integer of t's width.
   Value *float_bits(Value *x, DataType t);
