@@ -593,15 +593,15 @@ Stmt KernelBuilder::build() {
   tiles_y_ = floordiv(extent_m_ + i(c_.block_m - 1), i(c_.block_m));
   tiles_x_ = floordiv(extent_n_ + i(c_.block_n - 1), i(c_.block_n));
   // Persistent: the tile is a number (batch outermost) that each block's
-  // loop sets; else blockIdx.z, y and x.
-  Expr z = bz, flat = bx, row_tile = by;
+  // loop sets; else blockIdx.z, y and x (x alone when rasterized).
+  Expr z = bz, in_batch = bx, row_tile = by, col_tile = bx;
   if (c_.persistent > 0) {
     tile_ = var("tile");
     Expr per_batch = tiles_y_ * tiles_x_;
     total_tiles_ = per_batch;
     for (const Expr &e : batch_extents_) total_tiles_ = total_tiles_ * e;
-    z = floordiv(tile_, per_batch), flat = floormod(tile_, per_batch);
-    row_tile = floordiv(flat, tiles_x_), flat = floormod(flat, tiles_x_);
+    z = floordiv(tile_, per_batch), in_batch = floormod(tile_, per_batch);
+    row_tile = floordiv(in_batch, tiles_x_), col_tile = floormod(in_batch, tiles_x_);
   }
   // Batch iters, the last fastest.
   batch_.assign(batch_extents_.size(), Expr());
@@ -613,14 +613,13 @@ Stmt KernelBuilder::build() {
     // Rasterized: the tiles are walked in panels of `raster` tile rows,
     // column by column, so the blocks running together share A rows and B
     // columns in L2.
-    Expr t = c_.persistent > 0 ? row_tile * tiles_x_ + flat : bx;
-    Expr per_panel = i(c_.raster) * tiles_x_, first = floordiv(t, per_panel) * i(c_.raster);
-    Expr rows_here = min(tiles_y_ - first, i(c_.raster)), in_panel = floormod(t, per_panel);
+    Expr per_panel = i(c_.raster) * tiles_x_, first = floordiv(in_batch, per_panel) * i(c_.raster);
+    Expr rows_here = min(tiles_y_ - first, i(c_.raster)), in_panel = floormod(in_batch, per_panel);
     m0_ = (first + floormod(in_panel, rows_here)) * i(c_.block_m);
     n0_ = floordiv(in_panel, rows_here) * i(c_.block_n);
   } else {
     m0_ = row_tile * i(c_.block_m);
-    n0_ = flat * i(c_.block_n);
+    n0_ = col_tile * i(c_.block_n);
   }
 
   std::vector<Stmt> body;
