@@ -379,10 +379,7 @@ class CrossThreadReductionLowerer : public detail::LoopScopedMutator {
     for (const For *f : outer) {
       const bool reduce = reduce_vars.count(f->loop_var.get()) > 0;
       if (thread_axis(f) >= 0 && !anchor) continue;
-      if (anchor && thread_axis(f) >= 0)
-        throw LowerError(what + ": " + loop_text(f) + " lies inside its reduce " + loop_text(anchor) +
-                         ", which encloses other statements too; the threadIdx loops of such a reduction must " +
-                         "enclose its serial reduce loops");
+      if (anchor && thread_axis(f) >= 0) throw thread_loop_inside(what, f, anchor);
       if (!reduce)
         throw LowerError(what + ": " + loop_text(f) + " encloses other statements too and is not one of its " +
                          "reduce loops; a serial loop around other statements must be a reduce loop of the block");
@@ -465,10 +462,7 @@ class CrossThreadReductionLowerer : public detail::LoopScopedMutator {
         first_iteration.emplace_back(f->loop_var, f->min);
       }
       if (f->for_kind == ForKind::ThreadBinding) {
-        if (anchor)
-          throw LowerError(what + ": " + loop_text(f) + " lies inside its reduce " + loop_text(anchor) +
-                           ", which encloses other statements too; the threadIdx loops of such a reduction " +
-                           "must enclose its serial reduce loops");
+        if (anchor) throw thread_loop_inside(what, f, anchor);
         thread_loops.push_back(f);
       } else if (is_const_int(arith::simplify(f->extent), 1)) {
         unit_loops.emplace_back(f->loop_var, f->min);
@@ -536,6 +530,11 @@ class CrossThreadReductionLowerer : public detail::LoopScopedMutator {
       parts.push_back(std::move(p));
     }
     std::array<detail::ThreadAxis, 3> axes = thread_axes(chain, reduce_loops, what);
+    for (int a = 0; anchor && a < 3; ++a)
+      if (axes[a].var.defined() && !kernel_loop_around(axes[a].var, chain))
+        throw LowerError(what + ": the kernel's " + kernel_threads_[a]->thread_tag + " loop is not around " +
+                         "its reduce " + loop_text(anchor) + ", which encloses other statements too; every " +
+                         "thread axis of the kernel must enclose such a reduction");
     // The predicate: clauses on the reduce loops mask iterations; the others
     // decide whether the element is written at all. Where the first
     // iteration may be masked (a symbolic extent that may be 0, a tail), the
@@ -646,11 +645,6 @@ class CrossThreadReductionLowerer : public detail::LoopScopedMutator {
     if (anchor) {
       // The partials set before the anchor, combined after it; the fold in
       // place of the block (no thread loops to add: they are all around).
-      for (int a = 0; a < 3; ++a)
-        if (axes[a].var.defined() && !kernel_loop_around(axes[a].var, chain))
-          throw LowerError(what + ": the kernel's " + kernel_threads_[a]->thread_tag + " loop is not around " +
-                           "its reduce " + loop_text(anchor) + ", which encloses other statements too; every " +
-                           "thread axis of the kernel must enclose such a reduction");
       Around &around = around_loop_[anchor];
       around.before.insert(around.before.end(), body.begin(), body.end() - 1);
       around.after.push_back(combined);
@@ -672,6 +666,14 @@ class CrossThreadReductionLowerer : public detail::LoopScopedMutator {
                         kernel_threads_[a]->thread_tag);
     }
     return out;
+  }
+
+  /// The error for threadIdx loop `f` inside `anchor`, a serial reduce loop
+  /// around other statements too.
+  static LowerError thread_loop_inside(const std::string &what, const For *f, const For *anchor) {
+    return LowerError(what + ": " + loop_text(f) + " lies inside its reduce " + loop_text(anchor) +
+                      ", which encloses other statements too; the threadIdx loops of such a reduction must " +
+                      "enclose its serial reduce loops");
   }
 
   static void check_not_reduced(const Expr &e, const VarSet &reduce_loops, const std::string &what,

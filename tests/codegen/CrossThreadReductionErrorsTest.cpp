@@ -193,6 +193,25 @@ def main(A: T.Buffer((4, 64), "float32"), B: T.Buffer((4,), "float32"), C: T.Buf
                 B[0] = B[0] + A[0, vk]
 )"),
                               "lies inside its reduce loop 'k_0', which encloses other statements too", "k_1");
+  // A thread axis of the kernel (threadIdx.y, bound elsewhere) not around it:
+  // its threads would have to be added around the loop and what else it holds.
+  expect_names_block_and_loop(lower_error(R"(
+@T.prim_func
+def main(A: T.Buffer((4, 64), "float32"), B: T.Buffer((4,), "float32"), C: T.Buffer((2, 32), "float32"), D: T.Buffer((4,), "float32")):
+    for y in T.thread_binding(4, thread="threadIdx.y"):
+        with T.block("D"):
+            vy = T.axis.spatial(4, y)
+            D[vy] = T.float32(1)
+    for k_1 in T.thread_binding(32, thread="threadIdx.x"):
+        for k_0 in range(2):
+            with T.block("C"):
+                vc0, vc1 = T.axis.remap("SS", [k_0, k_1])
+                C[vc0, vc1] = T.float32(1)
+            with T.block("B"):
+                vk = T.axis.reduce(64, k_0 * 32 + k_1)
+                B[0] = B[0] + A[0, vk]
+)"),
+                              "the kernel's threadIdx.y loop is not around its reduce loop 'k_0'");
 }
 
 TEST(CrossThreadReductionErrors, ThreadLoopEnclosesAReadOfTheHalfReducedOutput) {
