@@ -95,6 +95,8 @@ std::string split_into_lanes(schedule::Schedule &sch, const analysis::BlockInfo 
 void vectorize_lanes(schedule::Schedule &sch, const analysis::BlockInfo &b, int64_t lanes) {
   const ir::Var &outer = b.loops.front().as<ir::For>()->loop_var;
   std::optional<schedule::LoopRef> reduce, lane;
+  // The lanes iter is the last spatial one of extent L: rfactor appends it
+  // after the reduction's own spatial iters.
   for (const analysis::IterInfo &it : b.iters) {
     if (it.loop.same_as(outer)) continue;
     if (it.kind == ir::IterKind::Reduce) reduce = schedule::LoopRef{it.loop};
