@@ -314,8 +314,18 @@ int compile_command(const CompileCommandOptions &opts, std::ostream &out, std::o
   return guarded(err, [&] {
     std::vector<std::string> archs;
     std::stringstream list(opts.archs);
-    for (std::string a; std::getline(list, a, ',');)
-      if (!a.empty()) archs.push_back(a);
+    for (std::string a; std::getline(list, a, ',');) {
+      if (a.empty()) continue;
+      // A GPU preset (h100, a100, ...) as the other commands take it: its sm_XX.
+      if (a.rfind("sm_", 0) != 0) {
+        try {
+          a = "sm_" + std::to_string(Arch::by_name(a).sm_version());
+        } catch (const UserError &e) {
+          throw UserError("--arch: '" + a + "' is neither sm_XX (e.g. sm_90) nor a GPU preset: " + e.what());
+        }
+      }
+      archs.push_back(a);
+    }
     if (archs.empty()) throw UserError("--arch: no architecture given");
     auto [f, dims] = load_func(opts.file, opts.func, {});
     std::vector<runtime::CudaFunction> fns = runtime::CudaFunction::build_for_archs(f, archs);

@@ -82,7 +82,8 @@ int main(int argc, char **argv) {
   CLI::App *compile_cmd =
       app.add_subcommand("compile", "Compile a scheduled TVMScript program with NVRTC and report resources");
   compile_cmd->add_option("file", comp.file, "TVMScript file")->required()->check(CLI::ExistingFile);
-  compile_cmd->add_option("--arch", comp.archs, "Comma-separated architectures")->capture_default_str();
+  compile_cmd->add_option("--arch", comp.archs, "Comma-separated architectures: sm_XX or GPU presets (h100, a100, ...)")
+      ->capture_default_str();
   compile_cmd->add_option("--func", comp.func, "Function of a module (default: the only one, or main)");
   compile_cmd->add_option("-o,--output", comp.output_dir, "Write the CUDA source, the cubins, the NVRTC logs and (with cuobjdump) the SASS to this directory");
 

@@ -492,6 +492,16 @@ TEST(CompileCommand, ReportsEachArchAndWritesSourceAndCubins) {
   EXPECT_GT(fs::file_size(dir / "scaled_kernel.sm_90.cubin"), 0u);
 }
 
+// A GPU preset, as the other commands' --arch takes it, is its sm_XX.
+TEST(CompileCommand, AGpuPresetNamesItsArchitecture) {
+  if (!runtime::nvrtc_available()) GTEST_SKIP() << "built without NVRTC";
+  std::string file = write_temp("scaled.py", kScaledAdd);
+  std::ostringstream out, err;
+  ASSERT_EQ(compile_command({.file = file, .archs = "h100,a100"}, out, err), 0) << err.str();
+  EXPECT_NE(out.str().find("sm_90: scaled_kernel compiled in "), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("sm_80: scaled_kernel compiled in "), std::string::npos) << out.str();
+}
+
 // With cuobjdump, every kernel's resource line is followed by its SASS
 // summary, and -o also writes the listing (runtime/Sass.h).
 TEST(CompileCommand, PrintsASassSummaryLineWhenCuobjdumpIsFound) {
@@ -538,8 +548,14 @@ TEST(CompileCommand, WithoutCuobjdumpNoSassLineAndTheHintOnce) {
 TEST(CompileCommand, LoweringAndArchErrorsExitOne) {
   std::string file = write_temp("scaled.py", kScaledAdd);
   std::ostringstream out, err;
-  EXPECT_EQ(compile_command({.file = file, .archs = "sm9"}, out, err), 1);
-  EXPECT_NE(err.str().find("error: malformed architecture 'sm9'"), std::string::npos) << err.str();
+  EXPECT_EQ(compile_command({.file = file, .archs = "sm_9"}, out, err), 1);
+  EXPECT_NE(err.str().find("error: malformed architecture 'sm_9'"), std::string::npos) << err.str();
+  // Not sm_XX and not a GPU preset: both forms named, and the presets listed.
+  std::ostringstream out1, err1;
+  EXPECT_EQ(compile_command({.file = file, .archs = "sm9"}, out1, err1), 1);
+  EXPECT_NE(err1.str().find("--arch: 'sm9' is neither sm_XX (e.g. sm_90) nor a GPU preset: unknown GPU 'sm9'; known:"),
+            std::string::npos)
+      << err1.str();
   // An allocation in global scope has no kernel form.
   std::string bad = write_temp("bad.py", R"(@T.prim_func
 def bad(A: T.Buffer((8,), "float32")):
