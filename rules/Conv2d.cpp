@@ -418,7 +418,7 @@ class Conv2dRule final : public Rule {
     return std::make_unique<Conv2dConfig>(Conv2dConfig::from_json(j));
   }
 
-  schedule::Schedule apply(const ir::PrimFunc &f, const Match &mm, const Config &config) const override;
+  schedule::Schedule build_schedule(const ir::PrimFunc &f, const Match &mm, const Config &config) const override;
 };
 
 std::unique_ptr<Config> Conv2dRule::default_config(const Match &mm, const Arch &arch) const {
@@ -611,7 +611,7 @@ schedule::Schedule apply_implicit_gemm(const ir::PrimFunc &f, const ConvMatch &m
   return sch;
 }
 
-schedule::Schedule Conv2dRule::apply(const ir::PrimFunc &f, const Match &mm, const Config &config) const {
+schedule::Schedule Conv2dRule::build_schedule(const ir::PrimFunc &f, const Match &mm, const Config &config) const {
   const auto &m = static_cast<const ConvMatch &>(mm);
   const auto *c = dynamic_cast<const Conv2dConfig *>(&config);
   if (!c) throw ConfigError(std::string("the conv2d rule got a config for '") + config.rule() + "'");

@@ -1,6 +1,9 @@
 //===- rules/Elementwise.cpp - Injective programs: plain or tiled ----------===//
 #include "tessera/rules/Elementwise.h"
 
+#include "tessera/ir/Functor.h"
+#include "tessera/ir/Op.h"
+
 #include "ConfigJson.h"
 #include "TransposeTile.h"
 
@@ -179,6 +182,21 @@ class ElementwiseRule final : public Rule {
     if (!out.trivial_binding)
       return R::fail("block '" + out.name + "' is not bound one-to-one to loops from 0");
     if (out.is_guarded) return R::fail("block '" + out.name + "' is under a condition");
+    // The loops are fused into one: a loop whose range depends on an outer
+    // one (a triangular nest) has no such fusion.
+    for (size_t l = 1; l < out.loops.size(); ++l) {
+      const auto *inner = out.loops[l].as<ir::For>();
+      for (size_t o = 0; o < l; ++o) {
+        const ir::Var &v = out.loops[o].as<ir::For>()->loop_var;
+        bool uses = false;
+        ir::pre_order_visit(ir::Evaluate::make(ir::add(inner->min, inner->extent)), [&](const ir::Expr &e) {
+          uses = uses || e.get() == v.get();
+        }, nullptr);
+        if (uses)
+          return R::fail("block '" + out.name + "': the range of loop '" + inner->loop_var.name() +
+                         "' depends on loop '" + v.name() + "' (the nest is not rectangular)");
+      }
+    }
     m->block = out.name;
     int64_t extent = 1;
     for (const ir::Stmt &l : out.loops) {
@@ -206,7 +224,7 @@ class ElementwiseRule final : public Rule {
     return std::make_unique<ElementwiseConfig>(ElementwiseConfig::from_json(j));
   }
 
-  schedule::Schedule apply(const ir::PrimFunc &f, const Match &mm, const Config &config) const override {
+  schedule::Schedule build_schedule(const ir::PrimFunc &f, const Match &mm, const Config &config) const override {
     const auto &m = static_cast<const ElementwiseMatch &>(mm);
     const auto *c = dynamic_cast<const ElementwiseConfig *>(&config);
     if (!c) throw ConfigError(std::string("the elementwise rule got a config for '") + config.rule() + "'");

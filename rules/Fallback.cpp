@@ -5,6 +5,7 @@
 #include "tessera/analysis/BlockInfo.h"
 #include "tessera/analysis/Parallel.h"
 #include "tessera/ir/Functor.h"
+#include "tessera/ir/Op.h"
 #include "tessera/schedule/Error.h"
 
 namespace tessera::rules {
@@ -79,7 +80,7 @@ class FallbackRule final : public Rule {
     return std::make_unique<FallbackConfig>(FallbackConfig::from_json(j));
   }
 
-  schedule::Schedule apply(const PrimFunc &f, const Match &mm, const Config &config) const override {
+  schedule::Schedule build_schedule(const PrimFunc &f, const Match &mm, const Config &config) const override {
     const auto &m = static_cast<const FallbackMatch &>(mm);
     const auto *c = dynamic_cast<const FallbackConfig *>(&config);
     if (!c) throw ConfigError(std::string("the fallback rule got a config for '") + config.rule() + "'");
@@ -119,6 +120,14 @@ class FallbackRule final : public Rule {
       // A loop a CPU schedule made parallel, unrolled or vectorized cannot be
       // fused or split again (the primitives keep kinds); it stays inside.
       if (chain[i]->for_kind != ForKind::Serial) break;
+      // A loop whose range uses an outer one of the prefix (a triangular
+      // nest) cannot be fused with it; it stays inside.
+      bool dependent = false;
+      for (size_t o = 0; o < i; ++o)
+        pre_order_visit(Evaluate::make(add(chain[i]->min, chain[i]->extent)), [&](const Expr &e) {
+          dependent = dependent || e.get() == chain[o]->loop_var.get();
+        }, nullptr);
+      if (dependent) break;
       prefix.push_back(loops[i]);
       from_zero = from_zero && is_const_int(chain[i]->min, 0);
     }

@@ -358,7 +358,7 @@ class GemvRule final : public Rule {
     return std::make_unique<GemvConfig>(GemvConfig::from_json(j));
   }
 
-  schedule::Schedule apply(const ir::PrimFunc &f, const Match &mm, const Config &config) const override;
+  schedule::Schedule build_schedule(const ir::PrimFunc &f, const Match &mm, const Config &config) const override;
 
  private:
   static bool is_param(const ir::PrimFunc &f, const ir::Buffer &b) {
@@ -703,7 +703,7 @@ bool schedule_outer(schedule::Schedule &sch, const GemvMatch &m, const GemvConfi
   return true;
 }
 
-schedule::Schedule GemvRule::apply(const ir::PrimFunc &f, const Match &mm, const Config &config) const {
+schedule::Schedule GemvRule::build_schedule(const ir::PrimFunc &f, const Match &mm, const Config &config) const {
   const auto &m = static_cast<const GemvMatch &>(mm);
   const auto *c = dynamic_cast<const GemvConfig *>(&config);
   if (!c) throw ConfigError(std::string("the gemv rule got a config for '") + config.rule() + "'");

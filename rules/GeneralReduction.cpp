@@ -202,7 +202,7 @@ class GeneralReductionRule final : public Rule {
     return std::make_unique<GeneralReductionConfig>(GeneralReductionConfig::from_json(j));
   }
 
-  schedule::Schedule apply(const ir::PrimFunc &f, const Match &mm, const Config &config) const override {
+  schedule::Schedule build_schedule(const ir::PrimFunc &f, const Match &mm, const Config &config) const override {
     const auto &m = static_cast<const GeneralReductionMatch &>(mm);
     const auto *c = dynamic_cast<const GeneralReductionConfig *>(&config);
     if (!c) throw ConfigError(std::string("the general_reduction rule got a config for '") + config.rule() + "'");

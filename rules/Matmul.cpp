@@ -305,7 +305,7 @@ class MatmulRule final : public Rule {
     return std::make_unique<MatmulConfig>(MatmulConfig::from_json(j));
   }
 
-  schedule::Schedule apply(const ir::PrimFunc &f, const Match &mm, const Config &config) const override;
+  schedule::Schedule build_schedule(const ir::PrimFunc &f, const Match &mm, const Config &config) const override;
 };
 
 //===----------------------------------------------------------------------===//
@@ -355,7 +355,7 @@ std::unique_ptr<Config> MatmulRule::default_config(const Match &mm, const Arch &
 // Apply
 //===----------------------------------------------------------------------===//
 
-schedule::Schedule MatmulRule::apply(const ir::PrimFunc &f, const Match &mm, const Config &config) const {
+schedule::Schedule MatmulRule::build_schedule(const ir::PrimFunc &f, const Match &mm, const Config &config) const {
   const auto &m = static_cast<const MatmulMatch &>(mm);
   const auto *c = dynamic_cast<const MatmulConfig *>(&config);
   if (!c) throw ConfigError(std::string("the matmul rule got a config for '") + config.rule() + "'");

@@ -419,14 +419,14 @@ class TensorCoreRule final : public Rule {
     return std::make_unique<TensorCoreConfig>(TensorCoreConfig::from_json(j));
   }
 
-  schedule::Schedule apply(const PrimFunc &f, const Match &mt, const Config &config) const override;
+  schedule::Schedule build_schedule(const PrimFunc &f, const Match &mt, const Config &config) const override;
 };
 
 //===----------------------------------------------------------------------===//
 // The kernel
 //===----------------------------------------------------------------------===//
 
-schedule::Schedule TensorCoreRule::apply(const PrimFunc &f, const Match &mt, const Config &config) const {
+schedule::Schedule TensorCoreRule::build_schedule(const PrimFunc &f, const Match &mt, const Config &config) const {
   const auto *m = dynamic_cast<const TensorCoreMatch *>(&mt);
   const auto *c = dynamic_cast<const TensorCoreConfig *>(&config);
   if (!m || !c) throw ConfigError("matmul_tensor_core: the match or config (" + config.str() + ") is another rule's");

@@ -222,7 +222,7 @@ class ReductionRule final : public Rule {
     return std::make_unique<ReductionConfig>(ReductionConfig::from_json(j));
   }
 
-  schedule::Schedule apply(const ir::PrimFunc &f, const Match &mm, const Config &config) const override {
+  schedule::Schedule build_schedule(const ir::PrimFunc &f, const Match &mm, const Config &config) const override {
     const auto &m = static_cast<const ReductionMatch &>(mm);
     const auto *c = dynamic_cast<const ReductionConfig *>(&config);
     if (!c) throw ConfigError(std::string("the reduction rule got a config for '") + config.rule() + "'");

@@ -1,7 +1,11 @@
 //===- rules/Rule.cpp - The rule list and apply_default_schedule ------------===//
 #include "tessera/rules/Rule.h"
 
+#include <algorithm>
+#include <optional>
+
 #include "tessera/analysis/BlockInfo.h"
+#include "tessera/ir/Functor.h"
 #include "tessera/ir/Opaque.h"
 #include "tessera/rules/Conv2d.h"
 #include "tessera/rules/Elementwise.h"
@@ -28,6 +32,49 @@ const std::vector<const Rule *> &all_rules() {
       &fallback_rule(),
   };
   return rules;
+}
+
+schedule::Schedule Rule::apply(const ir::PrimFunc &f, const Match &m, const Config &config) const {
+  schedule::Schedule sch = build_schedule(f, m, config);
+  keep_cross_kernel_buffers_global(sch);
+  return sch;
+}
+
+void keep_cross_kernel_buffers_global(schedule::Schedule &sch) {
+  const auto *root = sch.func().body().as<ir::Block>();
+  if (!root) return;
+  // The top-level loop nests, each a kernel of its own once lowered.
+  std::vector<ir::Stmt> nests = {root->body};
+  if (const auto *seq = root->body.as<ir::Seq>()) nests = seq->stmts;
+  std::vector<std::pair<ir::Buffer, int>> first_nest;  // buffer -> the first nest that accesses it
+  std::vector<ir::Buffer> crossing;
+  auto note = [&](const ir::Buffer &b, int nest) {
+    if (b.scope().empty() || b.scope() == "global") return;
+    for (auto &[seen, at] : first_nest)
+      if (seen.same_as(b)) {
+        if (at != nest && std::none_of(crossing.begin(), crossing.end(), [&](const ir::Buffer &c) { return c.same_as(b); }))
+          crossing.push_back(b);
+        return;
+      }
+    first_nest.emplace_back(b, nest);
+  };
+  for (size_t n = 0; n < nests.size(); ++n)
+    ir::pre_order_visit(
+        nests[n], [&](const ir::Expr &e) { if (const auto *l = e.as<ir::Load>()) note(l->buffer, int(n)); },
+        [&](const ir::Stmt &st) { if (const auto *w = st.as<ir::Store>()) note(w->buffer, int(n)); });
+  for (const ir::Buffer &b : crossing) {
+    if (std::none_of(root->allocs.begin(), root->allocs.end(), [&](const ir::Buffer &a) { return a.same_as(b); }))
+      continue;  // not an intermediate of the function
+    // The block that writes it (the first, in program order), by its write index.
+    std::optional<std::pair<std::string, int64_t>> writer;
+    ir::pre_order_visit(sch.func().body(), nullptr, [&](const ir::Stmt &st) {
+      const auto *blk = st.as<ir::Block>();
+      if (writer || !blk || blk == root) return;
+      for (size_t w = 0; w < blk->writes.size(); ++w)
+        if (blk->writes[w].buffer.same_as(b)) writer = std::pair{blk->name, int64_t(w)};
+    });
+    if (writer) sch.set_scope(schedule::BlockRef{writer->first}, writer->second, "global");
+  }
 }
 
 const Rule *find_rule(const std::string &name) {

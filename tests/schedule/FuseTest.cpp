@@ -148,5 +148,22 @@ def main(A: T.Buffer((8, 8), "float32")):
   expect_schedule_error<LoopNotStartAtZeroError>(sch, [&] { sch.fuse(loops); }, "loop 'j' starts at 1");
 }
 
+TEST(FuseError, DependentExtent) {
+  // A triangular nest: j runs to i. Fused, i would be used outside its loop.
+  Schedule sch = make_schedule(parse(R"(
+@T.prim_func
+def main(A: T.Buffer((8, 8), "float32")):
+    for i in range(8):
+        for j in range(i):
+            with T.block("A"):
+                vi = T.axis.spatial(8, i)
+                vj = T.axis.spatial(i, j)
+                A[vi, vj] = T.float32(1)
+)"));
+  auto loops = sch.get_loops(sch.get_block("A"));
+  expect_schedule_error<DependentLoopRangeError>(sch, [&] { sch.fuse(loops); },
+                                                 "the extent of loop 'j' uses loop 'i' (the nest is not rectangular)");
+}
+
 }  // namespace
 }  // namespace tessera::test

@@ -85,10 +85,23 @@ class Rule {
   /// Reads a config written by Config::to_json; ConfigError naming the field
   /// for a missing, mistyped or unknown field, or another rule's config.
   virtual std::unique_ptr<Config> config_from_json(const Json &j) const = 0;
-  /// Schedules `f` (the function `m` was matched on). Throws ScheduleError
-  /// when a primitive refuses, ConfigError when `config` is another rule's.
-  virtual schedule::Schedule apply(const ir::PrimFunc &f, const Match &m, const Config &config) const = 0;
+  /// Schedules `f` (the function `m` was matched on): the rule's schedule,
+  /// then keep_cross_kernel_buffers_global. Throws ScheduleError when a
+  /// primitive refuses, ConfigError when `config` is another rule's.
+  schedule::Schedule apply(const ir::PrimFunc &f, const Match &m, const Config &config) const;
+
+ protected:
+  /// The rule's own schedule of `f` (apply's first step).
+  virtual schedule::Schedule build_schedule(const ir::PrimFunc &f, const Match &m, const Config &config) const = 0;
 };
+
+/// An intermediate the function allocates with a scope that does not outlive
+/// a kernel ("shared", "local", ...: TVM's cache_read/cache_write write them
+/// so into unscheduled programs) but that several top-level loop nests (the
+/// kernels lowering makes) access: set to "global" by set_scope on the block
+/// that writes it, so the value crosses the kernel boundary as the serial
+/// program says. Others are left as they are.
+void keep_cross_kernel_buffers_global(schedule::Schedule &sch);
 
 /// Every rule, specific first, the fallback last (the order
 /// apply_default_schedule tries them in).

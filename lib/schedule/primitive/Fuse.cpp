@@ -52,6 +52,16 @@ std::vector<StmtPath> check_nest(const State &st, const std::vector<LoopRef> &lo
   for (const StmtPath &p : paths) check_loop_serial("fuse", p);
   for (const StmtPath &p : paths) check_loop_no_annotation("fuse", p);
   for (const StmtPath &p : paths) check_loop_start_at_zero("fuse", p);
+  // Fusing needs a rectangular nest: no loop's extent may use an outer one.
+  for (size_t k = 1; k < paths.size(); ++k)
+    for (size_t o = 0; o < k; ++o) {
+      const For &f = *paths[k].loop();
+      const Var &v = paths[o].loop()->loop_var;
+      if (!uses_var(f.extent, v)) continue;
+      throw DependentLoopRangeError("fuse", "the extent of loop " + loop_name(f) + " uses loop " + quoted(v.name()) +
+                                                " (the nest is not rectangular)",
+                                    "the extent of loop {0} uses loop {1}", {paths[k].stmt, paths[o].stmt});
+    }
   return paths;
 }
 
