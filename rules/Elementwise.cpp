@@ -1,13 +1,11 @@
 //===- rules/Elementwise.cpp - Injective programs: plain or tiled ----------===//
 #include "tessera/rules/Elementwise.h"
 
-#include "tessera/ir/Functor.h"
-#include "tessera/ir/Op.h"
-
 #include "ConfigJson.h"
 #include "TransposeTile.h"
 
 #include "tessera/analysis/BlockInfo.h"
+#include "tessera/ir/Functor.h"
 
 namespace tessera::rules {
 
@@ -188,11 +186,7 @@ class ElementwiseRule final : public Rule {
       const auto *inner = out.loops[l].as<ir::For>();
       for (size_t o = 0; o < l; ++o) {
         const ir::Var &v = out.loops[o].as<ir::For>()->loop_var;
-        bool uses = false;
-        ir::pre_order_visit(ir::Evaluate::make(ir::add(inner->min, inner->extent)), [&](const ir::Expr &e) {
-          uses = uses || e.get() == v.get();
-        }, nullptr);
-        if (uses)
+        if (ir::uses_var(inner->min, v) || ir::uses_var(inner->extent, v))
           return R::fail("block '" + out.name + "': the range of loop '" + inner->loop_var.name() +
                          "' depends on loop '" + v.name() + "' (the nest is not rectangular)");
       }

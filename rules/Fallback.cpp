@@ -5,7 +5,6 @@
 #include "tessera/analysis/BlockInfo.h"
 #include "tessera/analysis/Parallel.h"
 #include "tessera/ir/Functor.h"
-#include "tessera/ir/Op.h"
 #include "tessera/schedule/Error.h"
 
 namespace tessera::rules {
@@ -124,9 +123,8 @@ class FallbackRule final : public Rule {
       // nest) cannot be fused with it; it stays inside.
       bool dependent = false;
       for (size_t o = 0; o < i; ++o)
-        pre_order_visit(Evaluate::make(add(chain[i]->min, chain[i]->extent)), [&](const Expr &e) {
-          dependent = dependent || e.get() == chain[o]->loop_var.get();
-        }, nullptr);
+        dependent = dependent || uses_var(chain[i]->min, chain[o]->loop_var) ||
+                    uses_var(chain[i]->extent, chain[o]->loop_var);
       if (dependent) break;
       prefix.push_back(loops[i]);
       from_zero = from_zero && is_const_int(chain[i]->min, 0);

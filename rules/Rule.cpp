@@ -1,8 +1,8 @@
 //===- rules/Rule.cpp - The rule list and apply_default_schedule ------------===//
 #include "tessera/rules/Rule.h"
 
-#include <algorithm>
 #include <optional>
+#include <set>
 
 #include "tessera/analysis/BlockInfo.h"
 #include "tessera/ir/Functor.h"
@@ -41,37 +41,40 @@ schedule::Schedule Rule::apply(const ir::PrimFunc &f, const Match &m, const Conf
 }
 
 void keep_cross_kernel_buffers_global(schedule::Schedule &sch) {
-  const auto *root = sch.func().body().as<ir::Block>();
+  // Held: set_scope replaces the function below.
+  const ir::Stmt body = sch.func().body();
+  const auto *root = body.as<ir::Block>();
   if (!root) return;
-  // The top-level loop nests, each a kernel of its own once lowered.
+  // The function's intermediates whose scope ends with a kernel (most
+  // functions have none: then nothing is walked).
+  std::vector<ir::Buffer> scoped;
+  for (const ir::Buffer &b : root->allocs)
+    if (!b.scope().empty() && b.scope() != "global") scoped.push_back(b);
+  if (scoped.empty()) return;
+  // The top-level loop nests (each a kernel of its own once lowered) that
+  // access each of them.
   std::vector<ir::Stmt> nests = {root->body};
   if (const auto *seq = root->body.as<ir::Seq>()) nests = seq->stmts;
-  std::vector<std::pair<ir::Buffer, int>> first_nest;  // buffer -> the first nest that accesses it
-  std::vector<ir::Buffer> crossing;
-  auto note = [&](const ir::Buffer &b, int nest) {
-    if (b.scope().empty() || b.scope() == "global") return;
-    for (auto &[seen, at] : first_nest)
-      if (seen.same_as(b)) {
-        if (at != nest && std::none_of(crossing.begin(), crossing.end(), [&](const ir::Buffer &c) { return c.same_as(b); }))
-          crossing.push_back(b);
-        return;
-      }
-    first_nest.emplace_back(b, nest);
-  };
-  for (size_t n = 0; n < nests.size(); ++n)
+  std::vector<std::set<size_t>> nests_of(scoped.size());
+  for (size_t n = 0; n < nests.size(); ++n) {
+    auto note = [&](const ir::Buffer &b) {
+      for (size_t i = 0; i < scoped.size(); ++i)
+        if (scoped[i].same_as(b)) nests_of[i].insert(n);
+    };
     ir::pre_order_visit(
-        nests[n], [&](const ir::Expr &e) { if (const auto *l = e.as<ir::Load>()) note(l->buffer, int(n)); },
-        [&](const ir::Stmt &st) { if (const auto *w = st.as<ir::Store>()) note(w->buffer, int(n)); });
-  for (const ir::Buffer &b : crossing) {
-    if (std::none_of(root->allocs.begin(), root->allocs.end(), [&](const ir::Buffer &a) { return a.same_as(b); }))
-      continue;  // not an intermediate of the function
+        nests[n], [&](const ir::Expr &e) { if (const auto *l = e.as<ir::Load>()) note(l->buffer); },
+        [&](const ir::Stmt &st) { if (const auto *w = st.as<ir::Store>()) note(w->buffer); });
+  }
+  for (size_t i = 0; i < scoped.size(); ++i) {
+    if (nests_of[i].size() < 2) continue;
     // The block that writes it (the first, in program order), by its write index.
     std::optional<std::pair<std::string, int64_t>> writer;
-    ir::pre_order_visit(sch.func().body(), nullptr, [&](const ir::Stmt &st) {
+    const ir::Stmt now = sch.func().body();
+    ir::pre_order_visit(now, nullptr, [&](const ir::Stmt &st) {
       const auto *blk = st.as<ir::Block>();
-      if (writer || !blk || blk == root) return;
+      if (writer || !blk || st.same_as(now)) return;
       for (size_t w = 0; w < blk->writes.size(); ++w)
-        if (blk->writes[w].buffer.same_as(b)) writer = std::pair{blk->name, int64_t(w)};
+        if (blk->writes[w].buffer.same_as(scoped[i])) writer = std::pair{blk->name, int64_t(w)};
     });
     if (writer) sch.set_scope(schedule::BlockRef{writer->first}, writer->second, "global");
   }

@@ -360,4 +360,10 @@ void pre_order_visit(const Stmt &s, const std::function<void(const Expr &)> &on_
   PreOrder(on_expr, on_stmt).visit(s);
 }
 
+bool uses_var(const Expr &e, const Var &v) {
+  bool found = false;
+  pre_order_visit(Evaluate::make(e), [&](const Expr &x) { found |= x.same_as(v); }, nullptr);
+  return found;
+}
+
 }  // namespace tessera::ir

@@ -23,10 +23,8 @@ bool mentions_if(const ir::Expr &e, Pred &&pred) {
   return found;
 }
 
-/// Whether `e` mentions `v`.
-inline bool mentions(const ir::Expr &e, const ir::Var &v) {
-  return mentions_if(e, [&](const ir::VarNode *x) { return x == v.get(); });
-}
+/// Whether `e` mentions `v` (ir::uses_var).
+inline bool mentions(const ir::Expr &e, const ir::Var &v) { return ir::uses_var(e, v); }
 
 /// Whether `e` mentions one of `vars` (the threadIdx-bound loop variables,
 /// and lets computed from them, in scope): a condition or loop bound that

@@ -47,12 +47,6 @@ Ranges unite(const Ranges &a, const Ranges &b) {
 
 bool same_var(const ir::Expr &e, const ir::Var &v) { return e.get() == v.get(); }
 
-bool uses_var(const ir::Expr &e, const ir::Var &v) {
-  bool found = false;
-  ir::pre_order_visit(ir::Evaluate::make(e), [&](const ir::Expr &x) { found = found || same_var(x, v); }, nullptr);
-  return found;
-}
-
 /// What one block of the reference stores and reads, as the narrowing sees it.
 struct BlockAccess {
   const ir::Block *block;

@@ -156,12 +156,6 @@ Stmt replace_in(const Stmt &root, const std::unordered_map<const StmtNode *, Stm
   return r.mutate(root);
 }
 
-bool uses_var(const Expr &e, const Var &v) {
-  bool found = false;
-  pre_order_visit(Evaluate::make(e), [&](const Expr &x) { found |= x.same_as(v); }, nullptr);
-  return found;
-}
-
 Stmt block_with_predicate(const Block &b, Expr predicate) {
   return Block::make(b.name, b.iter_vars, b.bindings, std::move(predicate), b.reads, b.writes, b.allocs, b.init,
                      b.body, b.annotations);

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "tessera/ir/Func.h"
+#include "tessera/ir/Functor.h"
 #include "tessera/schedule/Schedule.h"
 #include "tessera/schedule/Trace.h"
 
@@ -75,8 +76,7 @@ std::vector<ir::Stmt> child_blocks(const ir::Stmt &s);
 /// Every block under `s` (nested ones too), pre-order; `s` itself excluded.
 std::vector<ir::Stmt> blocks_under(const ir::Stmt &s);
 
-/// True when `e` mentions `v`.
-bool uses_var(const ir::Expr &e, const ir::Var &v);
+using ir::uses_var;
 /// A copy of `b` with another predicate / annotations.
 ir::Stmt block_with_predicate(const ir::Block &b, ir::Expr predicate);
 ir::Stmt block_with_annotations(const ir::Block &b, ir::Annotations annotations);

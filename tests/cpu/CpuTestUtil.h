@@ -3,12 +3,11 @@
 
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <string>
 #include <vector>
 
+#include "../support/SameBits.h"
 #include "tessera/ir/Functor.h"
-#include "tessera/runtime/Interpreter.h"
 
 namespace tessera::cpu::test {
 
@@ -21,17 +20,6 @@ inline std::vector<std::string> loop_kinds(const ir::PrimFunc &f) {
   return kinds;
 }
 
-/// `scheduled` leaves exactly the bytes `original` leaves, in the interpreter,
-/// on the same random inputs.
-inline void expect_same_bits(const ir::PrimFunc &original, const ir::PrimFunc &scheduled,
-                             const runtime::DimBindings &dims = {}, uint64_t seed = 9) {
-  std::vector<runtime::NDArray> want = runtime::make_random_args(original, dims, seed), got = want;
-  runtime::interpret(original, want);
-  runtime::interpret(scheduled, got);
-  for (size_t i = 0; i < want.size(); ++i) {
-    ASSERT_EQ(want[i].nbytes(), got[i].nbytes());
-    EXPECT_EQ(std::memcmp(want[i].data(), got[i].data(), want[i].nbytes()), 0) << "argument " << i;
-  }
-}
+using tessera::test::expect_same_bits;
 
 }  // namespace tessera::cpu::test

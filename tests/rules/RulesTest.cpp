@@ -7,8 +7,7 @@
 // program's answer on the same inputs. The fallback never refuses.
 //
 //===----------------------------------------------------------------------===//
-#include <cstring>
-
+#include "../support/SameBits.h"
 #include "RuleTestUtil.h"
 #include "tessera/analysis/BlockInfo.h"
 #include "tessera/ir/StructuralEqual.h"
@@ -116,15 +115,6 @@ TEST(ApplyDefaultSchedule, LeavesScheduledFunctionsAlone) {
     EXPECT_TRUE(twice.func.same_as(once.func));
     EXPECT_EQ(twice.rule, "");
   }
-}
-
-/// `scheduled` leaves exactly the bytes `original` leaves in the interpreter.
-void expect_same_bits(const ir::PrimFunc &original, const ir::PrimFunc &scheduled) {
-  std::vector<runtime::NDArray> want = runtime::make_random_args(original, {}, 5), got = want;
-  runtime::interpret(original, want);
-  runtime::interpret(scheduled, got);
-  for (size_t i = 0; i < want.size(); ++i)
-    EXPECT_EQ(std::memcmp(want[i].data(), got[i].data(), want[i].nbytes()), 0) << "argument " << i;
 }
 
 TEST(ApplyDefaultSchedule, ScopedIntermediatesTheKernelsShareBecomeGlobal) {

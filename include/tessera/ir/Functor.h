@@ -100,4 +100,7 @@ Stmt substitute(const Stmt &s, const std::vector<std::pair<Var, Expr>> &map);
 void pre_order_visit(const Stmt &s, const std::function<void(const Expr &)> &on_expr,
                      const std::function<void(const Stmt &)> &on_stmt);
 
+/// True when `e` mentions `v`.
+bool uses_var(const Expr &e, const Var &v);
+
 }  // namespace tessera::ir

@@ -173,14 +173,21 @@ namespace {
 /// (11 significant bits) or bfloat16 (8) value.
 int64_t exact_integer_limit(DataType t) { return t.is_float16() ? 2048 : 256; }
 
+/// [lo, hi] when every integer in it is a value of float type `t`.
+std::optional<arith::IntBound> exact_in(DataType t, int64_t lo, int64_t hi) {
+  const int64_t limit = exact_integer_limit(t);
+  if (lo < -limit || hi > limit) return std::nullopt;
+  return arith::IntBound{lo, hi};
+}
+
 }  // namespace
 
 std::optional<arith::IntBound> Gen::exact_integer(const Expr &e) const {
   const DataType t = e.dtype();
   if (!(t.is_float16() || t.is_bfloat16()) || t.lanes() != 1) return std::nullopt;
   if (const auto *f = e.as<ir::FloatImm>()) {
-    const double v = f->value, limit = double(exact_integer_limit(t));
-    if (v != std::floor(v) || std::abs(v) > limit) return std::nullopt;
+    const double v = f->value;
+    if (v != std::floor(v) || std::abs(v) > double(exact_integer_limit(t))) return std::nullopt;
     return arith::IntBound{int64_t(v), int64_t(v)};
   }
   if (const auto *c = e.as<ir::Cast>()) return exact_integer_cast(t, c->value);
@@ -191,18 +198,13 @@ std::optional<arith::IntBound> Gen::exact_integer(const Expr &e) const {
 std::optional<arith::IntBound> Gen::exact_integer_cast(DataType to, const Expr &value) const {
   const DataType from = value.dtype();
   if (from.is_float() || from.is_bool() || from.lanes() != 1) return std::nullopt;
-  const int64_t limit = exact_integer_limit(to);
-  auto within = [&](int64_t lo, int64_t hi) -> std::optional<arith::IntBound> {
-    if (lo < -limit || hi > limit) return std::nullopt;
-    return arith::IntBound{lo, hi};
-  };
   // The values the integer takes as computed: a signed one without overflow
   // (computed_bound), an 8-bit one, or a mask of a small constant.
-  if (auto b = computed_bound(value)) return within(b->min, b->max);
-  if (from.bits() <= 8) return within(from.is_int() ? -128 : 0, from.is_int() ? 127 : 255);
+  if (auto b = computed_bound(value)) return exact_in(to, b->min, b->max);
+  if (from.bits() <= 8) return exact_in(to, from.is_int() ? -128 : 0, from.is_int() ? 127 : 255);
   if (const auto *m = value.as<ir::Binary>(); m && m->op == ir::BinaryOp::BitAnd)
     for (const Expr &side : {m->a, m->b})
-      if (auto k = ir::as_const_int(side); k && *k >= 0) return within(0, *k);
+      if (auto k = ir::as_const_int(side); k && *k >= 0) return exact_in(to, 0, *k);
   return std::nullopt;
 }
 
@@ -221,9 +223,7 @@ std::optional<arith::IntBound> Gen::exact_integer_binary(ir::BinaryOp op, const 
     const int64_t p[] = {x->min * y->min, x->min * y->max, x->max * y->min, x->max * y->max};
     lo = *std::min_element(p, p + 4), hi = *std::max_element(p, p + 4);
   }
-  const int64_t limit = exact_integer_limit(a.dtype());
-  if (lo < -limit || hi > limit) return std::nullopt;
-  return arith::IntBound{lo, hi};
+  return exact_in(a.dtype(), lo, hi);
 }
 
 Value *Gen::float_binary(const ir::Binary &b) {
