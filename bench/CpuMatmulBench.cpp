@@ -43,7 +43,7 @@ def matmul(A: T.Buffer(()" + s + ", " + s + R"(), "float32"), B: T.Buffer(()" + 
 std::unique_ptr<runtime::Executable> tuned(int64_t n, std::string &label) {
   ir::PrimFunc f = matmul(n);
   const cpu::CpuArch host = cpu::CpuArch::detect();
-  std::unique_ptr<runtime::Backend> llvm = runtime::make_backend("llvm");
+  std::unique_ptr<runtime::Backend> llvm = runtime::make_backend("llvm", {.fuse_multiply_add = true});
   std::vector<runtime::NDArray> args = runtime::make_random_args(f, {}, 1);
   std::unique_ptr<runtime::Executable> best;
   double best_ms = 1e30;

@@ -61,6 +61,7 @@ class InterpreterBackend : public Backend {
 
 class LlvmBackend : public Backend {
  public:
+  explicit LlvmBackend(BackendOptions options) : options_(std::move(options)) {}
   std::string name() const override { return "llvm"; }
   std::string unavailable() const override {
     return llvm_jit_available() ? "" : "tessera was built without LLVM (TESSERA_ENABLE_LLVM)";
@@ -68,8 +69,12 @@ class LlvmBackend : public Backend {
   std::unique_ptr<Executable> build(const ir::PrimFunc &f) const override {
     // Compiled for the sizes of the arrays it runs on (constants: the index
     // arithmetic proven, its checks gone), once per set of sizes.
-    return std::make_unique<CpuExecutable<LlvmJit>>(name(), f, LlvmJitOptions{.specialize_shapes = true});
+    return std::make_unique<CpuExecutable<LlvmJit>>(
+        name(), f, LlvmJitOptions{.specialize_shapes = true, .fuse_multiply_add = options_.fuse_multiply_add});
   }
+
+ private:
+  BackendOptions options_;
 };
 
 class CudaExecutable : public Executable {
@@ -120,7 +125,7 @@ std::unique_ptr<Executable> cuda_executable(CudaFunction fn, int device) {
 
 std::unique_ptr<Backend> make_backend(const std::string &name, const BackendOptions &options) {
   if (name == "interpreter" || name == "cpu") return std::make_unique<InterpreterBackend>();
-  if (name == "llvm") return std::make_unique<LlvmBackend>();
+  if (name == "llvm") return std::make_unique<LlvmBackend>(options);
   if (name == "cuda") return std::make_unique<CudaBackend>(options);
   std::string choices;
   for (const std::string &n : backend_names()) choices += (choices.empty() ? "" : ", ") + n;

@@ -27,8 +27,17 @@ void poison(uint8_t *data, size_t bytes, DataType t) {
     std::memset(data, 0xA5, bytes);
     return;
   }
+  // The pattern into the first 256 bytes, then those bytes copied over the
+  // rest in doubling pieces: memcpy's speed (an element at a time, 4 MiB of
+  // float32 took 1.4 ms, as long as the tiled matmul that allocates them).
   auto fill = [&](const void *pattern, size_t n) {
-    for (size_t i = 0; i + n <= bytes; i += n) std::memcpy(data + i, pattern, n);
+    size_t filled = 0;
+    for (; filled + n <= bytes && filled < 256; filled += n) std::memcpy(data + filled, pattern, n);
+    while (filled > 0 && filled + n <= bytes) {
+      const size_t piece = std::min(filled, (bytes - filled) / n * n);
+      std::memcpy(data + filled, data, piece);
+      filled += piece;
+    }
   };
   switch (float_kind(t)) {
     case FK::F16: {

@@ -12,7 +12,7 @@
 namespace tessera::tune {
 
 CpuTuneResult tune_for_cpu(const ir::PrimFunc &f, const cpu::CpuArch &arch, const CpuTuneOptions &options) {
-  std::unique_ptr<runtime::Backend> llvm = runtime::make_backend("llvm");
+  std::unique_ptr<runtime::Backend> llvm = runtime::make_backend("llvm", {.fuse_multiply_add = true});
   if (std::string why = llvm->unavailable(); !why.empty()) throw UserError("the CPU target needs the LLVM JIT: " + why);
   if (!f.shape_vars().empty())
     throw UserError("the CPU target times '" + f.name() + "' at given sizes: bind '" + f.shape_vars()[0].name() +

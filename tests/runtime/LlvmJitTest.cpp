@@ -18,6 +18,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <fmt/format.h>
+
 #include "Programs.h"
 #include "tessera/ir/AccessRegions.h"
 #include "tessera/runtime/LlvmJit.h"
@@ -326,30 +328,40 @@ TEST(LlvmJit, HalfAndBFloat16SpecialValuesBitForBit) {
 
 TEST(LlvmJit, EachRunPoisonsItsIntermediatesAfresh) {
   // T is written where A is positive, then copied out whole: the first run
-  // writes all of it; the second writes none, and must read poison (NaN),
-  // not what the first run left in the memory the compiled function keeps.
-  PrimFunc f = script::parse_func(R"(
+  // writes all of it; the second writes none, and must read poison (NaN) in
+  // every element, not what the first run left in the memory the compiled
+  // function keeps. Sizes that are not a power of two, so that the fill's
+  // doubling copies end in a partial piece.
+  for (auto [dtype, n] : {std::pair{"float32", 64}, {"float32", 1000}, {"float16", 301}, {"float64", 33}}) {
+    SCOPED_TRACE(fmt::format("{} x {}", dtype, n));
+    PrimFunc f = script::parse_func(fmt::format(R"(
 @T.prim_func
-def main(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")) -> None:
-    t = T.alloc_buffer((64,), "float32")
-    for i in range(64):
+def main(A: T.Buffer(({n},), "{t}"), B: T.Buffer(({n},), "{t}")) -> None:
+    t = T.alloc_buffer(({n},), "{t}")
+    for i in range({n}):
         with T.block("partly"):
-            vi = T.axis.spatial(64, i)
-            if A[vi] > T.float32(0):
+            vi = T.axis.spatial({n}, i)
+            if A[vi] > T.{t}(0):
                 t[vi] = A[vi]
-    for i in range(64):
+    for i in range({n}):
         with T.block("out"):
-            vi = T.axis.spatial(64, i)
+            vi = T.axis.spatial({n}, i)
             B[vi] = t[vi]
-)");
-  LlvmJit jit(f);
-  std::vector<NDArray> args = runtime::make_random_args(f, {}, 1);
-  for (int64_t k = 0; k < 64; ++k) args[0].set(k, 1.0 + double(k));
-  jit.run(ptrs(args));
-  for (int64_t k = 0; k < 64; ++k) ASSERT_EQ(args[1].get(k), 1.0 + double(k));
-  for (int64_t k = 0; k < 64; ++k) args[0].set(k, -1.0);
-  jit.run(ptrs(args));
-  for (int64_t k = 0; k < 64; ++k) EXPECT_TRUE(std::isnan(args[1].get(k))) << k << ": " << args[1].get(k);
+)",
+                                                    fmt::arg("n", n), fmt::arg("t", dtype)));
+    LlvmJit jit(f);
+    std::vector<NDArray> args = runtime::make_random_args(f, {}, 1);
+    for (int64_t k = 0; k < n; ++k) args[0].set(k, 1.0 + double(k));
+    jit.run(ptrs(args));
+    for (int64_t k = 0; k < n; ++k) ASSERT_EQ(args[1].get(k), 1.0 + double(k));
+    for (int64_t k = 0; k < n; ++k) args[0].set(k, -1.0);
+    jit.run(ptrs(args));
+    for (int64_t k = 0; k < n; ++k) EXPECT_TRUE(std::isnan(args[1].get(k))) << k << ": " << args[1].get(k);
+    // The interpreter poisons the same way.
+    std::vector<NDArray> interp = args;
+    runtime::Interpreter(f).run(ptrs(interp));
+    for (int64_t k = 0; k < n; ++k) EXPECT_TRUE(std::isnan(interp[1].get(k))) << k << ": " << interp[1].get(k);
+  }
 }
 
 TEST(LlvmJit, CachedByStructureWithTheRightNames) {

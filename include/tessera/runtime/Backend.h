@@ -72,6 +72,9 @@ struct BackendOptions {
   std::string arch;
   /// cuda: the device.
   int device = 0;
+  /// llvm: fuse float32/float64 multiply-adds (LlvmJitOptions::
+  /// fuse_multiply_add): the CPU target's timed code, not a reference.
+  bool fuse_multiply_add = false;
 };
 
 /// Wall-clock samples of `run` on this CPU (one untimed run first), within

@@ -19,7 +19,8 @@
 //   - float16/bfloat16/float32 computed in float and rounded to the type after
 //     every operation, float64 in double; the math functions call the same
 //     libm functions the interpreter calls (no fast-math, no contraction), so
-//     results are bit for bit the interpreter's (NaNs: a NaN where the
+//     results are bit for bit the interpreter's (unless fuse_multiply_add
+//     is set; NaNs: a NaN where the
 //     interpreter has one, its payload and signalling bit not guaranteed);
 //   - `alloc_buffer`s are fresh and poisoned each time their block runs.
 //   - warp-level and asynchronous statements (T.ldmatrix, T.mma_sync,
@@ -90,6 +91,15 @@ struct LlvmJitOptions {
   /// variants compiled so far. A function without shape variables is
   /// compiled at once either way. The oracle (runtime/Oracle.h) runs this way.
   bool specialize_shapes = false;
+  /// Fuse a float32/float64 multiply and the add or subtract that takes it
+  /// into one fused multiply-add where LLVM finds the pair (one rounding
+  /// instead of two, as NVRTC compiles CUDA by default). The results are
+  /// then no longer the interpreter's bits, but within the verification
+  /// bound: the fused operation is never less accurate. For the CPU
+  /// target's timed code (half the instructions of a matmul's inner loop);
+  /// the oracle never sets it. float16/bfloat16 arithmetic is rounded after
+  /// every operation either way.
+  bool fuse_multiply_add = false;
 };
 
 /// Milliseconds this process has spent compiling with the LLVM JIT so far

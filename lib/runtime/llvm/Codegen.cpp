@@ -79,8 +79,9 @@ GeneratedModule Gen::run() {
   return {std::move(mod_), std::move(sites_), num_allocs_, std::move(warp_)};
 }
 
-GeneratedModule generate_module(const Program &p, llvm::LLVMContext &ctx, const std::string &name, bool parallel) {
-  return Gen(p, ctx, name, parallel).run();
+GeneratedModule generate_module(const Program &p, llvm::LLVMContext &ctx, const std::string &name,
+                                const CodegenOptions &options) {
+  return Gen(p, ctx, name, options).run();
 }
 
 }  // namespace tessera::runtime::detail

@@ -32,8 +32,16 @@ struct GeneratedModule {
   std::vector<std::unique_ptr<WarpStatement>> warp;
 };
 
-/// `parallel`: run the independent outermost loops through
-/// tessera_jit_parallel_for (CodegenParallel.cpp), else all in one function.
-GeneratedModule generate_module(const Program &p, llvm::LLVMContext &ctx, const std::string &name, bool parallel);
+struct CodegenOptions {
+  /// Run the independent outermost loops through tessera_jit_parallel_for
+  /// (CodegenParallel.cpp), else all in one function.
+  bool parallel = false;
+  /// Mark float32/float64 multiplies, adds and subtracts contractible, so
+  /// that LLVM fuses a multiply-add pair (LlvmJitOptions::fuse_multiply_add).
+  bool fuse_multiply_add = false;
+};
+
+GeneratedModule generate_module(const Program &p, llvm::LLVMContext &ctx, const std::string &name,
+                                const CodegenOptions &options);
 
 }  // namespace tessera::runtime::detail

@@ -226,6 +226,18 @@ std::optional<arith::IntBound> Gen::exact_integer_binary(ir::BinaryOp op, const 
   return exact_in(a.dtype(), lo, hi);
 }
 
+Value *Gen::contractible(Value *op, DataType t) {
+  // float16/bfloat16 are rounded after each operation (fin), which no fused
+  // operation may skip; only the wide types contract.
+  auto *inst = llvm::dyn_cast<llvm::Instruction>(op);
+  if (fuse_multiply_add_ && inst && t.is_float() && !t.is_bfloat16() && t.bits() >= 32) {
+    llvm::FastMathFlags flags = inst->getFastMathFlags();
+    flags.setAllowContract(true);
+    inst->setFastMathFlags(flags);
+  }
+  return op;
+}
+
 Value *Gen::float_binary(const ir::Binary &b) {
   using ir::BinaryOp;
   DataType t = b.a.dtype();
@@ -244,9 +256,9 @@ Value *Gen::float_binary(const ir::Binary &b) {
     case BinaryOp::LE: return b_.CreateFCmpOLE(x, y);
     case BinaryOp::GT: return b_.CreateFCmpOGT(x, y);
     case BinaryOp::GE: return b_.CreateFCmpOGE(x, y);
-    case BinaryOp::Add: return fin(b_.CreateFAdd(x, y), t);
-    case BinaryOp::Sub: return fin(b_.CreateFSub(x, y), t);
-    case BinaryOp::Mul: return fin(b_.CreateFMul(x, y), t);
+    case BinaryOp::Add: return fin(contractible(b_.CreateFAdd(x, y), t), t);
+    case BinaryOp::Sub: return fin(contractible(b_.CreateFSub(x, y), t), t);
+    case BinaryOp::Mul: return fin(contractible(b_.CreateFMul(x, y), t), t);
     case BinaryOp::Div: return fin(b_.CreateFDiv(x, y), t);
     case BinaryOp::Mod: return fin(math2("fmod", t, x, y), t);
     case BinaryOp::FloorDiv: return fin(intrinsic(llvm::Intrinsic::floor, fin(b_.CreateFDiv(x, y), t)), t);

@@ -38,8 +38,9 @@ using llvm::Value;
 
 class Gen {
  public:
-  Gen(const Program &p, llvm::LLVMContext &ctx, const std::string &name, bool parallel)
-      : p_(p), ctx_(ctx), mod_(std::make_unique<llvm::Module>(name, ctx)), b_(ctx) {
+  Gen(const Program &p, llvm::LLVMContext &ctx, const std::string &name, const CodegenOptions &options)
+      : p_(p), ctx_(ctx), mod_(std::make_unique<llvm::Module>(name, ctx)), b_(ctx),
+        fuse_multiply_add_(options.fuse_multiply_add) {
     i1_ = b_.getInt1Ty();
     i8_ = b_.getInt8Ty();
     i16_ = b_.getInt16Ty();
@@ -57,7 +58,7 @@ class Gen {
     bufs_arg_ = fn_->getArg(2);
     st_ = fn_->getArg(3);
     alias_domain_ = llvm::MDBuilder(ctx_).createAnonymousAliasScopeDomain("tessera");
-    if (parallel)
+    if (options.parallel)
       for (analysis::CpuParallelLoop &l : analysis::cpu_parallel_loops(p.func)) parallel_.emplace(l.loop, std::move(l));
   }
 
@@ -305,6 +306,9 @@ class Gen {
   Value *binary(const ir::Binary &b);
   Value *divide(ir::BinaryOp op, DataType t, Value *x, Value *y);
   Value *float_binary(const ir::Binary &b);
+  /// `op` (a float add, subtract or multiply on `t`) marked contractible
+  /// when fuse_multiply_add_ is set and `t` is float32 or float64.
+  Value *contractible(Value *op, DataType t);
   Value *math1(const std::string &name, DataType t, Value *x);
   /// T.exp of a float32 or float64 value, inline (Exp.h).
   Value *exp_inline(DataType t, Value *x);
@@ -400,6 +404,8 @@ class Gen {
   std::unordered_map<const ir::BufferNode *, std::vector<Buf>> bufs_;
   /// The loops run over several cores (analysis::cpu_parallel_loops).
   std::unordered_map<const ir::For *, analysis::CpuParallelLoop> parallel_;
+  /// CodegenOptions::fuse_multiply_add.
+  bool fuse_multiply_add_ = false;
   int num_outlined_ = 0;
 };
 

@@ -100,7 +100,7 @@ class Engine {
       if (!error_.empty()) throw JitUnsupportedError("the LLVM JIT is not available: " + error_);
     }
     llvm::LLVMContext ctx;
-    detail::generate_module(p, ctx, "tessera_check", /*parallel=*/false);
+    detail::generate_module(p, ctx, "tessera_check", {});
   }
 
   double compile_ms_total() {
@@ -110,17 +110,19 @@ class Engine {
 
   /// `serial`: one function whatever the threads (the fallback of a
   /// parallel run whose asynchronous copies crossed its iterations).
-  std::shared_ptr<const Compiled> compile(const Program &p, bool use_cache, bool &from_cache, bool serial = false) {
+  std::shared_ptr<const Compiled> compile(const Program &p, const LlvmJitOptions &options, bool &from_cache,
+                                          bool serial = false) {
     size_t h = ir::structural_hash(p.func);
     // On one thread the loops stay in one function: outlined, a loop loses
     // what LLVM knew of its range (a 256^3 matmul ran 1.9x slower alone).
     // The two codes differ; both are cached.
     const bool parallel = !serial && llvm_jit_threads() > 1;
-    std::string names = error_names(p) + (parallel ? "\n(parallel)" : "");
+    std::string names =
+        error_names(p) + (parallel ? "\n(parallel)" : "") + (options.fuse_multiply_add ? "\n(fused multiply-add)" : "");
     std::lock_guard<std::mutex> lock(mu_);
     if (!error_.empty()) throw JitUnsupportedError("the LLVM JIT is not available: " + error_);
     for (const auto &c : cache_[h])
-      if (use_cache && c->names == names && ir::structural_equal(c->func, p.func)) {
+      if (options.use_cache && c->names == names && ir::structural_equal(c->func, p.func)) {
         from_cache = true;
         return c;
       }
@@ -129,7 +131,8 @@ class Engine {
     auto ctx = std::make_unique<llvm::LLVMContext>();
     ctx->setDiagnosticHandlerCallBack(report_errors_only);
     std::string name = "tessera_fn_" + std::to_string(counter_++);
-    detail::GeneratedModule g = detail::generate_module(p, *ctx, name, parallel);
+    detail::GeneratedModule g =
+        detail::generate_module(p, *ctx, name, {.parallel = parallel, .fuse_multiply_add = options.fuse_multiply_add});
     g.module->setDataLayout(tm_->createDataLayout());
     g.module->setTargetTriple(tm_->getTargetTriple().str());
     for (llvm::Function &f : *g.module) {
@@ -169,7 +172,7 @@ class Engine {
     c->parallel_async = parallel && detail::has_async_queue(p.func);
     c->compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     compile_ms_total_ += c->compile_ms;
-    if (use_cache) cache_[h].push_back(c);
+    if (options.use_cache) cache_[h].push_back(c);
     return c;
   }
 
@@ -356,7 +359,7 @@ LlvmJit::LlvmJit(const ir::PrimFunc &f, const LlvmJitOptions &options) : impl_(s
   if (options.specialize_shapes && !impl_->prog->shape_var_slots.empty())
     Engine::get().check(*impl_->prog);
   else
-    impl_->code = Engine::get().compile(*impl_->prog, options.use_cache, impl_->from_cache);
+    impl_->code = Engine::get().compile(*impl_->prog, options, impl_->from_cache);
 }
 LlvmJit::~LlvmJit() = default;
 LlvmJit::LlvmJit(LlvmJit &&) noexcept = default;
@@ -409,7 +412,7 @@ void LlvmJit::run(std::vector<NDArray *> args) const {
   for (size_t i = 0; i < args.size(); ++i)
     if (written[i]) std::memcpy(args[i]->data(), saved[i].data(), saved[i].size());
   bool from_cache = false;
-  execute(*Engine::get().compile(p, impl_->options.use_cache, from_cache, /*serial=*/true));
+  execute(*Engine::get().compile(p, impl_->options, from_cache, /*serial=*/true));
 }
 
 }  // namespace tessera::runtime
