@@ -359,7 +359,7 @@ Value *Gen::cast(const ir::Cast &c) {
 /// The bit pattern of a float value of type t, as an integer of t's width.
 Value *Gen::float_bits(Value *x, DataType t) {
   switch (float_kind(t)) {
-    case FK::F16: return float_to_half(x);
+    case FK::F16: return float_to_half_canonical(x);
     case FK::BF16: return float_to_bf16(x);
     case FK::F32: return b_.CreateBitCast(x, i32_);
     default: return b_.CreateBitCast(x, i64_);
