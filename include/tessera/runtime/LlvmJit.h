@@ -20,8 +20,8 @@
 //     every operation, float64 in double; the math functions call the same
 //     libm functions the interpreter calls (no fast-math, no contraction), so
 //     results are bit for bit the interpreter's (unless fuse_multiply_add
-//     is set; NaNs: a NaN where the
-//     interpreter has one, its payload and signalling bit not guaranteed);
+//     is set; NaNs: a NaN where the interpreter has one, its payload and
+//     signalling bit not guaranteed);
 //   - `alloc_buffer`s are fresh and poisoned each time their block runs.
 //   - warp-level and asynchronous statements (T.ldmatrix, T.mma_sync,
 //     T.cp_async and its groups, T.wgmma) run the interpreter's own per-lane

@@ -3,7 +3,8 @@
 // The CPU target's tuner (`tessera tune --target cpu`, `tessera bench
 // --target cpu`): the function as it is, then each tiling of its matmul
 // (cpu/CpuSchedule.h) or each loop order of its one loop nest
-// (cpu/CpuLoops.h), built by the LLVM JIT (runtime/Backend.h), run on the
+// (cpu/CpuLoops.h), built by the LLVM JIT (runtime/Backend.h; float32 and
+// float64 multiply-adds fused, as NVRTC fuses them on the GPU), run on the
 // same random inputs, checked against the float64 reference (runtime/
 // Verify.h: the LLVM oracle when there is one) and timed on this machine's
 // cores (runtime::llvm_jit_threads()).
