@@ -8,6 +8,8 @@
 
 #include "tessera/analysis/BlockInfo.h"
 #include "tessera/ir/Annotation.h"
+#include "tessera/ir/Functor.h"
+#include "tessera/ir/Op.h"
 #include "tessera/schedule/Error.h"
 #include "tessera/schedule/Schedule.h"
 #include "tessera/support/Error.h"
@@ -94,18 +96,88 @@ std::string split_into_lanes(schedule::Schedule &sch, const analysis::BlockInfo 
 /// the loop updates them unconditionally and LLVM keeps them in registers.
 void vectorize_lanes(schedule::Schedule &sch, const analysis::BlockInfo &b, int64_t lanes) {
   const ir::Var &outer = b.loops.front().as<ir::For>()->loop_var;
-  std::optional<schedule::LoopRef> reduce, lane;
-  // The lanes iter is the last spatial one of extent L: rfactor appends it
-  // after the reduction's own spatial iters.
-  for (const analysis::IterInfo &it : b.iters) {
-    if (it.loop.same_as(outer)) continue;
-    if (it.kind == ir::IterKind::Reduce) reduce = schedule::LoopRef{it.loop};
-    else if (ir::is_const_int(it.dom.extent, lanes)) lane = schedule::LoopRef{it.loop};
-  }
-  TESSERA_ICHECK(reduce && lane) << "block '" << b.name << "' is not a partial result of split_into_lanes";
-  sch.reorder({*reduce, *lane});
+  std::optional<schedule::LoopRef> lane;
+  // The reduce loops in their nest order (one, or a word-major split's two),
+  // and the lanes iter: the last spatial one of extent L (rfactor appends it
+  // after the reduction's own spatial iters).
+  std::vector<schedule::LoopRef> reduce;
+  for (const ir::Stmt &l : b.loops)
+    for (const analysis::IterInfo &it : b.iters)
+      if (it.kind == ir::IterKind::Reduce && it.loop.same_as(l.as<ir::For>()->loop_var)) reduce.push_back({it.loop});
+  for (const analysis::IterInfo &it : b.iters)
+    if (!it.loop.same_as(outer) && it.kind != ir::IterKind::Reduce && ir::is_const_int(it.dom.extent, lanes))
+      lane = schedule::LoopRef{it.loop};
+  TESSERA_ICHECK(!reduce.empty() && lane) << "block '" << b.name << "' is not a partial result of split_into_lanes";
+  std::vector<schedule::LoopRef> order = reduce;
+  order.push_back(*lane);
+  sch.reorder(order);
   sch.vectorize(*lane);
-  sch.decompose_reduction(sch.get_block(b.name), *reduce);
+  sch.decompose_reduction(sch.get_block(b.name), reduce.front());
+}
+
+/// The P of integer reads at `r // P` of the reduction's iter r (a buffer of
+/// packed words: eight int4 values a uint32; the scales' `r // 128` are not
+/// words), or 0 when no read is, or two disagree.
+int64_t packed_words(const analysis::BlockInfo &b) {
+  const analysis::IterInfo *r = nullptr;
+  for (const analysis::IterInfo &it : b.iters)
+    if (it.kind == ir::IterKind::Reduce) r = &it;
+  if (r == nullptr) return 0;
+  int64_t words = 0;
+  bool disagree = false;
+  ir::pre_order_visit(
+      b.block.as<ir::Block>()->body,
+      [&](const ir::Expr &e) {
+        const auto *load = e.as<ir::Load>();
+        if (load == nullptr || !load->buffer.dtype().is_integer()) return;
+        for (const ir::Expr &index : load->indices) {
+          const auto *d = index.as<ir::Binary>();
+          if (d == nullptr || d->op != ir::BinaryOp::FloorDiv || !d->a.same_as(r->var)) continue;
+          const std::optional<int64_t> p = ir::as_const_int(d->b);
+          if (!p || *p < 2) continue;
+          if (words != 0 && words != *p) disagree = true;
+          words = *p;
+        }
+      },
+      nullptr);
+  return disagree ? 0 : words;
+}
+
+/// split_into_lanes, word-major: r = ((w * L + l) * P + s) for a reduction
+/// that reads packed words at r // P. The lanes are L consecutive words and
+/// the reduce loops w, then s: each lane shifts its own word by the same s,
+/// where lanes over consecutive elements would each pick their word apart.
+/// A read at r alone (the vector a gemv multiplies by) is copied once per
+/// call into the order the lanes read it: x'[r % P, r // P].
+std::string split_into_word_lanes(schedule::Schedule &sch, const analysis::BlockInfo &b, int64_t lanes,
+                                  int64_t words, std::vector<std::string> &copies) {
+  const schedule::LoopRef r = {b.loops.back().as<ir::For>()->loop_var};
+  auto parts = sch.split(r, {std::nullopt, lanes, words});
+  sch.reorder({parts[2], parts[1]});
+  schedule::BlockRef partial = sch.rfactor(parts[1], 1);
+  const analysis::FuncInfo info = analysis::analyze(sch.func());
+  const analysis::BlockInfo *pb = nullptr;
+  for (const analysis::BlockInfo &x : info.blocks)
+    if (x.name == partial.name) pb = &x;
+  TESSERA_ICHECK(pb != nullptr) << "the rfactor block '" << partial.name << "' is not in the function";
+  // The vector reads: one-dimensional, a whole function parameter, read at
+  // the reduction's element index.
+  const std::vector<ir::BufferRegion> &reads = pb->block.as<ir::Block>()->reads;
+  const std::vector<ir::Buffer> params = sch.func().param_buffers();
+  for (size_t i = 0; i < reads.size(); ++i) {
+    const ir::Buffer &x = reads[i].buffer;
+    const std::optional<int64_t> n = x.shape().size() == 1 ? ir::as_const_int(x.shape()[0]) : std::nullopt;
+    const bool param =
+        std::any_of(params.begin(), params.end(), [&](const ir::Buffer &q) { return q.same_as(x); });
+    if (!n || *n % words != 0 || !param || x.same_as(pb->writes.front().buffer)) continue;
+    schedule::BlockRef copy = sch.cache_read(sch.get_block(partial.name), int64_t(i), "global");
+    ir::Var j("j");
+    const ir::Expr p = ir::make_int(j.dtype(), words);
+    sch.transform_layout(copy, 0, /*is_write=*/true, schedule::IndexMap{{j}, {ir::floormod(j, p), ir::floordiv(j, p)}});
+    copies.push_back(copy.name);
+    break;
+  }
+  return partial.name;
 }
 
 /// A block of no reduction whose rows can run over the cores and its
@@ -119,11 +191,9 @@ bool rows_and_lanes(const analysis::BlockInfo &b, int64_t lanes) {
   return extent && *extent % lanes == 0 && ir::is_const_int(inner->min, 0);
 }
 
-/// rows L, fused or not (the file comment of CpuLoops.h); `split` counts the
-/// reductions that got lanes. ScheduleError when the blocks cannot be fused.
-ir::PrimFunc schedule_rows(const ir::PrimFunc &f, int64_t lanes, bool fuse, int &split) {
-  schedule::Schedule sch(f);
-  // Intermediates that one block reads are computed where it reads them.
+/// Intermediates that one block reads, computed where it reads them
+/// (compute_inline; those inlining refuses are kept).
+void inline_single_consumers(schedule::Schedule &sch) {
   std::vector<std::string> kept;
   for (bool inlined = true; inlined;) {
     inlined = false;
@@ -141,11 +211,37 @@ ir::PrimFunc schedule_rows(const ir::PrimFunc &f, int64_t lanes, bool fuse, int 
       break;
     }
   }
+}
+
+/// rows L, fused or not, word-major for words P > 0 (the file comment of
+/// CpuLoops.h); `split` counts the reductions that got lanes, `word_major`
+/// those of them that got word-major lanes. ScheduleError when the blocks
+/// cannot be fused.
+ir::PrimFunc schedule_rows(const ir::PrimFunc &f, int64_t lanes, bool fuse, int64_t words, int &split,
+                           int &word_major) {
+  schedule::Schedule sch(f);
+  inline_single_consumers(sch);
   // Each reduction in its own loop nest, which splitting another leaves as it is.
-  split = 0;
+  split = word_major = 0;
   std::vector<std::string> partials;
+  std::vector<std::string> copies;  // word-major copies of a vector, once per call
+  std::vector<std::string> reductions;
   for (const analysis::BlockInfo &b : analysis::analyze(sch.func()).blocks)
-    if (lanes_divide(b, lanes)) partials.push_back(split_into_lanes(sch, b, lanes)), ++split;
+    if (b.is_reduction()) reductions.push_back(b.name);
+  for (const std::string &name : reductions) {
+    // Each split adds blocks: the reduction is found again in the function as it is now.
+    const analysis::FuncInfo info = analysis::analyze(sch.func());
+    const auto b = std::find_if(info.blocks.begin(), info.blocks.end(),
+                                [&](const analysis::BlockInfo &x) { return x.name == name; });
+    if (b == info.blocks.end()) continue;
+    if (words > 0 && lanes_divide(*b, lanes * words) && packed_words(*b) == words) {
+      partials.push_back(split_into_word_lanes(sch, *b, lanes, words, copies));
+      ++split, ++word_major;
+    } else if (lanes_divide(*b, lanes)) {
+      partials.push_back(split_into_lanes(sch, *b, lanes));
+      ++split;
+    }
+  }
   if (fuse) {
     // Every block computed under the last one's outermost loop, last to
     // first, each where its consumers need it: one row at a time through
@@ -154,7 +250,8 @@ ir::PrimFunc schedule_rows(const ir::PrimFunc &f, int64_t lanes, bool fuse, int 
     const analysis::FuncInfo info = analysis::analyze(sch.func());
     const std::string &last = info.blocks.back().name;
     for (size_t b = info.blocks.size() - 1; b-- > 0;)
-      sch.compute_at(sch.get_block(info.blocks[b].name), sch.get_loops(sch.get_block(last)).front());
+      if (std::find(copies.begin(), copies.end(), info.blocks[b].name) == copies.end())
+        sch.compute_at(sch.get_block(info.blocks[b].name), sch.get_loops(sch.get_block(last)).front());
   }
   // Rows over the cores (each outermost loop once); the partial results and
   // the element-wise blocks between the reductions (a softmax's
@@ -181,8 +278,8 @@ ir::PrimFunc schedule_rows(const ir::PrimFunc &f, int64_t lanes, bool fuse, int 
 }  // namespace
 
 std::string CpuLoopConfig::str() const {
-  return fmt::format("{{\"loops\":\"{}\",\"tile\":{}{}{}}}", kind, tile, stream ? ",\"stream\":true" : "",
-                     fuse ? ",\"fuse\":true" : "");
+  return fmt::format("{{\"loops\":\"{}\",\"tile\":{}{}{}{}}}", kind, tile, stream ? ",\"stream\":true" : "",
+                     fuse ? ",\"fuse\":true" : "", words > 0 ? fmt::format(",\"words\":{}", words) : "");
 }
 
 std::optional<CpuLoopConfig> CpuLoopConfig::parse(const std::string &text) {
@@ -206,7 +303,12 @@ std::optional<CpuLoopConfig> CpuLoopConfig::parse(const std::string &text) {
       throw UserError("CPU loop config " + text + ": 'fuse' is true or false, and only for rows");
     c.fuse = j["fuse"].get<bool>();
   }
-  detail::check_known_fields(j, {"loops", "tile", "stream", "fuse"}, "CPU loop config");
+  if (j.contains("words")) {
+    if (!j["words"].is_number_integer() || j["words"].get<int64_t>() < 2 || c.kind != "rows")
+      throw UserError("CPU loop config " + text + ": 'words' is an integer of at least 2, and only for rows");
+    c.words = j["words"].get<int64_t>();
+  }
+  detail::check_known_fields(j, {"loops", "tile", "stream", "fuse", "words"}, "CPU loop config");
   return c;
 }
 
@@ -217,16 +319,25 @@ std::vector<CpuLoopConfig> cpu_loop_candidates(const ir::PrimFunc &f) {
     std::vector<CpuLoopConfig> out;
     const analysis::FuncInfo info = analysis::analyze(f);
     if (info.is_scheduled || info.has_opaque_structure || info.blocks.size() < 2) return out;
-    for (bool fuse : {false, true})
-      for (int64_t lanes : {16, 64}) {
-        int split = 0;
-        try {
-          schedule_rows(f, lanes, fuse, split);
-        } catch (const Error &) {
-          split = 0;
+    // Word-major too, where a reduction reads packed words.
+    std::vector<int64_t> word_counts{0};
+    schedule::Schedule inlined(f);
+    inline_single_consumers(inlined);
+    for (const analysis::BlockInfo &b : analysis::analyze(inlined.func()).blocks)
+      if (const int64_t p = packed_words(b); p > 0 && b.is_reduction() &&
+                                              std::find(word_counts.begin(), word_counts.end(), p) == word_counts.end())
+        word_counts.push_back(p);
+    for (int64_t words : word_counts)
+      for (bool fuse : {false, true})
+        for (int64_t lanes : {16, 64}) {
+          int split = 0, word_major = 0;
+          try {
+            schedule_rows(f, lanes, fuse, words, split, word_major);
+          } catch (const Error &) {
+            split = word_major = 0;
+          }
+          if (words == 0 ? split > 0 : word_major > 0) out.push_back({"rows", lanes, false, fuse, words});
         }
-        if (split > 0) out.push_back({"rows", lanes, false, fuse});
-      }
     return out;
   }
   const analysis::BlockInfo &b = n.block;
@@ -257,11 +368,15 @@ std::vector<CpuLoopConfig> cpu_loop_candidates(const ir::PrimFunc &f) {
 ir::PrimFunc schedule_loops_for_cpu(const ir::PrimFunc &f, const CpuLoopConfig &c) {
   if (c.kind == "rows") {
     if (c.tile < 2) throw UserError("CPU loop schedule " + c.str() + ": rows needs at least 2 lanes");
-    int split = 0;
-    ir::PrimFunc g = schedule_rows(f, c.tile, c.fuse, split);
+    int split = 0, word_major = 0;
+    ir::PrimFunc g = schedule_rows(f, c.tile, c.fuse, c.words, split, word_major);
     if (split == 0)
       throw UserError("CPU loop schedule " + c.str() + ": no reduction of '" + f.name() +
                       "' is over its innermost loop with a constant extent " + std::to_string(c.tile) +
+                      " divides");
+    if (c.words > 0 && word_major == 0)
+      throw UserError("CPU loop schedule " + c.str() + ": no reduction of '" + f.name() + "' reads packed words at r // " +
+                      std::to_string(c.words) + " over a constant extent " + std::to_string(c.tile * c.words) +
                       " divides");
     return g;
   }

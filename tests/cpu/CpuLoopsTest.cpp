@@ -14,12 +14,15 @@
 #include <algorithm>
 #include <cstring>
 
+#include <fmt/format.h>
+
 #include "CpuTestUtil.h"
 #include "tessera/analysis/Specialize.h"
 #include "tessera/ir/Functor.h"
 #include "tessera/runtime/Interpreter.h"
 #include "tessera/runtime/Verify.h"
 #include "tessera/script/Parser.h"
+#include "tessera/script/Printer.h"
 #include "tessera/support/DataPaths.h"
 #include "tessera/support/Error.h"
 
@@ -193,19 +196,40 @@ TEST(CpuLoops, RowsSplitsEachRowReductionIntoLanesAndInlinesWhatOneBlockReads) {
   }
   // The int4 gemv: the dequantised weight is computed where the product
   // reads it (never stored), the product gets lanes: 16 of k = 1008 (no
-  // multiple of 64), 16 or 64 of k = 1024.
+  // multiple of 64), 16 or 64 of k = 1024, there also word-major (its
+  // packed weights read at k // 8; 16 x 8 and 64 x 8 divide 1024, not 1008).
   ir::PrimFunc gemv = script::parse_file(support::data_root() / "workloads" / "gemv_int4.py").funcs.at(0);
   for (int64_t k : {1008, 1024}) {
     ir::PrimFunc f = analysis::specialize(gemv, {{"m", 5}, {"k", k}});
     configs = cpu_loop_candidates(f);
-    ASSERT_EQ(configs.size(), k == 1024 ? 4u : 2u) << k;
+    const auto word_major =
+        std::count_if(configs.begin(), configs.end(), [](const CpuLoopConfig &c) { return c.words == 8; });
+    ASSERT_EQ(configs.size(), k == 1024 ? 8u : 2u) << k;
+    EXPECT_EQ(word_major, k == 1024 ? 4 : 0) << k;
     for (const CpuLoopConfig &c : configs) {
       SCOPED_TRACE(c.str());
       ir::PrimFunc g = schedule_loops_for_cpu(f, c);
       EXPECT_FALSE(has(block_names(g), "decode"));
       EXPECT_TRUE(has(loop_kinds(g), "vectorized"));
+      // Word-major: x copied once, in the order of the lanes (x'[k % 8, k // 8]),
+      // outside the row loops, fused or not.
+      EXPECT_EQ(has(block_names(g), "x_global"), c.words > 0);
+      if (c.words > 0) {
+        const std::string text = script::print(g);
+        EXPECT_NE(text.find(fmt::format("x_global = T.alloc_buffer((8, {}), \"float16\")", k / 8)), std::string::npos)
+            << text;
+        EXPECT_NE(text.find("x_global[v0 % 8, v0 // 8] = x[v0]"), std::string::npos) << text;
+      }
+      EXPECT_EQ(CpuLoopConfig::parse(c.str())->str(), c.str());
       expect_within_bound(f, g);
     }
+  }
+  // Word-major where nothing reads packed words is refused, saying why.
+  try {
+    schedule_loops_for_cpu(softmax, {"rows", 16, false, false, 8});
+    FAIL() << "words 8 of a softmax";
+  } catch (const UserError &e) {
+    EXPECT_NE(std::string(e.what()).find("reads packed words at r // 8"), std::string::npos) << e.what();
   }
   // A function where no reduction gets lanes is refused, saying why.
   try {
@@ -232,7 +256,9 @@ TEST(CpuLoops, OthersGetNoCandidatesAndConfigsAreChecked) {
                                {R"({"loops": "tile2d", "tile": 4, "stream": 1})", "'stream' is true or false"},
                                {R"({"loops": "rfactor", "tile": 16, "stream": true})", "only for tile2d"},
                                {R"({"loops": "tile2d", "tile": 16, "fuse": true})", "'fuse' is true or false, and only for rows"},
-                               {R"({"loops": "rows", "tile": 16, "fuse": "yes"})", "'fuse' is true or false"}}) {
+                               {R"({"loops": "rows", "tile": 16, "fuse": "yes"})", "'fuse' is true or false"},
+                               {R"({"loops": "rows", "tile": 16, "words": 1})", "'words' is an integer of at least 2"},
+                               {R"({"loops": "rfactor", "tile": 16, "words": 8})", "and only for rows"}}) {
     try {
       CpuLoopConfig::parse(text);
       FAIL() << text;

@@ -39,7 +39,14 @@
 //                   reduction gets lanes; fused too ("fuse"), where every
 //                   block can be computed under the last one's outermost
 //                   loop (compute_at): one row through all the blocks while
-//                   its intermediates are in the caches.
+//                   its intermediates are in the caches. Word-major too
+//                   ("words": P) where a reduction reads packed words at
+//                   r // P (an int4 gemv's eight values a uint32): its L
+//                   lanes are L consecutive words, each shifted by the same
+//                   nibble in the inner reduce loop, instead of L
+//                   consecutive elements, each picking its word apart; the
+//                   vector it multiplies by is copied once per call in the
+//                   order the lanes read it (x'[r % P, r // P]).
 //
 //   for (const CpuLoopConfig &c : cpu_loop_candidates(f))
 //     ir::PrimFunc g = schedule_loops_for_cpu(f, c);
@@ -66,8 +73,11 @@ struct CpuLoopConfig {
   /// rows: every block computed under the last block's outermost loop (one
   /// row at a time through all of them), where compute_at allows it.
   bool fuse = false;
+  /// rows: word-major lanes for a reduction that reads packed words at
+  /// r // words (0: lanes over consecutive elements).
+  int64_t words = 0;
   /// {"loops":"tile2d","tile":32}, {"loops":"tile2d","tile":32,"stream":true},
-  /// {"loops":"rows","tile":16,"fuse":true}
+  /// {"loops":"rows","tile":16,"fuse":true}, {"loops":"rows","tile":16,"words":8}
   std::string str() const;
   /// str()'s JSON back; nullopt for a JSON object without "loops" (a matmul
   /// config, CpuSchedule.h), UserError for a malformed one.
