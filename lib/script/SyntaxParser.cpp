@@ -365,7 +365,17 @@ class SyntaxParser {
 
   PyExprPtr parse_expr() {
     DepthGuard g(*this, peek().pos);
-    if (peek().is_name("lambda")) src_.fail(peek().pos, "lambda expressions are not supported");
+    if (peek().is_name("lambda")) {
+      // TVM prints a lambda in one place: the reducer of a cross-thread
+      // reduction it has already lowered (T.tvm_thread_allreduce).
+      const Pos at = peek().pos;
+      const std::string_view line = src_.line_text(at.line).substr(0, size_t(std::max(0, at.col - 1)));
+      if (line.find("comm_reducer(") != std::string_view::npos)
+        src_.fail(at, "T.comm_reducer is not supported: it belongs to a cross-thread reduction TVM has already "
+                      "lowered (T.tvm_thread_allreduce); give tessera the program from before TVM's "
+                      "LowerCrossThreadReduction, where the reduction is a block with T.init()");
+      src_.fail(at, "lambda expressions are not supported");
+    }
     PyExprPtr e = parse_or();
     if (peek().is_name("if")) {
       auto ife = make_expr(PyExprKind::IfExp, e->pos);

@@ -177,3 +177,15 @@ TEST(ParseError, LetStmtWithoutVariable) {
 TEST(ParseError, LetStmtAsNonName) {
   expect_error(func("    with T.LetStmt(3) as A[0]:\n        A[0] = 1\n"), 3, 26, "expected a variable name after 'as'");
 }
+
+// A lambda is refused; in T.comm_reducer (a cross-thread reduction TVM has
+// already lowered) the error says what to give instead.
+TEST(ParseError, LambdaAndLoweredCommReducer) {
+  expect_error(func("    f = lambda x: x\n"), 3, 9, "lambda expressions are not supported");
+  const std::string lowered =
+      "    red_buf = T.alloc_buffer((1,), scope=\"local\")\n"
+      "    T.attr(T.comm_reducer(lambda x0, y0: x0 + y0, [T.float32(0)]), \"reduce_scope\", T.reinterpret(\"handle\", "
+      "T.uint64(0)))\n";
+  expect_error(func(lowered), 4, 27, "T.comm_reducer is not supported");
+  expect_error(func(lowered), 4, 27, "before TVM's LowerCrossThreadReduction");
+}
