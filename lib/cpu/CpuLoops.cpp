@@ -160,7 +160,7 @@ std::string split_into_word_lanes(schedule::Schedule &sch, const analysis::Block
   for (const analysis::BlockInfo &x : info.blocks)
     if (x.name == partial.name) pb = &x;
   TESSERA_ICHECK(pb != nullptr) << "the rfactor block '" << partial.name << "' is not in the function";
-  // The vector reads: one-dimensional, a whole function parameter, read at
+  // The vector read: one-dimensional, a whole function parameter, read at
   // the reduction's element index.
   const std::vector<ir::BufferRegion> &reads = pb->block.as<ir::Block>()->reads;
   const std::vector<ir::Buffer> params = sch.func().param_buffers();
@@ -169,7 +169,13 @@ std::string split_into_word_lanes(schedule::Schedule &sch, const analysis::Block
     const std::optional<int64_t> n = x.shape().size() == 1 ? ir::as_const_int(x.shape()[0]) : std::nullopt;
     const bool param =
         std::any_of(params.begin(), params.end(), [&](const ir::Buffer &q) { return q.same_as(x); });
-    if (!n || *n % words != 0 || !param || x.same_as(pb->writes.front().buffer)) continue;
+    // Read along the reduction (x[r]; not a per-row value, s[i]).
+    const bool along_reduction = std::any_of(pb->reads.begin(), pb->reads.end(), [&](const analysis::Access &a) {
+      return a.buffer.same_as(x) && a.dim_iters.size() == 1 &&
+             std::any_of(a.dim_iters[0].begin(), a.dim_iters[0].end(),
+                         [&](int it) { return pb->iters[size_t(it)].kind == ir::IterKind::Reduce; });
+    });
+    if (!n || *n % words != 0 || !param || !along_reduction || x.same_as(pb->writes.front().buffer)) continue;
     schedule::BlockRef copy = sch.cache_read(sch.get_block(partial.name), int64_t(i), "global");
     ir::Var j("j");
     const ir::Expr p = ir::make_int(j.dtype(), words);

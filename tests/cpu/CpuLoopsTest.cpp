@@ -224,6 +224,30 @@ TEST(CpuLoops, RowsSplitsEachRowReductionIntoLanesAndInlinesWhatOneBlockReads) {
       expect_within_bound(f, g);
     }
   }
+  // One scale per row (s[i], also one-dimensional, its length a multiple
+  // of 8, read in the product): x is the vector copied in the lanes' order,
+  // not s.
+  ir::PrimFunc per_row = script::parse_func(R"(
+@T.prim_func
+def main(
+    Wq: T.Buffer((8, 32), "uint32"),
+    s: T.Buffer((8,), "float16"),
+    x: T.Buffer((256,), "float16"),
+    y: T.Buffer((8,), "float32"),
+) -> None:
+    for i, k in T.grid(8, 256):
+        with T.block("y"):
+            v_i, v_k = T.axis.remap("SR", [i, k])
+            with T.init():
+                y[v_i] = T.float32(0)
+            y[v_i] = y[v_i] + T.Cast("float32", (T.Cast("float16", Wq[v_i, v_k // 8] >> T.Cast("uint32", v_k % 8 * 4) & T.uint32(15)) - T.float16(8)) * s[v_i]) * T.Cast("float32", x[v_k])
+)");
+  {
+    ir::PrimFunc g = schedule_loops_for_cpu(per_row, {"rows", 16, false, false, 8});
+    EXPECT_TRUE(has(block_names(g), "x_global"));
+    EXPECT_FALSE(has(block_names(g), "s_global"));
+    expect_within_bound(per_row, g);
+  }
   // Word-major where nothing reads packed words is refused, saying why.
   try {
     schedule_loops_for_cpu(softmax, {"rows", 16, false, false, 8});
