@@ -186,7 +186,7 @@ class ElementwiseRule final : public Rule {
       const auto *inner = out.loops[l].as<ir::For>();
       for (size_t o = 0; o < l; ++o) {
         const ir::Var &v = out.loops[o].as<ir::For>()->loop_var;
-        if (ir::uses_var(inner->min, v) || ir::uses_var(inner->extent, v))
+        if (ir::range_uses_var(*inner, v))
           return R::fail("block '" + out.name + "': the range of loop '" + inner->loop_var.name() +
                          "' depends on loop '" + v.name() + "' (the nest is not rectangular)");
       }

@@ -1,6 +1,8 @@
 //===- rules/Fallback.cpp - A correct kernel for any valid program ----------===//
 #include "tessera/rules/Fallback.h"
 
+#include <algorithm>
+
 #include "ConfigJson.h"
 #include "tessera/analysis/BlockInfo.h"
 #include "tessera/analysis/Parallel.h"
@@ -121,11 +123,9 @@ class FallbackRule final : public Rule {
       if (chain[i]->for_kind != ForKind::Serial) break;
       // A loop whose range uses an outer one of the prefix (a triangular
       // nest) cannot be fused with it; it stays inside.
-      bool dependent = false;
-      for (size_t o = 0; o < i; ++o)
-        dependent = dependent || uses_var(chain[i]->min, chain[o]->loop_var) ||
-                    uses_var(chain[i]->extent, chain[o]->loop_var);
-      if (dependent) break;
+      if (std::any_of(chain.begin(), chain.begin() + i,
+                      [&](const For *outer) { return range_uses_var(*chain[i], outer->loop_var); }))
+        break;
       prefix.push_back(loops[i]);
       from_zero = from_zero && is_const_int(chain[i]->min, 0);
     }

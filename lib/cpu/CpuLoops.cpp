@@ -175,7 +175,7 @@ std::string split_into_word_lanes(schedule::Schedule &sch, const analysis::Block
              std::any_of(a.dim_iters[0].begin(), a.dim_iters[0].end(),
                          [&](int it) { return pb->iters[size_t(it)].kind == ir::IterKind::Reduce; });
     });
-    if (!n || *n % words != 0 || !param || !along_reduction || x.same_as(pb->writes.front().buffer)) continue;
+    if (!n || *n % words != 0 || !param || !along_reduction) continue;
     schedule::BlockRef copy = sch.cache_read(sch.get_block(partial.name), int64_t(i), "global");
     ir::Var j("j");
     const ir::Expr p = ir::make_int(j.dtype(), words);

@@ -366,4 +366,6 @@ bool uses_var(const Expr &e, const Var &v) {
   return found;
 }
 
+bool range_uses_var(const For &loop, const Var &v) { return uses_var(loop.min, v) || uses_var(loop.extent, v); }
+
 }  // namespace tessera::ir

@@ -76,6 +76,7 @@ std::vector<ir::Stmt> child_blocks(const ir::Stmt &s);
 /// Every block under `s` (nested ones too), pre-order; `s` itself excluded.
 std::vector<ir::Stmt> blocks_under(const ir::Stmt &s);
 
+using ir::range_uses_var;
 using ir::uses_var;
 /// A copy of `b` with another predicate / annotations.
 ir::Stmt block_with_predicate(const ir::Block &b, ir::Expr predicate);

@@ -52,24 +52,24 @@ bool host_has_fma() {
 #endif
 }
 
-/// (1 + 2^-12)^2 = 1 + 2^-11 + 2^-24: float rounds the product to 1 + 2^-11
-/// (a tie, to even), so a*b - (1 + 2^-11) is 0 with two roundings and
-/// 2^-24 with one.
-std::vector<NDArray> tie_arguments() {
-  std::vector<NDArray> args(4, NDArray(DataType::float32(), {4}));
+/// D = A * B + C's arguments: A = B = 1 + 2^-p, C = -(1 + 2^-(p-1)), in
+/// `dtype`. The exact product is 1 + 2^-(p-1) + 2^-2p; a type of fewer than
+/// 2p fraction bits rounds it to 1 + 2^-(p-1) (float32, 23 bits for p = 12:
+/// a tie, to even), so D is 0 with two roundings and 2^-2p with one.
+std::vector<NDArray> tie_arguments(DataType dtype, int p) {
+  std::vector<NDArray> args(4, NDArray(dtype, {4}));
   for (int64_t i = 0; i < 4; ++i) {
-    args[0].set(i, 1.0 + std::ldexp(1.0, -12));
-    args[1].set(i, 1.0 + std::ldexp(1.0, -12));
-    args[2].set(i, -(1.0 + std::ldexp(1.0, -11)));
+    args[0].set(i, 1.0 + std::ldexp(1.0, -p));
+    args[1].set(i, 1.0 + std::ldexp(1.0, -p));
+    args[2].set(i, -(1.0 + std::ldexp(1.0, -(p - 1))));
   }
   return args;
 }
 
-std::vector<NDArray *> ptrs(std::vector<NDArray> &args) {
-  std::vector<NDArray *> p;
-  for (NDArray &a : args) p.push_back(&a);
-  return p;
-}
+/// float32 (23 fraction bits): p = 12.
+std::vector<NDArray> tie_arguments() { return tie_arguments(DataType::float32(), 12); }
+
+using runtime::pointers_to;
 
 TEST(LlvmJitFma, TheCpuTargetFusesAFloat32MultiplyAddTheOracleDoesNot) {
   if (!runtime::llvm_jit_available()) GTEST_SKIP() << "built without LLVM";
@@ -78,11 +78,11 @@ TEST(LlvmJitFma, TheCpuTargetFusesAFloat32MultiplyAddTheOracleDoesNot) {
   // The oracle's code first, so that a cache ignoring the option would hand
   // the fused code the unfused one.
   std::vector<NDArray> plain = tie_arguments();
-  LlvmJit(f).run(ptrs(plain));
+  LlvmJit(f).run(pointers_to(plain));
   std::vector<NDArray> interp = tie_arguments();
-  runtime::Interpreter(f).run(ptrs(interp));
+  runtime::Interpreter(f).run(pointers_to(interp));
   std::vector<NDArray> fused = tie_arguments();
-  LlvmJit(f, {.fuse_multiply_add = true}).run(ptrs(fused));
+  LlvmJit(f, {.fuse_multiply_add = true}).run(pointers_to(fused));
   for (int64_t i = 0; i < 4; ++i) {
     EXPECT_EQ(interp[3].get(i), 0.0);
     EXPECT_EQ(plain[3].get(i), 0.0) << "the oracle's code must round the product";
@@ -100,20 +100,12 @@ TEST(LlvmJitFma, TheCpuTargetFusesAFloat32MultiplyAddTheOracleDoesNot) {
 TEST(LlvmJitFma, Float16IsRoundedAfterEachOperationAllTheSame) {
   if (!runtime::llvm_jit_available()) GTEST_SKIP() << "built without LLVM";
   // (1 + 2^-6)^2 = 1 + 2^-5 + 2^-12: float16 (10 fraction bits) rounds the
-  // product to 1 + 2^-5 (a tie, to even) before the add, fused or not.
+  // product to 1 + 2^-5 before the add, fused or not.
   ir::PrimFunc f = multiply_add("float16");
-  auto args_for = [] {
-    std::vector<NDArray> args(4, NDArray(DataType::float16(), {4}));
-    for (int64_t i = 0; i < 4; ++i) {
-      args[0].set(i, 1.0 + std::ldexp(1.0, -6));
-      args[1].set(i, 1.0 + std::ldexp(1.0, -6));
-      args[2].set(i, -(1.0 + std::ldexp(1.0, -5)));
-    }
-    return args;
-  };
-  std::vector<NDArray> interp = args_for(), fused = args_for();
-  runtime::Interpreter(f).run(ptrs(interp));
-  LlvmJit(f, {.fuse_multiply_add = true}).run(ptrs(fused));
+  std::vector<NDArray> interp = tie_arguments(DataType::float16(), 6);
+  std::vector<NDArray> fused = interp;
+  runtime::Interpreter(f).run(pointers_to(interp));
+  LlvmJit(f, {.fuse_multiply_add = true}).run(pointers_to(fused));
   EXPECT_EQ(interp[3].get(0), 0.0);
   EXPECT_EQ(std::memcmp(interp[3].data(), fused[3].data(), interp[3].nbytes()), 0);
 }

@@ -102,5 +102,8 @@ void pre_order_visit(const Stmt &s, const std::function<void(const Expr &)> &on_
 
 /// True when `e` mentions `v`.
 bool uses_var(const Expr &e, const Var &v);
+/// True when the range of `loop` (its min or extent) mentions `v`: an inner
+/// loop of a nest that is not rectangular (a triangular one).
+bool range_uses_var(const For &loop, const Var &v);
 
 }  // namespace tessera::ir

@@ -91,7 +91,7 @@ void check_ranges(const std::vector<Stmt> &chain) {
     const For *f = s.as<For>();
     for (const Stmt &o : chain) {
       const Var &v = o.as<For>()->loop_var;
-      if (!uses_var(f->min, v) && !uses_var(f->extent, v)) continue;
+      if (!range_uses_var(*f, v)) continue;
       throw DependentLoopRangeError("reorder",
                                     "the range of loop " + loop_name(*f) + " uses loop " + quoted(v.name()) +
                                         " of the same chain",
