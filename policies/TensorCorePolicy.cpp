@@ -185,16 +185,19 @@ class TensorCorePolicy final : public Policy {
       });
     std::vector<Candidate> out;
     const int64_t in_bytes = p.in.bytes();
-    // A config's tiles given: the workload's facts filled in, kept if valid.
+    // A config's tiles given: the workload's facts filled in, kept if valid
+    // (then true).
     auto consider = [&](rules::TensorCoreConfig c) {
       c.in_bytes = in_bytes;
       c.a_elementwise = p.a_elementwise, c.b_elementwise = p.b_elementwise;
       try {
         c.validate(arch);
       } catch (const rules::ConfigError &) {
-        return;
+        return false;
       }
-      if (std::optional<Candidate> e = evaluate(c, true)) out.push_back(std::move(*e));
+      std::optional<Candidate> e = evaluate(c, true);
+      if (e) out.push_back(std::move(*e));
+      return e.has_value();
     };
     for (int64_t bm : {64, 128, 256})
       for (int64_t bn : {64, 128, 256})
@@ -248,7 +251,15 @@ class TensorCorePolicy final : public Policy {
               const int64_t slots = occ.blocks_per_sm * arch.compute.sm_count;
               if (slots > 0 && std::ceil(M / double(c.block_m)) * std::ceil(N / double(c.block_n)) * batch > slots) {
                 c.persistent = slots;
-                consider(c);
+                // Its epilogue by TMA store where the output allows it and
+                // the slots fit (the persistent kernel is the one whose
+                // epilogue overlaps the next tile's copies; the other twin
+                // keeps the lanes' stores, so both kinds are measured).
+                c.tma_store = p.tma_storable && c.block_n * p.out_bytes % 128 == 0;
+                if (!consider(c) && c.tma_store) {
+                  c.tma_store = false;
+                  consider(c);
+                }
               }
             }
           }

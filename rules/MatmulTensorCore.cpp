@@ -38,6 +38,7 @@ Json TensorCoreConfig::to_json() const {
   if (tma) j["tma"] = true;
   if (warp_specialized) j["warp_specialized"] = true;
   if (persistent > 0) j["persistent"] = persistent;
+  if (tma_store) j["tma_store"] = true;
   return j;
 }
 
@@ -61,6 +62,7 @@ TensorCoreConfig TensorCoreConfig::from_json(const Json &j) {
   c.tma = r.boolean_or("tma", false);
   c.warp_specialized = r.boolean_or("warp_specialized", false);
   c.persistent = r.integer_or("persistent", 0);
+  c.tma_store = r.boolean_or("tma_store", false);
   r.finish();
   return c;
 }
@@ -72,7 +74,7 @@ int64_t TensorCoreConfig::mma_k() const { return tensor_core_mma_k(in_bytes); }
 int64_t TensorCoreConfig::shared_bytes() const {
   const int64_t outer_pad = in_bytes == 4 ? 2 * pad : pad;
   auto tile = [&](int64_t rows) { return std::max(rows * (block_k + pad), block_k * (rows + outer_pad)); };
-  return stages * (tile(block_m) + tile(block_n)) * in_bytes;
+  return stages * (tile(block_m) + tile(block_n)) * in_bytes + store_slot_bytes();
 }
 
 int64_t TensorCoreConfig::registers() const {
@@ -147,12 +149,15 @@ void TensorCoreConfig::validate(const Arch &arch) const {
   if (persistent > 0)
     require(warp_specialized, r, "persistent", persistent,
             "needs warp_specialized (its producer runs ahead into the next tile)");
+  if (tma_store)
+    require(warp_specialized, r, "tma_store", 1,
+            "needs warp_specialized (the consumer warps store their boxes while the producer copies)");
   require_threads(r, "threads", threads(), arch);
   require(registers() <= arch.limits.max_regs_per_thread, r, "registers", registers(),
           "(estimated: accumulators and fragments of the warp tile) exceed the " +
               std::to_string(arch.limits.max_regs_per_thread) + " registers per thread of " + arch.name);
   require(shared_bytes() <= arch.max_smem_per_block(), r, "shared memory", shared_bytes(),
-          "bytes (stages x the padded A and B tiles) exceed the " + std::to_string(arch.max_smem_per_block()) +
+          "bytes (stages x the padded A and B tiles, and tma_store's slots) exceed the " + std::to_string(arch.max_smem_per_block()) +
               " bytes one block of " + arch.name + " may use");
 }
 
@@ -444,6 +449,9 @@ schedule::Schedule TensorCoreRule::build_schedule(const PrimFunc &f, const Match
   if (c->tma)
     if (std::string why = detail::tma_refusal(*m, c); !why.empty())
       throw ConfigError("matmul_tensor_core config: tma, but " + why);
+  if (c->tma_store)
+    if (std::string why = detail::tma_store_refusal(*m, c); !why.empty())
+      throw ConfigError("matmul_tensor_core config: tma_store, but " + why);
   Stmt kernel = detail::build_tensor_core_kernel(*m, *c);
   // The root keeps its allocations that the kernel still uses: none of the
   // accumulator and epilogue intermediates (registers now).
@@ -490,6 +498,8 @@ TensorCoreProblem tensor_core_problem(const Match &mt) {
   p.k_major = m->a.k_inner && m->b.k_inner;
   p.tma_copyable = detail::tma_refusal(*m).empty();
   p.a_k_major = m->a.k_inner, p.b_k_major = m->b.k_inner;
+  p.tma_storable = detail::tma_store_refusal(*m).empty();
+  p.out_bytes = detail::output_buffer(*m).dtype().bytes();
   return p;
 }
 

@@ -1,182 +1,18 @@
-//===- rules/TensorCoreKernel.cpp - The mma.sync GEMM kernel, built ---------===//
+//===- rules/TensorCoreKernel.cpp - The tensor-core GEMM kernel, built -----===//
 //
-// build_tensor_core_kernel (TensorCoreMatch.h): the IR of the kernel
-// MatmulTensorCore.h describes, from the match and the config: thread-bound
-// loops, cp.async stages, ldmatrix and mma.sync over `warp` fragments, the
-// epilogue at the accumulators. With `wgmma` (Hopper): warpgroups
-// (threadIdx.y) of 128 lanes (threadIdx.x), the tiles stored at their
-// 128-byte-swizzled places (ir/Wgmma.h; K-major, or MN-major for 16-bit
-// operands whose M or N is contiguous) by the same cp.async pipeline, and
-// per K tile one wgmma per 16 (int8: 32) of K, committed; the previous
-// tile's group is waited for, then (after a barrier) its stage refilled
-// while this tile's wgmma run. Fed by TMA and warp specialised, optionally
-// persistent: a producer warpgroup and the consumers walk the block's
-// output tiles with one ring of full/empty barriers whose phases run on.
+// build_tensor_core_kernel (TensorCoreMatch.h): the thread block of the
+// kernel MatmulTensorCore.h describes: thread-bound loops, cp.async stages,
+// ldmatrix and mma.sync over `warp` fragments, and the order of the
+// pieces for each kernel form (the Hopper ones in TensorCoreHopper.cpp,
+// the epilogue in TensorCoreEpilogue.cpp).
 //
 //===----------------------------------------------------------------------===//
-#include <algorithm>
-#include <functional>
-
-#include "TensorCoreMatch.h"
-
-#include "tessera/arith/Analyzer.h"
-#include "tessera/ir/Functor.h"
-#include "tessera/ir/MmaFragments.h"
-#include "tessera/ir/Op.h"
-#include "tessera/ir/Tma.h"
-#include "tessera/ir/Wgmma.h"
+#include "TensorCoreKernelBuilder.h"
 
 namespace tessera::rules::detail {
 
 using analysis::BlockInfo;
 using namespace ir;
-
-namespace {
-
-/// setmaxnreg's counts for the warp-specialised kernel: the producer keeps
-/// what issuing copies needs; the consumers take what the rest of the
-/// register file allows (128 x 40 + 256 x 232 <= 65536 with two of them).
-constexpr int64_t kProducerRegisters = 40, kConsumerRegisters = 232;
-
-/// Builds the kernel body for one match and config (see the header).
-class KernelBuilder {
- public:
-  KernelBuilder(const TensorCoreMatch &m, const TensorCoreConfig &c) : m_(m), c_(c) {
-    const BlockInfo &blk = m.info.blocks[m.block];
-    it_ = blk.iters[m.m].var.dtype();
-    extent_m_ = blk.iters[m.m].dom.extent;
-    extent_n_ = blk.iters[m.n].dom.extent;
-    extent_k_ = blk.iters[m.k].dom.extent;
-    // In the kernel's index type: a block's iters may differ in width (an
-    // int64 symbolic M beside a constant batch).
-    for (int b : m.batch) batch_extents_.push_back(cast(it_, blk.iters[b].dom.extent));
-    lanes_ = c.wgmma ? ir::wgmma::kWarpgroup : 32;
-    groups_ = c.wgmma ? c.block_m / 64 : c.warps();
-  }
-
-  Stmt build();
-  std::vector<Buffer> allocs() const {
-    if (c_.warp_specialized) return {a_shared_, b_shared_, full_, empty_, c_frag_};
-    if (c_.tma) return {a_shared_, b_shared_, full_, c_frag_};
-    if (c_.wgmma) return {a_shared_, b_shared_, c_frag_};
-    return {a_shared_, b_shared_, a_frag_, b_frag_, c_frag_};
-  }
-
- private:
-  Expr i(int64_t v) const { return make_int(it_, v); }
-  Var var(const std::string &name) const { return Var(name, it_); }
-
-  /// A loop over the warps (warpgroups) and lanes of the block around
-  /// `body(ty, tx)`.
-  Stmt threads(const std::function<Stmt(Expr, Expr)> &body) const {
-    // Warp specialised: the producer warpgroup (ty == groups_) skips what
-    // the consumers do.
-    if (c_.warp_specialized)
-      return all_threads([&](Expr ty, Expr tx) { return IfThenElse::make(ty < i(groups_), body(ty, tx)); });
-    return all_threads(body);
-  }
-  /// The same over every warpgroup of the block, the producer's included.
-  Stmt all_threads(const std::function<Stmt(Expr, Expr)> &body) const {
-    Var ty = var("ty"), tx = var("tx");
-    Stmt s = body(ty, tx);
-    s = For::make(tx, i(0), i(lanes_), ForKind::ThreadBinding, s, "threadIdx.x");
-    return For::make(ty, i(0), i(groups_ + (c_.warp_specialized ? 1 : 0)), ForKind::ThreadBinding, s,
-                     "threadIdx.y");
-  }
-  /// Thread (0, 0) of the block, the one that issues the TMA copies.
-  Expr first_thread(const Expr &ty, const Expr &tx) const { return logical_and(eq(ty, i(0)), eq(tx, i(0))); }
-  Stmt loop(const std::string &name, int64_t extent, const std::function<Stmt(Expr)> &body,
-            ForKind kind = ForKind::Unrolled) const {
-    Var v = var(name);
-    Stmt s = body(v);
-    if (extent == 1) return substitute(s, {{v, i(0)}});
-    return For::make(v, i(0), i(extent), kind, s);
-  }
-  static Stmt eval(Intrinsic op, std::vector<Expr> args) {
-    return Evaluate::make(Call::make(DataType::int32(), op, std::move(args)));
-  }
-
-  /// The element of `op` at matmul iter values (batch from the block, row, k),
-  /// its producers inlined.
-  Expr operand_load(const OperandInfo &op, const Expr &rows, const Expr &k) const;
-  Expr inline_producers(const Expr &e) const;
-  Stmt load_tile(const OperandInfo &op, Buffer tile, bool is_a, const Expr &stage, const Expr &k_tile) const;
-  Stmt compute_slice(const Expr &stage, int64_t kk) const;
-  /// TMA: one thread announces the bytes of K tile `k_tile`'s two boxes on
-  /// stage `stage`'s barrier and copies them, when the tile exists.
-  Stmt tma_fill(const Expr &stage, const Expr &k_tile, const Expr &k_tiles) const;
-  /// The box copy of K tile `k_tile` of `op` into stage `stage` of `tile`.
-  Stmt tma_box(const OperandInfo &op, const Buffer &tile, bool is_a, const Expr &stage, const Expr &k_tile) const;
-  /// The wgmma of one K tile, committed; then a wait until at most `keep`
-  /// groups are in flight.
-  Stmt wgmma_tile(const Expr &stage, int64_t keep) const;
-  /// The same as thread (ty, tx) of a warpgroup runs it.
-  Stmt wgmma_steps(const Expr &stage, int64_t keep, const Expr &ty, const Expr &tx) const;
-  /// The announcement and copies of K tile `k_tile` into stage `stage`.
-  Stmt tma_copies(const Expr &stage, const Expr &k_tile) const;
-  /// The warp-specialised pipeline (c_.warp_specialized, see MatmulTensorCore.h).
-  Stmt warp_specialized_pipeline(const Expr &k_tiles) const;
-  /// Thread (0, 0) initialises each stage's full barrier (one arrival: the
-  /// copier's) and, warp specialised, its empty one (one per consumer
-  /// warp); then the block's barrier.
-  Stmt init_barriers() const;
-  /// Every thread waits until `barrier[stage]` has completed phase `phase`
-  /// (counted from 0: its parity is what the wait names).
-  Stmt wait_phase(const Buffer &barrier, const Expr &stage, const Expr &phase) const {
-    return eval(Intrinsic::MbarrierWait,
-                {Load::make(barrier, {stage}), cast(DataType::int32(), floormod(phase, i(2)))});
-  }
-  Stmt epilogue() const;
-  /// The epilogue as thread (ty, tx) runs it.
-  Stmt epilogue_steps(const Expr &ty, const Expr &tx) const;
-  /// Thread (ty, tx)'s accumulators set to zero.
-  Stmt zero_accumulators(const Expr &ty, const Expr &tx) const {
-    const int64_t n = c_.warp_m() / 16 * (c_.warp_n() / 8) * 4;
-    return loop("e", n, [&](Expr e) { return Store::make(c_frag_, make_const(c_frag_.dtype(), 0), {ty, tx, e}); });
-  }
-  /// TMA's pipeline (c_.tma): the stages' mbarriers initialised, S - 1 tiles
-  /// in flight, then per K tile a wait for its stage's phase, its wgmma, a
-  /// barrier and the refill of the stage the previous tile read.
-  Stmt tma_pipeline(const Expr &k_tiles) const;
-  /// The thread block around `body`: its reads and writes, allocations and
-  /// the blockIdx loops.
-  Stmt finish(Stmt body, const Var &bz, const Var &by, const Var &bx) const;
-  /// wgmma reads `op` (of `rows` M or N rows per tile) MN-major from its
-  /// tile: it is not K-major, 16-bit (the types wgmma transposes) and its
-  /// rows fill whole 128-byte spans. Its tile is then [stages][rows / 64]
-  /// [block_k][64]: K rows of 128 bytes, the spans LBO = block_k x 128
-  /// bytes apart. A K-major tile is [stages][rows][block_k].
-  bool mn_major(const OperandInfo &op, int64_t rows) const {
-    return c_.wgmma && !op.k_inner && ir::wgmma::can_be_mn_major(m_.in_dtype) && rows % 64 == 0;
-  }
-  /// The output's innermost index is the N iter (a pair of columns is contiguous).
-  bool output_runs_along_n() const;
-  Stmt store_element(const Expr &ty, const Expr &tx, const Expr &tile, const Expr &e, const Expr &row, const Expr &col,
-                     const BlockInfo &blk) const;
-
-  const TensorCoreMatch &m_;
-  const TensorCoreConfig &c_;
-  DataType it_;
-  Expr extent_m_, extent_n_, extent_k_;
-  std::vector<Expr> batch_extents_;
-  /// Batch iter values, row and column tile origins (set by build()).
-  std::vector<Expr> batch_;
-  Expr m0_, n0_;
-  /// Output tiles along M and N (set by build()); persistent: all of them.
-  Expr tiles_y_, tiles_x_, total_tiles_;
-  /// blockIdx.x's variable; persistent: the tile number m0_, n0_ and batch_
-  /// are written in (each block's loop substitutes its tiles).
-  Var block_, tile_;
-  Buffer a_shared_, b_shared_, a_frag_, b_frag_, c_frag_;
-  /// TMA: one mbarrier per stage, completing when the stage's boxes land;
-  /// warp specialised, another completing when the consumers release it.
-  Buffer full_, empty_;
-  /// The mma.sync form ("m16n8k16", ...) and its A and B elements per lane.
-  std::string mma_shape_;
-  int64_t a_per_lane_ = 0, b_per_lane_ = 0;
-  /// Lanes per threadIdx.y step (32, or a warpgroup's 128) and their count.
-  int64_t lanes_ = 32, groups_ = 1;
-};
 
 Expr KernelBuilder::operand_load(const OperandInfo &op, const Expr &rows, const Expr &k) const {
   const BlockInfo &blk = m_.info.blocks[m_.block];
@@ -265,114 +101,6 @@ Stmt KernelBuilder::load_tile(const OperandInfo &op, Buffer tile, bool is_a, con
   });
 }
 
-Stmt KernelBuilder::tma_box(const OperandInfo &op, const Buffer &tile, bool is_a, const Expr &stage,
-                            const Expr &k_tile) const {
-  const BlockInfo &blk = m_.info.blocks[m_.block];
-  const Var &row_iter = blk.iters[is_a ? m_.m : m_.n].var;
-  const int64_t rows = is_a ? c_.block_m : c_.block_n;
-  // A K-major tile is one box of rows x block_k; an MN-major one (wgmma's
-  // transposed read) one box of block_k x 64 per 64-element span of its rows.
-  const bool spans = mn_major(op, rows);
-  std::vector<Stmt> copies;
-  for (int64_t span = 0; span < (spans ? rows / 64 : 1); ++span) {
-    std::vector<Expr> box, coord;
-    for (const Expr &index : op.access.indices) {
-      const auto *v = index.as<VarNode>();
-      TESSERA_ICHECK(v) << "tma_refusal let through an index that is not an iter";
-      if (v == row_iter.get()) {
-        box.push_back(i(spans ? 64 : rows));
-        coord.push_back((is_a ? m0_ : n0_) + i(span * 64));
-      } else if (v == blk.iters[m_.k].var.get()) {
-        box.push_back(i(c_.block_k));
-        coord.push_back(k_tile * i(c_.block_k));
-      } else {
-        box.push_back(i(1));
-        for (size_t b = 0; b < m_.batch.size(); ++b)
-          if (v == blk.iters[m_.batch[b]].var.get()) coord.push_back(batch_[b]);
-      }
-    }
-    Expr dst = spans ? Load::make(tile, {stage, i(span), i(0), i(0)}) : Load::make(tile, {stage, i(0), i(0)});
-    std::vector<Expr> args = {dst, Load::make(full_, {stage}), BufferPtr::make(op.buffer),
-                              make_int(DataType::int32(), 128)};
-    for (const Expr &e : box) args.push_back(cast(DataType::int32(), e));
-    for (const Expr &e : coord) args.push_back(cast(DataType::int32(), e));
-    copies.push_back(eval(Intrinsic::TmaLoad, std::move(args)));
-  }
-  return Seq::make(copies);
-}
-
-Stmt KernelBuilder::tma_copies(const Expr &stage, const Expr &k_tile) const {
-  const int64_t bytes = (c_.block_m + c_.block_n) * c_.block_k * c_.in_bytes;
-  return Seq::make({eval(Intrinsic::MbarrierArriveExpectTx, {Load::make(full_, {stage}), make_int(DataType::int32(), bytes)}),
-                    tma_box(m_.a, a_shared_, true, stage, k_tile), tma_box(m_.b, b_shared_, false, stage, k_tile)});
-}
-
-Stmt KernelBuilder::tma_fill(const Expr &stage, const Expr &k_tile, const Expr &k_tiles) const {
-  return threads([&](Expr ty, Expr tx) {
-    return IfThenElse::make(logical_and(first_thread(ty, tx), k_tile < k_tiles), tma_copies(stage, k_tile));
-  });
-}
-
-Stmt KernelBuilder::init_barriers() const {
-  auto int32 = [](int64_t v) { return make_int(DataType::int32(), v); };
-  Stmt init = all_threads([&](Expr ty, Expr tx) {
-    return IfThenElse::make(first_thread(ty, tx), loop("s", c_.stages, [&](Expr s) {
-      Stmt full = eval(Intrinsic::MbarrierInit, {Load::make(full_, {s}), int32(1)});
-      if (!c_.warp_specialized) return full;
-      return Seq::make({full, eval(Intrinsic::MbarrierInit, {Load::make(empty_, {s}), int32(4 * groups_)})});
-    }, ForKind::Serial));
-  });
-  return Seq::make({init, eval(Intrinsic::SyncThreads, {})});
-}
-
-Stmt KernelBuilder::warp_specialized_pipeline(const Expr &k_tiles) const {
-  const int64_t S = c_.stages, P = c_.persistent;
-  auto int32 = [](int64_t v) { return make_int(DataType::int32(), v); };
-  // Persistent: this block's output tiles block_, block_ + P, ...; the
-  // fills (and the stages' phases) count on across them. Else its one tile.
-  Var ti = var("ti");
-  auto each_tile = [&](Stmt s) {
-    if (P == 0) return substitute(s, {{ti, i(0)}});
-    Expr count = floordiv(total_tiles_ - block_ + i(P - 1), i(P));
-    return For::make(ti, i(0), count, ForKind::Serial, substitute(s, {{tile_, block_ + ti * i(P)}}));
-  };
-  const Expr before = ti * k_tiles;  // the fills of the block's earlier tiles
-  std::vector<Stmt> body;
-  body.push_back(init_barriers());
-  body.push_back(all_threads([&](Expr ty, Expr tx) {
-    // The producer: fill g (K tile kp of this tile) into stage g % S once
-    // the consumers released that stage's previous fill (g - S, the
-    // stage's (g / S - 1)-th release).
-    Var kp = var("kp");
-    Expr g = before + kp;
-    Stmt wait_empty = IfThenElse::make(g >= i(S), wait_phase(empty_, floormod(g, i(S)), floordiv(g, i(S)) - i(1)));
-    Stmt produce = For::make(kp, i(0), k_tiles, ForKind::Serial,
-                             Seq::make({wait_empty, tma_copies(floormod(g, i(S)), kp)}));
-    Stmt producer = Seq::make({eval(Intrinsic::SetMaxNReg, {int32(kProducerRegisters), int32(0)}),
-                               IfThenElse::make(eq(tx, i(0)), each_tile(produce))});
-    // The consumers: wait for fill g's boxes, run its wgmma (the previous
-    // fill's group retiring), then each warp releases the previous fill's
-    // stage; the tile's last stage once its wgmma retired, before the
-    // epilogue (so the producer may fill every stage meanwhile).
-    Var ko = var("ko");
-    Expr f = before + ko;
-    const Expr lane0 = eq(floormod(tx, i(32)), i(0));
-    auto release = [&](const Expr &fill) {
-      return eval(Intrinsic::MbarrierArrive, {Load::make(empty_, {floormod(fill, i(S))})});
-    };
-    Stmt consume = For::make(
-        ko, i(0), k_tiles, ForKind::Serial,
-        Seq::make({wait_phase(full_, floormod(f, i(S)), floordiv(f, i(S))), wgmma_steps(floormod(f, i(S)), 1, ty, tx),
-                   IfThenElse::make(logical_and(ko > i(0), lane0), release(f - i(1)))}));
-    Stmt tile = Seq::make({zero_accumulators(ty, tx), consume, eval(Intrinsic::WgmmaWait, {int32(0)}),
-                           IfThenElse::make(logical_and(k_tiles > i(0), lane0), release(before + k_tiles - i(1))),
-                           epilogue_steps(ty, tx)});
-    Stmt consumer = Seq::make({eval(Intrinsic::SetMaxNReg, {int32(kConsumerRegisters), int32(1)}), each_tile(tile)});
-    return IfThenElse::make(eq(ty, i(groups_)), producer, consumer);
-  }));
-  return Seq::make(body);
-}
-
 /// One mma-K slice of the warp tile (16 16-bit, 32 8-bit or 8 tf32
 /// elements): the fragments, then mma.sync.
 Stmt KernelBuilder::compute_slice(const Expr &stage, int64_t kk) const {
@@ -446,121 +174,6 @@ Stmt KernelBuilder::compute_slice(const Expr &stage, int64_t kk) const {
   return Seq::make(s);
 }
 
-Stmt KernelBuilder::wgmma_tile(const Expr &stage, int64_t keep) const {
-  return threads([&](Expr ty, Expr tx) { return wgmma_steps(stage, keep, ty, tx); });
-}
-
-Stmt KernelBuilder::wgmma_steps(const Expr &stage, int64_t keep, const Expr &ty, const Expr &tx) const {
-  const std::string shape = "m64n" + std::to_string(c_.block_n) + "k" + std::to_string(c_.mma_k());
-  // The 128-byte layout: rows of 128 bytes, 8-row groups 1024 bytes apart
-  // (SBO); an MN-major tile's 64-element spans block_k rows apart (LBO,
-  // which K-major tiles ignore).
-  const bool a_mn = mn_major(m_.a, c_.block_m), b_mn = mn_major(m_.b, c_.block_n);
-  const ir::wgmma::SmemLayout layout{128, a_mn || b_mn ? c_.block_k * 128 : 16, 1024};
-  auto int32 = [](int64_t v) { return make_int(DataType::int32(), v); };
-  std::vector<Stmt> s;
-  s.push_back(eval(Intrinsic::WgmmaFence, {}));
-  s.push_back(loop("ks", c_.block_k / c_.mma_k(), [&](Expr ks) {
-    Expr k = ks * i(c_.mma_k());
-    // This warpgroup's 64 rows of A: rows ty * 64 on, or span ty.
-    Expr a = a_mn ? Load::make(a_shared_, {stage, ty, k, i(0)}) : Load::make(a_shared_, {stage, ty * i(64), k});
-    Expr b = b_mn ? Load::make(b_shared_, {stage, i(0), k, i(0)}) : Load::make(b_shared_, {stage, i(0), k});
-    return eval(Intrinsic::Wgmma, {StringImm::make(shape), Load::make(c_frag_, {ty, tx, i(0)}), a, b, tx,
-                                   int32(layout.swizzle_bytes), int32(layout.lbo), int32(layout.sbo),
-                                   int32(a_mn), int32(b_mn)});
-  }));
-  s.push_back(eval(Intrinsic::WgmmaCommit, {}));
-  s.push_back(eval(Intrinsic::WgmmaWait, {int32(keep)}));
-  return Seq::make(s);
-}
-
-/// The accumulators through the epilogue into the output, masked at the edges.
-Stmt KernelBuilder::epilogue() const {
-  return threads([&](Expr ty, Expr tx) { return epilogue_steps(ty, tx); });
-}
-
-Stmt KernelBuilder::epilogue_steps(const Expr &ty, const Expr &tx) const {
-  const BlockInfo &blk = m_.info.blocks[m_.block];
-  const int64_t tiles_m = c_.warp_m() / 16, tiles_n = c_.warp_n() / 8;
-  // Each lane holds column pairs (2t, 2t + 1): stored as one 2-wide vector
-  // when the output runs along N and N is even (the pair is in or out together).
-  auto n_extent = as_const_int(extent_n_);
-  const bool pairs = n_extent && *n_extent % 2 == 0 && output_runs_along_n();
-  // The warp within the block and the lane within the warp: a warpgroup's
-  // warps hold 16 rows each, in order (ir/Wgmma.h's accumulator map is the
-  // mma.sync C map per warp and 8 columns).
-  Expr w = c_.wgmma ? ty * i(4) + floordiv(tx, i(32)) : ty, l = c_.wgmma ? floormod(tx, i(32)) : tx;
-  return loop("mi", tiles_m, [&](Expr mi) {
-    return loop("ni", tiles_n, [&](Expr ni) {
-      return loop("e", pairs ? 2 : 4, [&](Expr e_outer) {
-        Var h = var("h");
-        Expr e = pairs ? e_outer * i(2) + h : e_outer;
-        Expr row = m0_ + floordiv(w, i(c_.warps_n)) * i(c_.warp_m()) + mi * i(16) + floordiv(l, i(4)) +
-                   floordiv(e, i(2)) * i(8);
-        Expr col = n0_ + floormod(w, i(c_.warps_n)) * i(c_.warp_n()) + ni * i(8) + floormod(l, i(4)) * i(2) +
-                   floormod(e, i(2));
-        Stmt store = store_element(ty, tx, mi * i(tiles_n) + ni, e, row, col, blk);
-        if (!pairs) return IfThenElse::make(row < extent_m_ && col < extent_n_, store);
-        Expr col0 = substitute(col, {{h, i(0)}}), row0 = substitute(row, {{h, i(0)}});
-        return IfThenElse::make(row0 < extent_m_ && col0 < extent_n_,
-                                For::make(h, i(0), i(2), ForKind::Vectorized, store));
-      });
-    });
-  });
-}
-
-bool KernelBuilder::output_runs_along_n() const {
-  if (m_.epilogue.empty()) return m_.c.single_iter(static_cast<int>(m_.c.indices.size()) - 1) == m_.n;
-  const EpilogueStep &last = m_.epilogue.back();
-  const auto *v = last.store->indices.back().as<VarNode>();
-  for (size_t i = 0; v && i < last.iters.size(); ++i)
-    if (last.iters[i].get() == v) return last.matmul_iter[i] == m_.n;
-  return false;
-}
-
-/// Accumulator element `e` of tile `tile` through the epilogue, stored at (row, col).
-Stmt KernelBuilder::store_element(const Expr &ty, const Expr &tx, const Expr &tile, const Expr &e, const Expr &row,
-                                  const Expr &col, const BlockInfo &blk) const {
-  // Matmul iter -> value at this element.
-  std::vector<Expr> at(blk.iters.size());
-  for (size_t b = 0; b < m_.batch.size(); ++b) at[m_.batch[b]] = batch_[b];
-  at[m_.m] = row;
-  at[m_.n] = col;
-  Expr value = Load::make(c_frag_, {ty, tx, tile * i(4) + e});
-  if (value.dtype() != m_.acc_dtype) value = cast(m_.acc_dtype, value);
-  if (m_.epilogue.empty()) {
-    std::vector<Expr> idx;
-    for (size_t d = 0; d < m_.c.indices.size(); ++d) idx.push_back(at[m_.c.single_iter(static_cast<int>(d))]);
-    return Store::make(m_.c.buffer, value, idx);
-  }
-  Stmt store;
-  // The accumulator and each step's result at this element, by buffer: a
-  // step's loads of any of them (matched at this element) are these values.
-  std::vector<std::pair<Buffer, Expr>> known = {{m_.c.buffer, value}};
-  class ReplaceLoads : public IRMutator {
-   public:
-    explicit ReplaceLoads(const std::vector<std::pair<Buffer, Expr>> &known) : known_(known) {}
-    Expr visit_(const Load *op, const Expr &self) override {
-      for (const auto &[b, v] : known_)
-        if (op->buffer.same_as(b)) return v;
-      return IRMutator::visit_(op, self);
-    }
-
-   private:
-    const std::vector<std::pair<Buffer, Expr>> &known_;
-  };
-  for (const EpilogueStep &st : m_.epilogue) {
-    std::vector<std::pair<Var, Expr>> map;
-    for (size_t v = 0; v < st.iters.size(); ++v) map.push_back({st.iters[v], at[st.matmul_iter[v]]});
-    Expr folded = inline_producers(ReplaceLoads(known).mutate(substitute(st.store->value, map)));
-    std::vector<Expr> idx;
-    for (const Expr &x : st.store->indices) idx.push_back(substitute(x, map));
-    known.emplace_back(st.store->buffer, folded);
-    store = Store::make(st.store->buffer, folded, idx);
-  }
-  return store;
-}
-
 Stmt KernelBuilder::build() {
   const DataType in = m_.in_dtype;
   const int64_t pad = c_.pad;
@@ -585,6 +198,10 @@ Stmt KernelBuilder::build() {
   // wgmma: a warpgroup's 128 lanes hold block_n / 2 accumulators each (the
   // same tiles_m * tiles_n * 4 for its 16-row warps).
   c_frag_ = Buffer::make("C_frag", acc, {i(groups_), i(lanes_), i(tiles_m * tiles_n * 4)}, "warp");
+  if (c_.tma_store) {
+    const DataType out = output_buffer(m_).dtype();
+    c_slots_ = Buffer::make("C_slots", out, {i(c_.warps()), i(2), i(16), i(128 / out.bytes())}, "shared");
+  }
   full_ = Buffer::make("full", DataType::uint(64), {i(c_.stages)}, "shared");
   empty_ = Buffer::make("empty", DataType::uint(64), {i(c_.stages)}, "shared");
 
@@ -675,26 +292,6 @@ Stmt KernelBuilder::build() {
   return finish(Seq::make(body), bz, by, bx);
 }
 
-Stmt KernelBuilder::tma_pipeline(const Expr &k_tiles) const {
-  const int64_t S = c_.stages;
-  std::vector<Stmt> body;
-  body.push_back(init_barriers());
-  for (int64_t s = 0; s + 1 < S; ++s) body.push_back(tma_fill(i(s), i(s), k_tiles));
-  Var ko = var("ko");
-  const Expr stage = floormod(ko, i(S)), next = ko + i(S - 1);
-  std::vector<Stmt> step;
-  // The fill of K tile ko is stage's (ko / S)-th: it completes that phase.
-  step.push_back(threads([&](Expr, Expr) { return wait_phase(full_, stage, floordiv(ko, i(S))); }));
-  // This tile's wgmma run while the stage read one tile ago (retired by the
-  // wait, in every warpgroup by the barrier) is refilled.
-  step.push_back(wgmma_tile(stage, 1));
-  step.push_back(eval(Intrinsic::SyncThreads, {}));
-  step.push_back(tma_fill(floormod(next, i(S)), next, k_tiles));
-  body.push_back(For::make(ko, i(0), k_tiles, ForKind::Serial, Seq::make(step)));
-  body.push_back(threads([&](Expr, Expr) { return eval(Intrinsic::WgmmaWait, {make_int(DataType::int32(), 0)}); }));
-  return Seq::make(body);
-}
-
 Stmt KernelBuilder::finish(Stmt body, const Var &bz, const Var &by, const Var &bx) const {
   // What the kernel touches, whole: A, B and the epilogue's other inputs; the output.
   std::vector<BufferRegion> reads;
@@ -742,53 +339,6 @@ Stmt KernelBuilder::finish(Stmt body, const Var &bz, const Var &by, const Var &b
     kernel = For::make(bz, i(0), total, ForKind::ThreadBinding, kernel, "blockIdx.z");
   }
   return kernel;
-}
-
-}  // namespace
-
-std::string tma_refusal(const TensorCoreMatch &m, const TensorCoreConfig *c) {
-  const BlockInfo &blk = m.info.blocks[m.block];
-  for (bool is_a : {true, false}) {
-    const OperandInfo &op = is_a ? m.a : m.b;
-    const std::string name = std::string(is_a ? "A" : "B") + " ('" + op.buffer.name() + "')";
-    // wgmma reads a 16-bit M- or N-major tile as it is, in spans of 64
-    // elements of its rows: TMA copies one box per span.
-    if (!op.k_inner && !ir::wgmma::can_be_mn_major(m.in_dtype))
-      return name + " is not K-major (only 16-bit tiles are read M- or N-major)";
-    if (!op.k_inner && c && (is_a ? c->block_m : c->block_n) % 64 != 0)
-      return name + " is not K-major and block_" + (is_a ? "m" : "n") +
-             " is not a multiple of 64 (its tile would be transposed on its way in)";
-    if (op.elementwise || m.producers.count(op.buffer.get()))
-      return name + " is computed or unaligned (its tile is copied element by element)";
-    bool param = false;
-    for (const Var &p : m.func.params()) param = param || m.func.buffer_of(p).same_as(op.buffer);
-    if (!param) return name + " is not a parameter of the function";
-    const auto &idx = op.access.indices;
-    if (static_cast<int>(idx.size()) > ir::tma::kMaxDims) return name + " has more than 5 dimensions";
-    const VarNode *row = blk.iters[is_a ? m.m : m.n].var.get(), *k = blk.iters[m.k].var.get();
-    std::vector<const VarNode *> allowed = {row, k};
-    for (int b : m.batch) allowed.push_back(blk.iters[b].var.get());
-    std::vector<const VarNode *> seen;
-    for (size_t d = 0; d < idx.size(); ++d) {
-      const auto *v = idx[d].as<VarNode>();
-      if (!v || std::find(allowed.begin(), allowed.end(), v) == allowed.end() ||
-          std::find(seen.begin(), seen.end(), v) != seen.end())
-        return name + "'s dimension " + std::to_string(d) + " is not indexed by an iter of the matmul of its own";
-      seen.push_back(v);
-    }
-    // The contiguous dimension is K (K-major) or the row iter (MN-major).
-    const VarNode *inner = op.k_inner ? k : row;
-    if (idx.empty() || idx.back().as<VarNode>() != inner ||
-        std::find(seen.begin(), seen.end(), op.k_inner ? row : k) == seen.end())
-      return name + " is not indexed [.., row, k] or [.., k, row]";
-    std::vector<int64_t> shape;
-    for (const Expr &d : op.buffer.shape())
-      if (auto v = as_const_int(d)) shape.push_back(*v);
-    if (shape.size() == op.buffer.shape().size())
-      if (std::string bad = ir::tma::check_tensor(shape, op.buffer.dtype().bytes()); !bad.empty())
-        return name + ": " + bad;
-  }
-  return {};
 }
 
 Stmt build_tensor_core_kernel(const TensorCoreMatch &m, const TensorCoreConfig &c) { return KernelBuilder(m, c).build(); }

@@ -85,6 +85,28 @@ struct TensorCoreMatch final : Match {
 /// N-major.
 std::string tma_refusal(const TensorCoreMatch &m, const TensorCoreConfig *c = nullptr);
 
+/// Empty when a tensor map can describe `b` at every size, else why not
+/// (ir::tma::check_tensor with its symbolic extents taken as 1: a stride
+/// that a symbolic extent multiplies keeps the 16-byte rule at every size
+/// exactly when its constant factor does).
+std::string tensor_map_shape_refusal(const Buffer &b);
+
+/// The buffer the kernel's epilogue writes: the last epilogue step's, or
+/// the accumulator's when there is none.
+const Buffer &output_buffer(const TensorCoreMatch &m);
+
+/// The matmul iter (an index into the block's iters) indexing each
+/// dimension of the output buffer, or -1 where a dimension's index is not
+/// one iter of the matmul.
+std::vector<int> output_iters(const TensorCoreMatch &m);
+
+/// Empty when TMA can store the output tile (TensorCoreConfig::tma_store),
+/// else why not: the output a parameter, at most 5 dimensions, each indexed
+/// by its own iter of the matmul, the last by N and one by M; an element
+/// type TMA copies; its rows a multiple of 16 bytes (when constant); with a
+/// config, block_n a multiple of 128 bytes of elements.
+std::string tma_store_refusal(const TensorCoreMatch &m, const TensorCoreConfig *c = nullptr);
+
 /// The kernel for `m` at `c` (see MatmulTensorCore.h): the thread-bound
 /// loops around the block that allocates the shared tiles and fragments.
 ir::Stmt build_tensor_core_kernel(const TensorCoreMatch &m, const TensorCoreConfig &c);

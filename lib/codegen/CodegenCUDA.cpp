@@ -37,7 +37,7 @@ std::unordered_set<const BufferNode *> wgmma_operand_buffers(const Stmt &body) {
         for (int i : {2, 3})
           if (const auto *l = op->args[i].as<Load>()) found.insert(l->buffer.get());
       // A TMA box is swizzled on the address, as wgmma reads it.
-      if (op->op == Intrinsic::TmaLoad)
+      if (op->op == Intrinsic::TmaLoad || op->op == Intrinsic::TmaStore)
         if (const auto *l = op->args[0].as<Load>()) found.insert(l->buffer.get());
       IRVisitor::visit_(op);
     }
@@ -416,6 +416,7 @@ class CodegenCUDA : public CodegenC {
   void warp_statement(const Call &c) {
     if (needs_arch_specific_target(c.op)) return hopper_statement(c);
     if (is_tma_statement(c.op)) return tma_statement(c);
+    if (c.op == Intrinsic::SyncWarp) return line("__syncwarp();");
     if (!arch_.has_ampere_tensor_cores())
       throw CodegenError(std::string("T.") + intrinsic_name(c.op) + " needs sm_80 or newer (mma.sync m16n8k16, " +
                          "ldmatrix and cp.async are Ampere instructions); the target is " + std::string(arch_.name));
@@ -487,7 +488,8 @@ class CodegenCUDA : public CodegenC {
 
   static bool is_tma_statement(Intrinsic op) {
     return op == Intrinsic::MbarrierInit || op == Intrinsic::MbarrierArrive ||
-           op == Intrinsic::MbarrierArriveExpectTx || op == Intrinsic::MbarrierWait || op == Intrinsic::TmaLoad;
+           op == Intrinsic::MbarrierArriveExpectTx || op == Intrinsic::MbarrierWait || op == Intrinsic::TmaLoad ||
+           op == Intrinsic::TmaStore || op == Intrinsic::TmaStoreWait;
   }
 
   /// The mbarrier statements and TMA copies as inline PTX (sm_90; ir/Tma.h).
@@ -498,8 +500,31 @@ class CodegenCUDA : public CodegenC {
       throw CodegenError(std::string("T.") + intrinsic_name(c.op) +
                          " needs sm_90 or newer (mbarrier transaction counts and TMA are Hopper features); the "
                          "target is " + std::string(arch_.name));
-    const std::string bar = shared_address(c, c.op == Intrinsic::TmaLoad ? 1 : 0);
     auto u32 = [&](const Expr &e) { return "\"r\"((unsigned)(" + expr(e) + "))"; };
+    switch (c.op) {
+      case Intrinsic::TmaStore: {
+        // One bulk group per store (T.tma_store_wait counts stores).
+        const size_t map = lower::tensor_map_of(tensor_maps_, *lowered_, c);
+        const int n = static_cast<int>(c.args.size() - 3) / 2;
+        std::string coords, operands;
+        for (int d = 0; d < n; ++d) {
+          coords += (d ? ", %" : "%") + std::to_string(2 + d);
+          operands += ", " + u32(c.args[3 + n + (n - 1 - d)]);
+        }
+        return line("asm volatile(\"cp.async.bulk.tensor." + std::to_string(n) +
+                    "d.global.shared::cta.bulk_group [%0, {" + coords + "}], [%1];\\n"
+                    "cp.async.bulk.commit_group;\\n\" :: \"l\"((unsigned long long)&tmap_" + std::to_string(map) +
+                    "), \"r\"(" + shared_address(c, 0) + ")" + operands + " : \"memory\");");
+      }
+      case Intrinsic::TmaStoreWait: {
+        auto n = as_const_int(c.args[0]);
+        if (!n || *n < 0 || *n > 63) throw CodegenError("T.tma_store_wait takes a constant count from 0 to 63");
+        return line("asm volatile(\"cp.async.bulk.wait_group.read " + std::to_string(*n) +
+                    ";\\n\" ::: \"memory\");");
+      }
+      default: break;
+    }
+    const std::string bar = shared_address(c, c.op == Intrinsic::TmaLoad ? 1 : 0);
     switch (c.op) {
       case Intrinsic::MbarrierInit:
         line("asm volatile(\"mbarrier.init.shared::cta.b64 [%0], %1;\\n\" :: \"r\"(" + bar + "), " + u32(c.args[1]) +

@@ -399,6 +399,13 @@ bool stores_to(const Stmt &s, const Buffer &b) {
       if (const auto *c = e->value.as<Call>(); c && is_async_or_warp_statement(c->op))
         if (int d = destination_operand(c->op); d >= 0)
           if (const auto *l = c->args[size_t(d)].as<Load>(); l && l->buffer.same_as(b)) found = true;
+    // T.tma_store writes its tensor (named as written, where lowering has
+    // flattened the parameter: the same name).
+    if (const auto *e = x.as<Evaluate>())
+      if (const auto *c = e->value.as<Call>(); c && c->op == Intrinsic::TmaStore)
+        if (const auto *t = c->args[1].as<BufferPtr>();
+            t && (t->buffer.same_as(b) || t->buffer.name() == b.name()))
+          found = true;
   });
   return found;
 }

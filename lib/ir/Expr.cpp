@@ -221,7 +221,10 @@ bool is_async_or_warp_statement(Intrinsic op) {
     case Intrinsic::MbarrierArrive:
     case Intrinsic::MbarrierArriveExpectTx:
     case Intrinsic::MbarrierWait:
-    case Intrinsic::TmaLoad: return true;
+    case Intrinsic::TmaLoad:
+    case Intrinsic::TmaStore:
+    case Intrinsic::TmaStoreWait:
+    case Intrinsic::SyncWarp: return true;
     default: return needs_arch_specific_target(op);
   }
 }
@@ -245,11 +248,13 @@ std::vector<int> address_operands(Intrinsic op) {
     case Intrinsic::MbarrierArriveExpectTx:
     case Intrinsic::MbarrierWait: return {0};
     case Intrinsic::TmaLoad: return {0, 1};
+    case Intrinsic::TmaStore: return {0};
     default: return {};
   }
 }
 
 int destination_operand(Intrinsic op) {
+  if (op == Intrinsic::TmaStore) return -1;  // it writes a tensor (tma_store_tensor), not an address
   std::vector<int> operands = address_operands(op);
   return operands.empty() ? -1 : operands.front();
 }
@@ -261,14 +266,20 @@ Expr Call::make(DataType t, Intrinsic op, std::vector<Expr> args) {
   for (const Expr &a : args) TESSERA_ICHECK(a.defined()) << intrinsic_name(op) << " of an undefined argument";
   if (is_async_or_warp_statement(op)) {
     TESSERA_ICHECK(t == DataType::int32()) << intrinsic_name(op) << " has type int32";
-    if (op == Intrinsic::TmaLoad) {
-      TESSERA_ICHECK(args.size() >= 6 && args.size() % 2 == 0 && args.size() <= 4 + 2 * tma::kMaxDims)
-          << "tma_load takes dst, bar, src, swizzle, then 1 to " << tma::kMaxDims
-          << " box extents and as many coordinates; got " << args.size() << " arguments";
-      const auto *src = args[2].as<BufferPtr>();
-      TESSERA_ICHECK(src) << "tma_load argument 2 must be a tensor (src.data)";
-      TESSERA_ICHECK(args.size() - 4 == 2 * src->buffer.shape().size())
-          << "tma_load of '" << src->buffer.name() << "' takes one box extent and one coordinate per dimension";
+    if (op == Intrinsic::TmaLoad || op == Intrinsic::TmaStore) {
+      // tma_load: dst, bar, src.data, swizzle, ...; tma_store: src, dst.data, swizzle, ...
+      const bool load = op == Intrinsic::TmaLoad;
+      const size_t fixed = load ? 4 : 3, tensor = load ? 2 : 1;
+      TESSERA_ICHECK(args.size() >= fixed + 2 && (args.size() - fixed) % 2 == 0 &&
+                     args.size() <= fixed + 2 * tma::kMaxDims)
+          << intrinsic_name(op) << " takes " << (load ? "dst, bar, src, swizzle" : "src, dst, swizzle")
+          << ", then 1 to " << tma::kMaxDims << " box extents and as many coordinates; got " << args.size()
+          << " arguments";
+      const auto *t = args[tensor].as<BufferPtr>();
+      TESSERA_ICHECK(t) << intrinsic_name(op) << " argument " << tensor << " must be a tensor (T.data)";
+      TESSERA_ICHECK(args.size() - fixed == 2 * t->buffer.shape().size())
+          << intrinsic_name(op) << " of '" << t->buffer.name()
+          << "' takes one box extent and one coordinate per dimension";
     }
     for (int i : address_operands(op))
       TESSERA_ICHECK(args[i].as<Load>()) << intrinsic_name(op) << " argument " << i

@@ -25,6 +25,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "tessera/ir/Func.h"
@@ -78,8 +79,16 @@ struct AsyncCopies {
     Copy copy;
   };
   std::vector<Bulk> bulk;
+  /// A TMA store (T.tma_store) in flight: where each element of its box
+  /// comes from in shared memory and goes to in the tensor, read and written
+  /// when a T.tma_store_wait retires it (oldest first).
+  struct BulkStore {
+    int elem_bytes = 0;
+    std::vector<std::pair<const uint8_t *, uint8_t *>> moves;
+  };
+  std::deque<BulkStore> stores;
   /// Everything issued and not yet landed.
-  size_t pending() const { return cp.pending() + wgmma.pending() + bulk.size(); }
+  size_t pending() const { return cp.pending() + wgmma.pending() + bulk.size() + stores.size(); }
 };
 
 /// The mutable state of one run: variable slots, buffer slots, allocations.

@@ -25,6 +25,7 @@
 //===----------------------------------------------------------------------===//
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "ExprNodes.h"
 #include "MmaLane.h"
@@ -535,40 +536,54 @@ struct MbarrierNode final : StmtExec {
   }
 };
 
-/// T.tma_load (ir/Tma.h): the box, read from the tensor when issued
-/// (zeros outside it), swizzled into place when it lands.
-struct TmaLoadNode final : StmtExec {
-  Address dst, bar;
-  int src = 0;  ///< the tensor's buffer slot
-  std::string src_name;
+/// T.tma_load and T.tma_store (ir/Tma.h). A load's box is read from the
+/// tensor when issued (zeros outside it) and swizzled into place when it
+/// lands; a store's box is read from shared memory and written into the
+/// tensor (elements inside it only) when this run's T.tma_store_wait
+/// retires it.
+struct TmaCopyNode final : StmtExec {
+  bool store = false;
+  Address smem;              ///< the box's start in shared memory
+  std::optional<Address> bar;  ///< a load's mbarrier
+  int tensor = 0;            ///< the tensor's buffer slot
+  std::string tensor_name;
   ir::tma::Box box;
   std::vector<IntPtr> coord;
   const ErrCtx *ctx;
 
-  TmaLoadNode(Compiler &cc, const ir::Call &c)
-      : dst(address_operand(cc, c, 0, true)), bar(barrier_operand(cc, c, 1)), ctx(cc.ctx("tma_load")) {
-    const ir::Buffer &t = c.args[2].as<ir::BufferPtr>()->buffer;
-    src = cc.buffer_slot(t, "load from");
-    src_name = t.name();
-    const size_t n = (c.args.size() - 4) / 2;
-    box.swizzle_bytes = static_cast<int>(const_arg(cc, c, 3, "the swizzle"));
+  TmaCopyNode(Compiler &cc, const ir::Call &c)
+      : store(c.op == Intrinsic::TmaStore),
+        smem(address_operand(cc, c, 0, !store)),
+        ctx(cc.ctx(ir::intrinsic_name(c.op))) {
+    const size_t lead = store ? 3 : 4;
+    if (!store) bar = barrier_operand(cc, c, 1);
+    const ir::Buffer &t = c.args[lead - 2].as<ir::BufferPtr>()->buffer;
+    tensor = cc.buffer_slot(t, store ? "store to" : "load from");
+    tensor_name = t.name();
+    const size_t n = (c.args.size() - lead) / 2;
+    box.swizzle_bytes = static_cast<int>(const_arg(cc, c, static_cast<int>(lead - 1), "the swizzle"));
     box.elem_bytes = t.dtype().bytes();
-    for (size_t d = 0; d < n; ++d) box.extent.push_back(const_arg(cc, c, static_cast<int>(4 + d), "a box extent"));
-    for (size_t d = 0; d < n; ++d) coord.push_back(cc.compile_int(c.args[4 + n + d]));
+    for (size_t d = 0; d < n; ++d)
+      box.extent.push_back(const_arg(cc, c, static_cast<int>(lead + d), "a box extent"));
+    for (size_t d = 0; d < n; ++d) coord.push_back(cc.compile_int(c.args[lead + n + d]));
     if (std::string bad = box.check(); !bad.empty()) fail(bad);
-    if (dst.bytes() != box.elem_bytes)
-      fail("the elements differ in size (" + t.dtype().str() + " and " + dst.dtype.str() + ")");
-    if (!in_shared_memory(c.args[0].as<ir::Load>()->buffer)) fail("the destination is not in shared memory");
-    if (t.scope() != "global") fail("the source is in scope '" + t.scope() + "'; TMA reads a global tensor");
+    if (smem.bytes() != box.elem_bytes)
+      fail("the elements differ in size (" + t.dtype().str() + " and " + smem.dtype.str() + ")");
+    if (!in_shared_memory(c.args[0].as<ir::Load>()->buffer))
+      fail(std::string("the ") + (store ? "source" : "destination") + " is not in shared memory");
+    if (t.scope() != "global")
+      fail("the tensor is in scope '" + t.scope() + "'; TMA copies a global tensor");
   }
 
   [[noreturn]] void fail(const std::string &why) const {
-    throw InterpretError("T.tma_load in block '" + ctx->block + "' of '" + src_name + "' into '" + dst.name +
-                         "': " + why);
+    throw InterpretError(store ? "T.tma_store in block '" + ctx->block + "' from '" + smem.name + "' into '" +
+                                     tensor_name + "': " + why
+                               : "T.tma_load in block '" + ctx->block + "' of '" + tensor_name + "' into '" +
+                                     smem.name + "': " + why);
   }
 
   void exec(Frame &f) const override {
-    const BufState &t = f.bufs[src];
+    BufState &t = f.bufs[tensor];
     const int n = static_cast<int>(box.extent.size());
     std::vector<int64_t> shape(t.shape, t.shape + t.ndim);
     if (std::string bad = ir::tma::check_tensor(shape, box.elem_bytes); !bad.empty()) fail(bad);
@@ -581,28 +596,61 @@ struct TmaLoadNode final : StmtExec {
       if (first[d] < INT32_MIN || first[d] > INT32_MAX)
         fail("coordinate " + std::to_string(d) + " is " + std::to_string(first[d]) + ", outside int32");
     }
-    const int64_t start = dst.ix.offset(f) * dst.bytes();
+    const int64_t start = smem.ix.offset(f) * smem.bytes();
     if (start % 128 != 0)
-      fail("the destination starts at byte " + std::to_string(start) + ", not a multiple of 128");
-    const BufState &out = f.bufs[dst.ix.buf];
-    if (start + box.bytes() > out.storage * dst.bytes())
-      fail("the box of " + std::to_string(box.bytes()) + " bytes at byte " + std::to_string(start) +
-           " runs past the destination (" + std::to_string(out.storage * dst.bytes()) + " bytes)");
-    uint8_t *word = f.bufs[bar.ix.buf].data + bar.ix.offset(f) * 8;
-    if (!MbarrierState::read(word).initialised) fail("the barrier '" + bar.name + "' was never initialised");
-    AsyncCopies::Bulk copy;
-    copy.barrier = word;
-    copy.copy.dst = dst.base(f) + start;
-    copy.copy.bytes.assign(static_cast<size_t>(box.bytes()), 0);
+      fail("the box starts at shared byte " + std::to_string(start) + ", not a multiple of 128");
+    const BufState &buf = f.bufs[smem.ix.buf];
+    if (start + box.bytes() > buf.storage * smem.bytes())
+      fail("the box of " + std::to_string(box.bytes()) + " bytes at byte " + std::to_string(start) + " runs past '" +
+           smem.name + "' (" + std::to_string(buf.storage * smem.bytes()) + " bytes)");
     // (The strides were checked row-major: a box element's row-major offset is its offset.)
     const int e = box.elem_bytes;
+    uint8_t *base = smem.base(f);
+    if (store) {
+      AsyncCopies::BulkStore out;
+      out.elem_bytes = e;
+      box.for_each_element(first, shape, [&](const int64_t *index, int64_t to) {
+        if (to >= 0) out.moves.push_back({base + box.shared_address(start, index), t.data + to * e});
+      });
+      f.async->stores.push_back(std::move(out));
+      return;
+    }
+    uint8_t *word = f.bufs[bar->ix.buf].data + bar->ix.offset(f) * 8;
+    if (!MbarrierState::read(word).initialised) fail("the barrier '" + bar->name + "' was never initialised");
+    AsyncCopies::Bulk copy;
+    copy.barrier = word;
+    copy.copy.dst = base + start;
+    copy.copy.bytes.assign(static_cast<size_t>(box.bytes()), 0);
     box.for_each_element(first, shape, [&](const int64_t *index, int64_t from) {
       if (from >= 0)
         std::memcpy(copy.copy.bytes.data() + (box.shared_address(start, index) - start), t.data + from * e,
                     static_cast<size_t>(e));
     });
-    poison(copy.copy.dst, copy.copy.bytes.size(), dst.dtype);
+    poison(copy.copy.dst, copy.copy.bytes.size(), smem.dtype);
     f.async->bulk.push_back(std::move(copy));
+  }
+};
+
+/// T.tma_store_wait(n): this run's oldest TMA stores land until n remain.
+struct TmaStoreWaitNode final : StmtExec {
+  int64_t keep = 0;
+  void exec(Frame &f) const override {
+    auto &stores = f.async->stores;
+    while (static_cast<int64_t>(stores.size()) > keep) {
+      const AsyncCopies::BulkStore &s = stores.front();
+      for (const auto &[from, to] : s.moves) std::memcpy(to, from, static_cast<size_t>(s.elem_bytes));
+      stores.pop_front();
+    }
+  }
+};
+
+/// T.syncwarp: the lanes of a warp meet; a serial run cannot order them.
+struct SyncWarpNode final : StmtExec {
+  const ErrCtx *ctx;
+  void exec(Frame &) const override {
+    throw InterpretError("T.syncwarp in block '" + ctx->block +
+                         "': the serial interpreter runs one thread at a time and cannot order the lanes of a warp "
+                         "(the kernel runs on a GPU or in the SIMT emulator)");
   }
 };
 
@@ -724,7 +772,19 @@ StmtPtr compile_warp_statement(Compiler &cc, const ir::Call &c) {
     case Intrinsic::MmaSync: return std::make_unique<MmaNode>(cc, c);
     case Intrinsic::CpAsync: return std::make_unique<CpAsyncNode>(cc, c);
     case Intrinsic::Wgmma: return std::make_unique<WgmmaNode>(cc, c);
-    case Intrinsic::TmaLoad: return std::make_unique<TmaLoadNode>(cc, c);
+    case Intrinsic::TmaLoad:
+    case Intrinsic::TmaStore: return std::make_unique<TmaCopyNode>(cc, c);
+    case Intrinsic::TmaStoreWait: {
+      auto n = std::make_unique<TmaStoreWaitNode>();
+      n->keep = const_arg(cc, c, 0, "the store count");
+      if (n->keep < 0) throw InterpretError("T.tma_store_wait in block '" + cc.block() + "' of a negative count");
+      return n;
+    }
+    case Intrinsic::SyncWarp: {
+      auto n = std::make_unique<SyncWarpNode>();
+      n->ctx = cc.ctx("syncwarp");
+      return n;
+    }
     case Intrinsic::MbarrierInit:
     case Intrinsic::MbarrierArrive:
     case Intrinsic::MbarrierArriveExpectTx:
@@ -772,6 +832,9 @@ void check_async_drained(const AsyncCopies &a, const std::string &func) {
   if (size_t pending = a.bulk.size())
     throw InterpretError("function '" + func + "' ends with " + std::to_string(pending) +
                          " TMA copies never waited for (T.mbarrier_wait on their barrier before the data is read)");
+  if (size_t pending = a.stores.size())
+    throw InterpretError("function '" + func + "' ends with " + std::to_string(pending) +
+                         " TMA stores never retired (T.tma_store_wait(0) before the kernel ends)");
 }
 
 }  // namespace tessera::runtime::detail

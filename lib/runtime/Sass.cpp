@@ -94,6 +94,8 @@ void count(SassSummary &s, std::string_view opcode, std::string_view operands) {
     ++s.ldmatrix;
   else if (base == "UTMALDG")
     ++s.tma_loads;
+  else if (base == "UTMASTG")
+    ++s.tma_stores;
   else if (base.starts_with("SYNCS"))
     ++s.mbarrier_ops;
   else if (base == "LDL")
@@ -178,6 +180,7 @@ std::string SassSummary::str() const {
     out += fmt::format(" | shared ld {} st {}", format_widths(shared_loads), format_widths(shared_stores));
   if (ldmatrix) out += fmt::format(" | ldmatrix {}", ldmatrix);
   if (tma_loads) out += fmt::format(" | tma {}", tma_loads);
+  if (tma_stores) out += fmt::format(" | tma store {}", tma_stores);
   if (mbarrier_ops) out += fmt::format(" | mbarrier {}", mbarrier_ops);
   if (!async_copies.empty()) out += " | cp.async " + format_widths(async_copies);
   if (local_loads || local_stores)
@@ -203,6 +206,7 @@ SassSummary &SassSummary::operator+=(const SassSummary &o) {
   add_counts(async_copies, o.async_copies);
   ldmatrix += o.ldmatrix;
   tma_loads += o.tma_loads;
+  tma_stores += o.tma_stores;
   mbarrier_ops += o.mbarrier_ops;
   local_loads += o.local_loads;
   local_stores += o.local_stores;

@@ -459,17 +459,21 @@ Operand Builder::build_call(const PyExpr &e) {
     // The tensor-core and cp.async statements, as the tensor-core rule writes
     // them (ir/Intrinsics.def): addresses are buffer elements, counts int32.
     reject_kwargs(e, fn);
-    const bool tma = *op == Intrinsic::TmaLoad;
-    // T.tma_load: dst, bar, src.data, swizzle, then per dimension of src a
-    // box extent and (after all extents) a coordinate.
+    const bool tma = *op == Intrinsic::TmaLoad || *op == Intrinsic::TmaStore;
+    // T.tma_load: dst, bar, src.data, swizzle; T.tma_store: src, dst.data,
+    // swizzle; then per dimension of the tensor a box extent and (after all
+    // extents) a coordinate.
+    const int fixed = *op == Intrinsic::TmaLoad ? 4 : 3, tensor_arg = fixed - 2;
+    const char *leading = *op == Intrinsic::TmaLoad ? "dst, bar, src.data, swizzle" : "src, dst.data, swizzle";
     const int n = tma ? static_cast<int>(e.args.size()) : intrinsic_arity(*op);
     // T.wgmma's transpose flags default to 0 (both operands K-major).
     const int optional = *op == Intrinsic::Wgmma ? 2 : 0;
     if (tma) {
-      nargs(6, 4 + 2 * tma::kMaxDims);
-      if (n % 2 != 0)
-        src_.fail(e.pos, fn + " takes dst, bar, src.data, swizzle, then one box extent and one coordinate per "
-                              "dimension of src; got " + std::to_string(n) + " arguments (an odd count)");
+      nargs(fixed + 2, fixed + 2 * tma::kMaxDims);
+      if ((n - fixed) % 2 != 0)
+        src_.fail(e.pos, fn + " takes " + std::string(leading) + ", then one box extent and one coordinate per "
+                              "dimension of the tensor; got " + std::to_string(n) + " arguments (an " +
+                              (n % 2 ? "odd" : "even") + " count)");
     } else {
       nargs(n - optional, n);
     }
@@ -489,16 +493,18 @@ Operand Builder::build_call(const PyExpr &e) {
         args.push_back(StringImm::make(a.name));
         continue;
       }
-      if (tma && k == 2) {
+      if (tma && k == tensor_arg) {
         const Binding *b = a.kind == PyExprKind::Attr && a.name == "data" && a.base->kind == PyExprKind::Name
                                ? lookup(a.base->name)
                                : nullptr;
         if (!b || b->kind != Binding::Kind::Buffer)
-          src_.fail(a.pos, "argument 3 of " + fn + " must be the global tensor's address, as in A.data");
-        if (static_cast<size_t>(n - 4) != 2 * b->buffer.shape().size())
+          src_.fail(a.pos, "argument " + std::to_string(k + 1) + " of " + fn +
+                               " must be the global tensor's address, as in A.data");
+        if (static_cast<size_t>(n - fixed) != 2 * b->buffer.shape().size())
           src_.fail(e.pos, fn + " of '" + b->buffer.name() + "' (" + std::to_string(b->buffer.shape().size()) +
                                " dimensions) takes " + std::to_string(b->buffer.shape().size()) +
-                               " box extents and as many coordinates; got " + std::to_string(n - 4) + " of them");
+                               " box extents and as many coordinates; got " + std::to_string(n - fixed) +
+                               " of them");
         args.push_back(BufferPtr::make(b->buffer));
         continue;
       }

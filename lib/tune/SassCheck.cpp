@@ -37,6 +37,10 @@ std::string sass_warning(const ir::PrimFunc &func, const nlohmann::ordered_json 
     };
     if (count("HGMMA") + count("IGMMA") == 0) return "sass: asks for wgmma but holds no HGMMA or IGMMA";
   }
+  // And TMA: copies in (UTMALDG), the epilogue's stores out (UTMASTG).
+  if (config.value("tma", false) && sass.tma_loads == 0) return "sass: asks for tma but holds no UTMALDG";
+  if (config.value("tma_store", false) && sass.tma_stores == 0)
+    return "sass: asks for tma_store but holds no UTMASTG";
   int expected = expected_access_bytes(func, config);
   if (!runtime::width_contradiction(sass, expected)) return "";
   int widest = std::max(sass.widest_global_load(), sass.widest_global_store());

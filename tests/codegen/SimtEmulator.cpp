@@ -188,6 +188,9 @@ class Thread {
     if (size_t pending = wgmma_.pending())
       throw EmulationError("thread " + std::to_string(linear_) + " ends with " + std::to_string(pending) +
                            " wgmma never waited for");
+    if (size_t pending = stores_.size())
+      throw EmulationError("thread " + std::to_string(linear_) + " ends with " + std::to_string(pending) +
+                           " TMA stores never retired (T.tma_store_wait)");
   }
 
  private:
@@ -390,6 +393,9 @@ class Thread {
       case Intrinsic::MbarrierArriveExpectTx:
       case Intrinsic::MbarrierWait:
       case Intrinsic::TmaLoad: return mbarrier_statement(c);
+      case Intrinsic::TmaStore: return tma_store(c);
+      case Intrinsic::TmaStoreWait: return retire_stores(eval(c.args[0]).i);
+      case Intrinsic::SyncWarp: return warp_.barrier.arrive_and_wait(&c, "syncwarp");
       default: throw EmulationError(std::string("T.") + intrinsic_name(c.op) + " is not a warp statement");
     }
   }
@@ -447,6 +453,77 @@ class Thread {
     });
     poison(dst, box.elements());
     return copy;
+  }
+
+  /// A T.tma_store in flight: each element of its box inside the tensor,
+  /// where it is read in shared memory and written in the tensor, and the
+  /// value it had when the store was issued.
+  struct PendingStore {
+    struct Move {
+      Address from;
+      Memory *to;
+      const Buffer *tensor;
+      int64_t at;
+      Value issued;
+    };
+    std::vector<Move> moves;
+  };
+  std::deque<PendingStore> stores_;
+
+  /// T.tma_store: the box's shared elements are noted now and read when a
+  /// T.tma_store_wait retires the store (TMA may read them any time in
+  /// between: an element that changed meanwhile is a race).
+  void tma_store(const Call &c) {
+    const Buffer &tensor = c.args[1].as<BufferPtr>()->buffer;
+    auto found = block_.params_by_name.find(tensor.name());
+    if (found == block_.params_by_name.end())
+      throw EmulationError("T.tma_store into '" + tensor.name() + "', not a parameter");
+    Memory &dst = *found->second;
+    const int n = tensor.ndim();
+    tessera::ir::tma::Box box;
+    box.swizzle_bytes = static_cast<int>(eval(c.args[2]).i);
+    box.elem_bytes = tensor.dtype().bytes();
+    std::vector<int64_t> shape, first;
+    for (int d = 0; d < n; ++d) {
+      box.extent.push_back(eval(c.args[3 + d]).i);
+      first.push_back(eval(c.args[3 + n + d]).i);
+      shape.push_back(eval(tensor.shape()[d]).i);
+    }
+    if (std::string bad = box.check(); !bad.empty()) throw EmulationError("T.tma_store: " + bad);
+    if (std::string bad = tessera::ir::tma::check_tensor(shape, box.elem_bytes); !bad.empty())
+      throw EmulationError("T.tma_store into '" + tensor.name() + "': " + bad);
+    const Address src = address(c.args[0]);
+    const int64_t e = src.buffer->dtype().bytes(), start = src.i * e;
+    if (e != box.elem_bytes || start % 128 != 0 || src.i + box.elements() > src.m->array->numel())
+      throw EmulationError("T.tma_store from " + src.buffer->name() + "[" + std::to_string(src.i) +
+                           "]: elements of another size, not 128-byte aligned, or past its end");
+    PendingStore store;
+    box.for_each_element(first.data(), shape, [&](const int64_t *at, int64_t to) {
+      if (to < 0) return;
+      Address from{src.m, src.buffer, box.shared_address(start, at) / e};
+      store.moves.push_back({from, &dst, &tensor, to, get(*from.m, from.i, from.buffer->dtype())});
+    });
+    stores_.push_back(std::move(store));
+  }
+
+  /// T.tma_store_wait: the oldest stores land until at most `keep` remain.
+  void retire_stores(int64_t keep) {
+    while (static_cast<int64_t>(stores_.size()) > keep) {
+      for (const PendingStore::Move &mv : stores_.front().moves) {
+        const DataType t = mv.from.buffer->dtype();
+        const Value now = get(*mv.from.m, mv.from.i, t);
+        const bool same = t.is_float() ? (now.f == mv.issued.f || (std::isnan(now.f) && std::isnan(mv.issued.f)))
+                                       : now.i == mv.issued.i;
+        if (!same)
+          throw EmulationError("T.tma_store by thread " + std::to_string(linear_) + ": " + mv.from.buffer->name() +
+                               "[" + std::to_string(mv.from.i) +
+                               "] changed between the store and the wait that retires it (the TMA unit may read "
+                               "it at any time in between)");
+        on_write(*mv.to, *mv.tensor, mv.at);
+        set(*mv.to, mv.at, now);
+      }
+      stores_.pop_front();
+    }
   }
 
   /// ldmatrix moves 16-bit units (two elements of an 8-bit buffer each).

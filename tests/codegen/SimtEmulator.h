@@ -16,7 +16,10 @@
 // issued, its accumulators land when a wgmma wait (a warp-wide rendezvous,
 // as the instruction's .sync.aligned says) retires the group.
 // mbarrier waits block until the phase completes and TMA copies land as
-// late as a wait on their barrier allows (SimtMbarriers.h).
+// late as a wait on their barrier allows (SimtMbarriers.h). A TMA store
+// lands when the issuing thread's T.tma_store_wait retires it; its shared
+// box must not change between the store and that wait (checked). T.syncwarp
+// is a rendezvous of the warp's lanes.
 //
 // It also checks what a GPU would leave undefined, and fails with a message:
 //   - a data race on shared or global memory: two threads of a block touch

@@ -39,14 +39,6 @@ rules::TensorCoreConfig tma_config(int64_t in_bytes, int64_t groups, int64_t n, 
   return c;
 }
 
-/// How many calls of `op` the scheduled function makes.
-int count_calls(const ir::PrimFunc &f, ir::Intrinsic op) {
-  int n = 0;
-  ir::pre_order_visit(
-      f.body(), [&](const ir::Expr &e) { n += e.as<ir::Call>() && e.as<ir::Call>()->op == op; }, {});
-  return n;
-}
-
 /// A batch of three float16 products C[b] = A[b] B[b]^T with a symbolic M.
 const char *const kBatchedProduct = R"(
 @T.prim_func
@@ -148,18 +140,6 @@ rules::TensorCoreConfig persistent_config(int64_t groups, int64_t n, int64_t sta
   c.raster = raster;
   c.validate(test_arch());
   return c;
-}
-
-/// `f` scheduled with `config` runs in the emulator to the reference at `dims`.
-void expect_emulated(const ir::PrimFunc &f, const rules::TensorCoreConfig &config, const runtime::DimBindings &dims) {
-  const rules::Rule &rule = rules::matmul_tensor_core_rule();
-  auto m = rule.match(f, test_arch());
-  ASSERT_TRUE(m) << m.reason();
-  ir::PrimFunc scheduled = rule.apply(f, **m, config).func();
-  std::string error;
-  std::vector<runtime::OutputCheck> checks = emulate(f, scheduled, dims, &error);
-  EXPECT_EQ(error, "");
-  if (error.empty()) expect_ok(checks);
 }
 
 TEST(TensorCoreTma, PersistentBlocksWalkTheirTilesInTheEmulator) {

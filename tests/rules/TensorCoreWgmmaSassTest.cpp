@@ -6,7 +6,8 @@
 // cp.async, no spill, no local memory, no FFMA (ptxas serialising the wgmma
 // would have failed the build: runtime/NVRTC.h); fed by TMA (`tma`), the
 // tiles arrive by UTMALDG on mbarriers (SYNCS) with no LDGSTS, warp specialised
-// and persistent (a block per SM walking tiles) too. Label nvrtc; skips itself
+// and persistent (a block per SM walking tiles) too, and with the epilogue
+// stored by TMA (UTMASTG, no STG). Label nvrtc; skips itself
 // without NVRTC (the SASS half without cuobjdump).
 //
 //===----------------------------------------------------------------------===//
@@ -60,9 +61,11 @@ TEST(TensorCoreWgmma, TmaFedCubinsHoldTensorCopiesAndNoThreadLoads) {
   if (!runtime::nvrtc_available()) GTEST_SKIP() << "NVRTC is not available";
   const rules::Rule &rule = rules::matmul_tensor_core_rule();
   // nn: B N-major, copied in boxes of 64-element spans.
-  for (const char *what : {"float16", "int8", "float16 warp specialised", "float16 persistent", "float16 nn"}) {
+  for (const char *what : {"float16", "int8", "float16 warp specialised", "float16 persistent", "float16 nn",
+                           "float16 tma store"}) {
     SCOPED_TRACE(what);
-    const bool persistent = std::string(what) == "float16 persistent";
+    const bool tma_store = std::string(what) == "float16 tma store";
+    const bool persistent = tma_store || std::string(what) == "float16 persistent";
     const bool int8 = std::string(what) == "int8";
     const bool specialised = persistent || std::string(what) == "float16 warp specialised";
     const bool nn = std::string(what) == "float16 nn";
@@ -75,6 +78,7 @@ TEST(TensorCoreWgmma, TmaFedCubinsHoldTensorCopiesAndNoThreadLoads) {
     config.tma = true;
     config.warp_specialized = specialised;
     config.persistent = persistent ? test_arch().compute.sm_count : 0;
+    config.tma_store = tma_store;
     config.validate(test_arch());
     Sm90aCubin cubin = build_sm90a(rule.apply(f, **m, config).func());
     if (!cubin.sass) continue;
@@ -86,6 +90,14 @@ TEST(TensorCoreWgmma, TmaFedCubinsHoldTensorCopiesAndNoThreadLoads) {
     EXPECT_GT(s.mbarrier_ops, 0) << "SYNCS";
     EXPECT_TRUE(s.async_copies.empty()) << "no cp.async: TMA copies the tiles";
     EXPECT_EQ(s.local_loads + s.local_stores, 0);
+    // The epilogue: by TMA store (UTMASTG, no thread's STG) or by the lanes.
+    if (tma_store) {
+      EXPECT_GT(s.tma_stores, 0) << "UTMASTG";
+      EXPECT_TRUE(s.global_stores.empty()) << "no STG: TMA stores the output";
+    } else {
+      EXPECT_EQ(s.tma_stores, 0);
+      EXPECT_FALSE(s.global_stores.empty());
+    }
     // The producer gives up registers and the consumers take them.
     const std::string cu = cubin.fn.kernels().at(0).source;
     EXPECT_EQ(cu.find("setmaxnreg.dec.sync.aligned.u32 40") != std::string::npos, specialised);

@@ -133,7 +133,8 @@ bool needs_arch_specific_target(Intrinsic op);
 /// first element an instruction touches), in argument order.
 std::vector<int> address_operands(Intrinsic op);
 /// The operand a warp-level statement writes through (ldmatrix's fragment,
-/// mma.sync's and wgmma's accumulators, cp.async's destination), or -1.
+/// mma.sync's and wgmma's accumulators, cp.async's destination), or -1
+/// (T.tma_store writes the tensor of its argument 1, a BufferPtr).
 int destination_operand(Intrinsic op);
 /// Looks up an intrinsic by its TVMScript spelling ("fabs" is an alias of "abs").
 std::optional<Intrinsic> intrinsic_from_name(std::string_view name);

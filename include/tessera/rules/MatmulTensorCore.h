@@ -112,6 +112,17 @@ struct TensorCoreConfig final : Config {
   /// once and their phases run on across tiles: the producer fills the
   /// next tile's stages while the consumers store this one's epilogue.
   int64_t persistent = 0;
+  /// With warp_specialized: the epilogue goes out by TMA store
+  /// (cp.async.bulk.tensor, ir/Intrinsics.def) instead of each lane's
+  /// stores. Each consumer warp writes its 16 rows of the output tile, one
+  /// box of 16 x W at a time (W: 128 bytes of output elements), into one of
+  /// its two 128-byte-swizzled shared slots; its lane 0 stores the box,
+  /// which TMA clips at the tensor's edges, and before a slot is rewritten
+  /// waits until the store that last used it has read it. The output must
+  /// be a parameter indexed [.., m, .., n] by the matmul's iters
+  /// (tma_store_refusal), block_n a multiple of W. Shared memory: 4 KB per
+  /// consumer warp.
+  bool tma_store = false;
 
   const char *rule() const override { return "matmul_tensor_core"; }
   Json to_json() const override;
@@ -123,8 +134,11 @@ struct TensorCoreConfig final : Config {
   int64_t threads() const { return 32 * warps() + (warp_specialized ? 128 : 0); }
   int64_t warp_m() const { return block_m / warps_m; }
   int64_t warp_n() const { return block_n / warps_n; }
-  /// Shared memory of the staged A and B tiles with their padding (either layout).
+  /// Shared memory of the staged A and B tiles with their padding (either
+  /// layout), and tma_store's output slots.
   int64_t shared_bytes() const;
+  /// tma_store's output slots: two 16-row boxes of 128-byte rows per consumer warp.
+  int64_t store_slot_bytes() const { return tma_store ? warps() * 2 * 16 * 128 : 0; }
   /// The instruction's K (tensor_core_mma_k).
   int64_t mma_k() const;
   /// Registers per thread, estimated: the accumulators, the A and B
@@ -147,6 +161,10 @@ struct TensorCoreProblem {
   bool k_major = false;  ///< A and B both K-major (wgmma reads 16-bit operands either way, int8 K-major only)
   bool tma_copyable = false;  ///< TMA can copy both tiles (TensorCoreConfig::tma), given block sizes that allow it
   bool a_k_major = false, b_k_major = false;  ///< each operand's contiguous dimension is K
+  /// TMA can store the output (TensorCoreConfig::tma_store), given a block_n
+  /// that is a multiple of 128 bytes of its `out_bytes`-byte elements.
+  bool tma_storable = false;
+  int64_t out_bytes = 4;
 };
 /// The problem of a matmul_tensor_core match; ConfigError for another rule's match.
 TensorCoreProblem tensor_core_problem(const Match &m);

@@ -71,6 +71,7 @@ struct SassSummary {
   WidthCounts async_copies;    ///< LDGSTS (cp.async: global -> shared), by width
   int64_t ldmatrix = 0;        ///< LDSM (ldmatrix: shared -> registers, in fragments)
   int64_t tma_loads = 0;       ///< UTMALDG (cp.async.bulk.tensor: a TMA copy global -> shared)
+  int64_t tma_stores = 0;      ///< UTMASTG (cp.async.bulk.tensor: a TMA copy shared -> global)
   int64_t mbarrier_ops = 0;    ///< SYNCS.* (mbarrier arrive, expect-tx, try-wait)
   int64_t local_loads = 0;     ///< LDL: spills or local arrays
   int64_t local_stores = 0;    ///< STL

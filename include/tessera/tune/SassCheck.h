@@ -41,6 +41,8 @@ int expected_access_bytes(const ir::PrimFunc &func, const nlohmann::ordered_json
 /// (neither a global load nor a global store is as wide as
 /// expected_access_bytes), "" when there is none or nothing was expected:
 ///   "sass: asks for vector 8 (16 bytes) but its widest global access is 2 bytes"
+/// or a tensor-core config whose instructions are missing (wgmma: no
+/// HGMMA/IGMMA; tma: no UTMALDG; tma_store: no UTMASTG).
 std::string sass_warning(const ir::PrimFunc &func, const nlohmann::ordered_json &config,
                          const runtime::SassSummary &sass);
 

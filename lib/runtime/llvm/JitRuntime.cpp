@@ -202,7 +202,7 @@ bool has_async_queue(const ir::PrimFunc &f) {
   bool found = false;
   ir::pre_order_visit(f.body(), [&](const ir::Expr &e) {
     if (const auto *c = e.as<ir::Call>()) found = found || c->op == ir::Intrinsic::CpAsync || c->op == ir::Intrinsic::Wgmma ||
-                                               c->op == ir::Intrinsic::TmaLoad;
+                                               c->op == ir::Intrinsic::TmaLoad || c->op == ir::Intrinsic::TmaStore;
   }, nullptr);
   return found;
 }

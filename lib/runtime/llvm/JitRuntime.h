@@ -43,7 +43,7 @@ struct JitRunState {
   AsyncCopies async;
 };
 
-/// The function issues cp.async or wgmma (statements of a queue).
+/// The function issues cp.async, wgmma or TMA copies (statements of a queue).
 bool has_async_queue(const ir::PrimFunc &f);
 /// Makes this thread's non-temporal stores (kStreamingStoresAnnotation)
 /// visible before what follows: they are weakly ordered on x86, so a worker
