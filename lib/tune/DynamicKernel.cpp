@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <exception>
 #include <optional>
 #include <thread>
@@ -47,6 +48,12 @@ rules::Json kernel_json(const PlannedKernel &k) {
     for (const PlannedKernel::Param &p : st.params)
       s["params"].push_back(
           {{"name", p.name}, {"symbol", p.symbol}, {"bytes", p.bytes}, {"buffer", p.buffer}, {"workspace", p.workspace}});
+    for (const PlannedKernel::TensorMap &m : st.tensor_maps) {
+      rules::Json shape = rules::Json::array();
+      for (const SizeProgram &d : m.tensor.shape) shape.push_back(d.to_json());
+      s["tensor_maps"].push_back({{"buffer", m.buffer}, {"name", m.tensor.name}, {"dtype", m.dtype.str()},
+                                  {"shape", shape}, {"box", m.box.extent}, {"swizzle", m.box.swizzle_bytes}});
+    }
     for (int d = 0; d < 3; ++d) {
       s["grid"].push_back(st.grid[d].to_json());
       s["block"].push_back(st.block[d].to_json());
@@ -75,6 +82,20 @@ PlannedKernel kernel_from_json(const rules::Json &j, size_t symbols, const std::
     for (const rules::Json &p : s.at("params"))
       st.params.push_back({p.at("name").get<std::string>(), p.at("symbol").get<int>(), p.at("bytes").get<int>(),
                            p.at("buffer").get<int>(), p.at("workspace").get<int>()});
+    for (const rules::Json &m : s.value("tensor_maps", rules::Json::array())) {
+      PlannedKernel::TensorMap t;
+      t.buffer = m.at("buffer").get<int>();
+      std::optional<ir::DataType> dtype = ir::DataType::parse(m.at("dtype").get<std::string>());
+      if (t.buffer < 0 || !dtype) throw UserError("a tensor map names no buffer or type");
+      t.dtype = *dtype;
+      t.tensor = {m.at("name").get<std::string>(), {}, int64_t(dtype->bits())};
+      for (const rules::Json &d : m.at("shape")) t.tensor.shape.push_back(SizeProgram::from_json(d, symbols));
+      t.box = {m.at("box").get<std::vector<int64_t>>(), m.at("swizzle").get<int>(), dtype->bytes()};
+      if (!t.box.check().empty() || t.box.extent.size() != t.tensor.shape.size())
+        throw UserError("a tensor map's box is not one TMA copies");
+      st.tensor_maps.push_back(std::move(t));
+    }
+    if (st.tensor_maps.size() > size_t(BoundLaunch::kMaxTensorMaps)) throw UserError("too many tensor maps");
     for (int d = 0; d < 3; ++d) {
       st.grid[d] = SizeProgram::from_json(s.at("grid").at(d), symbols);
       st.block[d] = SizeProgram::from_json(s.at("block").at(d), symbols);
@@ -219,15 +240,23 @@ PlannedKernel DynamicKernel::plan_kernel(const ir::PrimFunc &s, const std::strin
   };
   for (const ir::PrimFunc &kf : split.kernels) {
     lower::LoweredFunc l = lower::lower(kf);
-    // A bound launch passes every parameter in an 8-byte slot and the
-    // manifest records no tensor maps, so T.tma_load kernels (128-byte
-    // CUtensorMap parameters encoded per call) run through
-    // runtime::CudaFunction only.
-    if (!lower::tensor_map_params(l).empty())
-      throw UserError("kernel '" + l.name + "' of '" + func_.name() +
-                      "' copies with T.tma_load; dynamic kernels do not pass tensor maps yet (run it with "
-                      "runtime::CudaFunction)");
     PlannedKernel::Step st;
+    // TMA copies: a tensor map per (tensor, box), encoded at bind().
+    for (const lower::TensorMapParam &m : lower::tensor_map_params(l)) {
+      const ir::Var &v = l.params[m.param].var;
+      auto it = slot.find(v.get());
+      const size_t i = size_t(std::find_if(split_params.begin(), split_params.end(),
+                                           [&](const ir::Var &p) { return p.same_as(v); }) -
+                              split_params.begin());
+      if (it == slot.end() || it->second.first < 0 || i >= s.params().size())
+        throw UserError("kernel '" + l.name + "' of '" + func_.name() + "' copies '" + v.name() +
+                        "' by TMA; a dynamic kernel encodes tensor maps of the function's buffers only");
+      const ir::Buffer &b = s.buffer_of(s.params()[i]);
+      st.tensor_maps.push_back({it->second.first, PlannedKernel::BufferShape::of(b, symbols_), b.dtype(), m.box});
+    }
+    if (st.tensor_maps.size() > size_t(BoundLaunch::kMaxTensorMaps))
+      throw UserError("kernel '" + l.name + "' takes " + std::to_string(st.tensor_maps.size()) +
+                      " tensor maps; a bound launch holds " + std::to_string(BoundLaunch::kMaxTensorMaps));
     st.entry = codegen::cuda_kernel_name(l);
     for (const lower::KernelParam &p : l.params) {
       if (p.is_buffer()) {
@@ -422,6 +451,7 @@ void for_each_cell_corner(const std::vector<std::vector<int64_t>> &ends, const s
 
 void DynamicKernel::load(int device) {
   auto loaded = std::make_shared<Loaded>();
+  loaded->device = device;
   // One workspace for the whole plan (a launch uses one plan kernel's
   // buffers), each buffer reserved at its largest over the cells' edges.
   size_t total = 0;
@@ -461,6 +491,19 @@ uint64_t DynamicKernel::workspace_address(int kernel, int w, const int64_t *size
   return loaded_->workspace.ptr() + offset;
 }
 
+std::vector<runtime::TensorMapEncoding> DynamicKernel::tensor_map_encodings(int kernel, int step,
+                                                                          const int64_t *sizes) const {
+  if (kernel < 0 || kernel >= int(kernels_.size()) || step < 0 || step >= int(kernels_[size_t(kernel)].steps.size()))
+    throw UserError("no step " + std::to_string(step) + " of kernel " + std::to_string(kernel));
+  std::vector<runtime::TensorMapEncoding> out;
+  for (const PlannedKernel::TensorMap &m : kernels_[size_t(kernel)].steps[size_t(step)].tensor_maps) {
+    std::vector<int64_t> shape;
+    for (const SizeProgram &d : m.tensor.shape) shape.push_back(d.eval(sizes));
+    out.push_back(runtime::tensor_map_encoding(m.box, m.dtype, shape, m.tensor.name));
+  }
+  return out;
+}
+
 BoundLaunch DynamicKernel::bind(const int64_t *sizes, const uint64_t *buffers, size_t buffer_count) const {
   return bind_kernel(-1, sizes, buffers, buffer_count);
 }
@@ -481,6 +524,18 @@ BoundLaunch DynamicKernel::bind_kernel(int kernel, const int64_t *sizes, const u
     BoundLaunch::Step &out = b.step[s];
     out.kernel = &loaded_->kernels[size_t(b.dims.kernel)][s];
     out.count = 0;
+    out.map_count = 0;
+    if (!st.tensor_maps.empty()) {
+      std::vector<runtime::TensorMapEncoding> encodings = tensor_map_encodings(b.dims.kernel, int(s), sizes);
+      for (size_t i = 0; i < encodings.size(); ++i) {
+        const int buffer = st.tensor_maps[i].buffer;
+        if (size_t(buffer) >= buffer_count)
+          throw UserError("launch: " + std::to_string(buffer_count) + " buffers for kernel " + st.entry +
+                          ", which copies buffer " + std::to_string(buffer + 1) + " by TMA");
+        auto map = runtime::encode_tensor_map(encodings[i], buffers[buffer], loaded_->device);
+        std::memcpy(out.maps[out.map_count++], map.data(), map.size());
+      }
+    }
     for (const PlannedKernel::Param &p : st.params) {
       if (out.count == BoundLaunch::kMaxParams)
         throw UserError(st.entry + " has more parameters than a bound launch holds");

@@ -306,8 +306,7 @@ DynamicPlan plan_dynamic(const ir::PrimFunc &original, const DynamicSpec &spec, 
   };
   // The policy's options at cell `i`: its upper ends.
   auto options_at_cell = [&](size_t i, int64_t topk) {
-    // (DynamicKernel's launches pass no tensor maps yet.)
-    policies::ProposeOptions o{.topk = topk, .tensor_map_kernels = false};
+    policies::ProposeOptions o{.topk = topk};
     for (size_t s = 0; s < plan.symbols.size(); ++s) o.sizes[plan.symbols[s]] = plan.cells[i].bounds[s].second;
     return o;
   };
@@ -322,7 +321,7 @@ DynamicPlan plan_dynamic(const ir::PrimFunc &original, const DynamicSpec &spec, 
   // Today's one symbolic kernel: the policy's top-1 at the hint.
   int one_kernel = -1;
   {
-    policies::Proposal p = policies::propose(f, *rule, *match, arch, {.topk = 1, .tensor_map_kernels = false});
+    policies::Proposal p = policies::propose(f, *rule, *match, arch, {.topk = 1});
     ++plan.policy_calls;
     if (!p.candidates.empty()) {
       plan.one_kernel_config = p.candidates[0].config->str();
@@ -485,7 +484,7 @@ RegretCurve predict_regret(const ir::PrimFunc &original, const DynamicSpec &spec
     std::map<std::string, std::unique_ptr<rules::Config>> config;
   };
   auto options_at = [&](const std::vector<int64_t> &sizes) {
-    policies::ProposeOptions o{.topk = 1 << 20, .tensor_map_kernels = false};
+    policies::ProposeOptions o{.topk = 1 << 20};
     for (size_t s = 0; s < plan.symbols.size(); ++s) o.sizes[plan.symbols[s]] = sizes[s];
     return o;
   };

@@ -4,7 +4,8 @@
 // kernel select() picks for each M, launched with device buffers, matches the
 // float64 reference, at sizes inside different cells and at their edges;
 // measure() with device_timer() within a budget, then every kernel of the
-// plan at sizes across the range.
+// plan at sizes across the range; on Hopper, a kernel fed and stored by TMA,
+// its tensor maps encoded at each launch.
 //
 //===----------------------------------------------------------------------===//
 #include <gtest/gtest.h>
@@ -14,6 +15,7 @@
 #include <set>
 
 #include "AvgPoolProgram.h"
+#include "HopperPlan.h"
 #include "Workloads.h"
 #include "tessera/analysis/Specialize.h"
 #include "tessera/runtime/CudaDriver.h"
@@ -118,6 +120,24 @@ TEST(DynamicKernelGpu, AFunctionOfTwoKernelsLaunchesBothWithItsWorkspace) {
       });
     }
     expect_launch_matches(f, c, [&](const std::vector<uint64_t> &ptrs) { k.launch(ptrs, {n}); });
+  }
+}
+
+TEST(DynamicKernelGpu, TmaKernelsLaunchWithTheirTensorMaps) {
+  if (runtime::driver_status() != runtime::DriverStatus::Ok || runtime::device_count() == 0)
+    GTEST_SKIP() << "no CUDA device: " << runtime::driver_message();
+  const Arch arch = Arch::detect();
+  if (!arch.tensor_cores.wgmma || !arch.memory.tma) GTEST_SKIP() << arch.name << " has no wgmma and TMA";
+  ir::PrimFunc f =
+      analysis::specialize(test::load_func(test::find_entry("matmul_nt_f16")), {{"n", 128}, {"k", 128}});
+  DynamicSpec spec = DynamicSpec::parse({"m=1:512"}, {}, 1);
+  DynamicPlan plan = test::tma_plan(f, spec, arch);
+  DynamicKernel k = DynamicKernel::create_many({{f, spec, &plan}}, arch).at(0);
+  ASSERT_EQ(k.kernels().at(0).steps.at(0).tensor_maps.size(), 3u);
+  k.load(0);
+  for (int64_t m : {1, 37, 128, 300, 512}) {
+    SCOPED_TRACE("M = " + std::to_string(m));
+    expect_launch_matches(f, make_case(f, m), [&](const std::vector<uint64_t> &ptrs) { k.launch(ptrs, {m}); });
   }
 }
 

@@ -4,7 +4,9 @@
 // plan's kernels and writes its manifest; a warm start reads them back and
 // builds nothing (counters); a damaged manifest or cubin is rebuilt;
 // select() agrees with the plan's cells and with the lowered launch; the
-// kernel it picks matches the float64 reference in the interpreter.
+// kernel it picks matches the float64 reference in the interpreter; a
+// kernel fed and stored by TMA records its tensor maps (buffer, shape
+// programs, box), reads them back warm and encodes them per size.
 //
 //===----------------------------------------------------------------------===//
 #include "tessera/tune/DynamicKernel.h"
@@ -18,6 +20,7 @@
 
 #include "../support/ScratchDir.h"
 #include "AvgPoolProgram.h"
+#include "HopperPlan.h"
 #include "Workloads.h"
 #include "tessera/analysis/Specialize.h"
 #include "tessera/arith/Analyzer.h"
@@ -301,6 +304,62 @@ TEST(DynamicKernel, AFunctionOfSeveralKernelsIsOnePlanKernelOfSeveralSteps) {
     runtime::interpret(warm.scheduled(warm.select({n}).kernel), args);
     for (const runtime::OutputCheck &c : runtime::check_outputs(f, args, want)) EXPECT_TRUE(c.ok) << c.str();
   }
+}
+
+TEST(DynamicKernel, TmaKernelsRecordTheirTensorMapsAndEncodeThemPerSize) {
+  if (!runtime::nvrtc_available()) GTEST_SKIP() << "NVRTC is not available";
+  runtime::KernelCache cache(fresh_dir());
+  const Arch arch = Arch::by_name("h100");
+  // C = float16(A B^T): A (m, 128), B (128, 128), C (m, 128).
+  ir::PrimFunc f =
+      analysis::specialize(test::load_func(test::find_entry("matmul_nt_f16")), {{"n", 128}, {"k", 128}});
+  DynamicSpec spec{.symbols = {SymbolRange::parse("m=1:512")}, .max_kernels = 1};
+  DynamicPlan plan = test::tma_plan(f, spec, arch);
+  DynamicKernel cold = DynamicKernel::create_many({{f, spec, &plan}}, arch, {.cache = &cache}).at(0);
+  ASSERT_EQ(cold.kernels().size(), 1u);
+  const PlannedKernel::Step &st = cold.kernels()[0].steps.at(0);
+  EXPECT_EQ(st.target, "sm_90a");
+  // A and B copied in (128 x 64 boxes), C stored out (16 x 64: 128 bytes of float16).
+  ASSERT_EQ(st.tensor_maps.size(), 3u);
+  std::vector<std::pair<int, std::vector<int64_t>>> maps;
+  for (const PlannedKernel::TensorMap &m : st.tensor_maps) {
+    maps.emplace_back(m.buffer, m.box.extent);
+    EXPECT_EQ(m.box.swizzle_bytes, 128);
+    EXPECT_EQ(m.dtype, ir::DataType::float16());
+  }
+  EXPECT_EQ(maps, (std::vector<std::pair<int, std::vector<int64_t>>>{
+                      {0, {128, 64}}, {1, {128, 64}}, {2, {16, 64}}}));
+  // Encoded at each size from the shape programs: rows = M.
+  for (int64_t m : {1, 77, 512}) {
+    std::vector<runtime::TensorMapEncoding> e = cold.tensor_map_encodings(0, 0, &m);
+    ASSERT_EQ(e.size(), 3u);
+    EXPECT_EQ(e[0].global_dim, (std::vector<uint64_t>{128, uint64_t(m)})) << "A, innermost first";
+    EXPECT_EQ(e[1].global_dim, (std::vector<uint64_t>{128, 128})) << "B";
+    EXPECT_EQ(e[2].global_dim, (std::vector<uint64_t>{128, uint64_t(m)})) << "C";
+    EXPECT_EQ(e[2].global_strides, (std::vector<uint64_t>{256}));
+    EXPECT_EQ(e[2].box_dim, (std::vector<uint32_t>{64, 16}));
+  }
+  EXPECT_THROW(cold.tensor_map_encodings(0, 1, nullptr), UserError) << "no second step";
+  // Warm: the same maps, read back from the manifest.
+  DynamicKernel warm = DynamicKernel::create_many({{f, spec, &plan}}, arch, {.cache = &cache}).at(0);
+  EXPECT_TRUE(warm.counters().warm);
+  const PlannedKernel::Step &ws = warm.kernels()[0].steps.at(0);
+  ASSERT_EQ(ws.tensor_maps.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(ws.tensor_maps[i].buffer, st.tensor_maps[i].buffer);
+    EXPECT_EQ(ws.tensor_maps[i].box.extent, st.tensor_maps[i].box.extent);
+    EXPECT_EQ(ws.tensor_maps[i].tensor.name, st.tensor_maps[i].tensor.name);
+  }
+  int64_t m = 300;
+  EXPECT_EQ(warm.tensor_map_encodings(0, 0, &m)[0].global_dim, cold.tensor_map_encodings(0, 0, &m)[0].global_dim);
+  // The policy, planning alone, may choose such kernels for dynamic plans
+  // now; a symbolic K (a stride unknown until launch) keeps it from them.
+  ir::PrimFunc symbolic_k = analysis::specialize(test::load_func(test::find_entry("matmul_nt_f16")), {{"n", 128}});
+  DynamicSpec both{.symbols = {SymbolRange::parse("m=1:512"), SymbolRange::parse("k=64:512")}, .max_kernels = 2};
+  DynamicPlan k_plan = plan_dynamic(symbolic_k, both, arch);
+  EXPECT_EQ(k_plan.rule, "matmul_tensor_core");
+  for (const auto &c : k_plan.configs)
+    if (const auto *tc = dynamic_cast<const rules::TensorCoreConfig *>(c.get())) EXPECT_FALSE(tc->tma) << c->str();
 }
 
 }  // namespace

@@ -69,7 +69,7 @@ struct ProposeOptions {
   /// mma.sync family alone, e.g. to compare the two).
   bool hopper_kernels = true;
   /// Propose kernels that take tensor maps (TMA-fed, lower/TensorMaps.h):
-  /// off where the caller's launches cannot pass them (tune::DynamicKernel's).
+  /// off where the caller's launches cannot pass them.
   bool tensor_map_kernels = true;
   /// The value assumed for shape variable `name`.
   int64_t size_of(const std::string &name) const {

@@ -30,7 +30,10 @@
 // launch allocates nothing (and launches of one DynamicKernel on several
 // streams at once must not overlap when it has a workspace). Every symbolic
 // size of the function must have a range (bind the others with
-// analysis::specialize first).
+// analysis::specialize first). A kernel fed or stored by TMA (Hopper's
+// warp-specialised GEMMs) takes tensor maps after its other parameters: the
+// manifest records, per map, the buffer, its shape as SizePrograms and the
+// box, and bind() encodes each for the buffer's address and the sizes.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -46,6 +49,7 @@
 #include "tessera/runtime/KernelCache.h"
 #include "tessera/runtime/KernelTimer.h"
 #include "tessera/runtime/NVRTC.h"
+#include "tessera/runtime/TensorMap.h"
 #include "tessera/tune/Database.h"
 #include "tessera/tune/DynamicPlan.h"
 #include "tessera/tune/SizeProgram.h"
@@ -82,18 +86,23 @@ struct KernelLaunch {
 /// later): per step the kernel and its argument block, no allocation.
 struct BoundLaunch {
   static constexpr int kMaxParams = 32;
+  static constexpr int kMaxTensorMaps = 4;
   KernelLaunch dims;
   struct Step {
     const runtime::Kernel *kernel = nullptr;
     /// One 8-byte slot per kernel parameter (a device address or a size).
     uint64_t values[kMaxParams];
     int count = 0;
+    /// The tensor maps (runtime/TensorMap.h) that follow them, encoded.
+    alignas(runtime::kTensorMapAlignment) unsigned char maps[kMaxTensorMaps][runtime::kTensorMapBytes];
+    int map_count = 0;
   };
   Step step[KernelLaunch::kMaxSteps];
-  /// cuLaunchKernel's `void **` over step `s`'s values (valid while this
-  /// object lives and until the next call for the same step).
+  /// cuLaunchKernel's `void **` over step `s`'s values, then its tensor maps
+  /// (valid while this object lives and until the next call for the same step).
   void **params(int s = 0) {
     for (int i = 0; i < step[s].count; ++i) pointers_[i] = &step[s].values[i];
+    for (int i = 0; i < step[s].map_count; ++i) pointers_[step[s].count + i] = step[s].maps[i];
     return pointers_;
   }
   /// Enqueues its steps, in order, on `stream` (a CUstream; null: the
@@ -101,7 +110,7 @@ struct BoundLaunch {
   void launch(void *stream = nullptr);
 
  private:
-  void *pointers_[kMaxParams];
+  void *pointers_[kMaxParams + kMaxTensorMaps];
 };
 
 /// What a start did.
@@ -124,17 +133,6 @@ struct PlannedKernel {
     int buffer = -1;     ///< the function's buffer parameter it is
     int workspace = -1;  ///< the workspace buffer it is
   };
-  /// One CUDA kernel.
-  struct Step {
-    std::string entry;
-    std::vector<uint8_t> cubin;
-    std::string cache_key;
-    std::string target;  ///< the NVRTC target it was compiled for ("sm_90", "sm_90a")
-    std::vector<Param> params;
-    SizeProgram grid[3], block[3];
-    int64_t dynamic_shared_bytes = 0;
-  };
-  std::vector<Step> steps;
   /// A buffer's shape as programs of the symbols (the workspace: the
   /// intermediate buffers in global memory).
   struct BufferShape {
@@ -146,6 +144,28 @@ struct PlannedKernel {
     /// `buffer`'s name, element width and shape over `symbols`.
     static BufferShape of(const ir::Buffer &buffer, const std::vector<std::string> &symbols);
   };
+  /// A tensor map a kernel takes after its other parameters
+  /// (lower/TensorMaps.h): the box it copies of one of the function's
+  /// buffers, encoded at bind() from the buffer's address and its shape at
+  /// the sizes.
+  struct TensorMap {
+    int buffer = -1;  ///< the function's buffer parameter it describes
+    BufferShape tensor;
+    ir::DataType dtype;
+    ir::tma::Box box;
+  };
+  /// One CUDA kernel.
+  struct Step {
+    std::string entry;
+    std::vector<uint8_t> cubin;
+    std::string cache_key;
+    std::string target;  ///< the NVRTC target it was compiled for ("sm_90", "sm_90a")
+    std::vector<Param> params;
+    std::vector<TensorMap> tensor_maps;
+    SizeProgram grid[3], block[3];
+    int64_t dynamic_shared_bytes = 0;
+  };
+  std::vector<Step> steps;
   std::vector<BufferShape> workspace;
 };
 
@@ -229,11 +249,18 @@ class DynamicKernel {
   void load(int device = 0);
   /// The launch for `sizes` with the device addresses of the function's
   /// buffer parameters (in order; the scalar sizes and the workspace are
-  /// added), bound: no lock, no allocation. UserError when not loaded, for
-  /// sizes outside the plan, or too few buffers.
+  /// added), bound: no lock, no allocation but for a kernel that takes
+  /// tensor maps, whose maps are encoded here (a driver call each). UserError
+  /// when not loaded, for sizes outside the plan, or too few buffers.
   BoundLaunch bind(const int64_t *sizes, const uint64_t *buffers, size_t buffer_count) const;
   /// bind() and launch on `stream`.
   void launch(const std::vector<uint64_t> &buffers, const std::vector<int64_t> &sizes, void *stream = nullptr) const;
+  /// The encodings (runtime/TensorMap.h: every argument of
+  /// cuTensorMapEncodeTiled but the address) of the tensor maps step `step`
+  /// of plan kernel `kernel` takes at `sizes`, in parameter order; empty for
+  /// a step without TMA. Needs no driver. UserError when a tensor cannot be
+  /// described at these sizes (e.g. rows not a multiple of 16 bytes).
+  std::vector<runtime::TensorMapEncoding> tensor_map_encodings(int kernel, int step, const int64_t *sizes) const;
   /// bind() with plan kernel `kernel` instead of the cell's (to measure it).
   BoundLaunch bind_kernel(int kernel, const int64_t *sizes, const uint64_t *buffers, size_t buffer_count) const;
 
@@ -311,6 +338,7 @@ class DynamicKernel {
   /// What load() made: the modules, the kernels (by plan kernel, then step)
   /// and the workspace, with each plan kernel's workspace buffers' offsets.
   struct Loaded {
+    int device = 0;
     std::vector<runtime::Module> modules;
     std::vector<std::vector<runtime::Kernel>> kernels;
     runtime::DeviceBuffer workspace;
