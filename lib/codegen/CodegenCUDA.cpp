@@ -617,25 +617,41 @@ class CodegenCUDA : public CodegenC {
                   static_cast<unsigned long long>(wgmma::encode_descriptor(0, layout)));
     const bool float_acc = v->acc == DataType::float32();
     const int nd = v->d_per_thread();
-    std::string d = fresh("wacc"), da = fresh("adesc"), db = fresh("bdesc");
+    // RS: A's fragment in four 32-bit registers (ir/Wgmma.h), K-major.
+    const bool a_in_registers = a->buffer.scope() == "warp" || a->buffer.scope() == "local";
+    if (a_in_registers && *trans_a != 0)
+      throw CodegenError("T.wgmma reads A from registers ('" + a->buffer.name() + "'), K-major: trans_a must be 0");
+    std::string d = fresh("wacc"), da = fresh(a_in_registers ? "afrag" : "adesc"), db = fresh("bdesc");
     line("{");
     line(float_acc ? "  float *" + d + " = " + address_of(c.args[1]) + ";"
                    : "  int *" + d + " = " + address_of(c.args[1]) + ";");
-    line("  const unsigned long long " + da + " = " + high + " | (unsigned long long)((" + shared_address(c, 2) +
-         " & 0x3FFFF) >> 4);");
+    if (a_in_registers)
+      line("  const unsigned *" + da + " = (const unsigned *)" + address_of(c.args[2]) + ";");
+    else
+      line("  const unsigned long long " + da + " = " + high + " | (unsigned long long)((" + shared_address(c, 2) +
+           " & 0x3FFFF) >> 4);");
     line("  const unsigned long long " + db + " = " + high + " | (unsigned long long)((" + shared_address(c, 3) +
          " & 0x3FFFF) >> 4);");
     std::string outs;
     for (int i = 0; i < nd; ++i) outs += (i ? ", " : "") + std::string(float_acc ? "\"+f\"(" : "\"+r\"(") + d + "[" +
                                          std::to_string(i) + "])";
+    // Operands after the accumulators: A's descriptor (one) or registers
+    // (four), B's descriptor, the scale-d flag.
+    const int na = a_in_registers ? 4 : 1;
+    std::string a_operand = a_in_registers ? regs(nd, na) : "%" + std::to_string(nd);
+    std::string ins;
+    if (a_in_registers)
+      for (int i = 0; i < na; ++i) ins += "\"r\"(" + da + "[" + std::to_string(i) + "]), ";
+    else
+      ins = "\"l\"(" + da + "), ";
     // scale-d = 1 (accumulate); 16-bit forms also take the A and B scales
-    // (1) and transposes (1: MN-major).
-    const std::string tail = v->in.bytes() == 2 ? ", p, 1, 1, " + std::to_string(*trans_a) + ", " +
-                                                      std::to_string(*trans_b) + ";"
-                                                : ", p;";
-    line("  asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %" + std::to_string(nd + 2) + ", 0;\\n" + v->ptx() +
-         " " + regs(0, nd) + ", %" + std::to_string(nd) + ", %" + std::to_string(nd + 1) + tail + "\\n}\\n\" : " +
-         outs + " : \"l\"(" + da + "), \"l\"(" + db + "), \"r\"(1));");
+    // (1) and transposes (1: MN-major; the RS form has B's only).
+    const std::string trans = a_in_registers ? std::to_string(*trans_b)
+                                             : std::to_string(*trans_a) + ", " + std::to_string(*trans_b);
+    const std::string tail = v->in.bytes() == 2 ? ", p, 1, 1, " + trans + ";" : ", p;";
+    line("  asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %" + std::to_string(nd + na + 1) + ", 0;\\n" +
+         v->ptx() + " " + regs(0, nd) + ", " + a_operand + ", %" + std::to_string(nd + na) + tail +
+         "\\n}\\n\" : " + outs + " : " + ins + "\"l\"(" + db + "), \"r\"(1));");
     line("}");
   }
 

@@ -132,6 +132,17 @@ std::optional<WgmmaVariant> find_wgmma_variant(const Expr &shape, DataType a, Da
   return find_wgmma_variant(s->value, a, acc, why);
 }
 
+mma::Slot a_register_owner(const WgmmaVariant &v, int row, int k) {
+  TESSERA_ICHECK(row >= 0 && row < 64 && k >= 0 && k < v.k()) << "A element (" << row << ", " << k << ")";
+  // mma.sync's A fragment of the warp's 16 rows: the same K, the same map.
+  std::string why;
+  static const auto f16 = mma::find_mma_variant("m16n8k16", DataType::float16(), DataType::float32(), &why);
+  static const auto s8 = mma::find_mma_variant("m16n8k32", DataType::int_(8), DataType::int32(), &why);
+  TESSERA_ICHECK(f16 && s8) << "the mma.sync A maps";
+  const mma::Slot s = (v.k() == 32 ? *s8 : *f16).tables().a_owner[row % 16][k];
+  return {32 * (row / 16) + s.lane, s.index};
+}
+
 mma::Element accumulator_at(int thread, int index, int n) {
   TESSERA_ICHECK(thread >= 0 && thread < kWarpgroup && index >= 0 && index < n / 2)
       << "wgmma accumulator element " << index << " of thread " << thread << " (N = " << n << ")";

@@ -269,9 +269,10 @@ struct CpAsyncNode final : StmtExec {
 
 // ---- wgmma ---------------------------------------------------------------------
 
-/// wgmma.mma_async in its SS form (ir/Wgmma.h): this thread's accumulators
-/// from the two shared-memory tiles, the products exact in double and the
-/// sum rounded once into the accumulator's type (int32: exact, wrapping).
+/// wgmma.mma_async (ir/Wgmma.h): this thread's accumulators from the two
+/// shared-memory tiles (SS) or from A's fragments in its warp's registers
+/// and B's tile (RS), the products exact in double and the sum rounded once
+/// into the accumulator's type (int32: exact, wrapping).
 /// The result is held back until a wait retires its group; a wgmma on
 /// accumulators still in flight starts from their pending values, as the
 /// instruction's in-order pipeline does.
@@ -279,6 +280,7 @@ struct WgmmaNode final : StmtExec, MmaOperands {
   ir::wgmma::WgmmaVariant v;
   ir::wgmma::SmemLayout layout;
   bool mn_major[2] = {false, false};  ///< A, B read MN-major (the transpose flags)
+  bool a_in_registers = false;        ///< the RS form
   /// What each thread of the warpgroup reads, fixed by the variant: the rows
   /// of A and columns of B its accumulators use, in the order first used
   /// (each decoded from shared memory once, in that order), and for each
@@ -304,11 +306,19 @@ struct WgmmaNode final : StmtExec, MmaOperands {
         throw InterpretError("T.wgmma in block '" + cc.block() + "': " + bad);
       mn_major[i] = flag != 0;
     }
+    // RS: A's fragments in registers (a `warp` or `local` buffer), K-major.
+    const ir::Buffer &a_buf = c.args[2].as<ir::Load>()->buffer;
+    a_in_registers = a_buf.scope() == "warp" || a_buf.scope() == "local";
+    if (a_in_registers && mn_major[0])
+      throw InterpretError("T.wgmma in block '" + cc.block() + "' reads A from registers ('" + a_buf.name() +
+                           "'), which hold it K-major: trans_a must be 0");
     for (const ir::Load *op : {c.args[2].as<ir::Load>(), c.args[3].as<ir::Load>()}) {
       const std::string &scope = op->buffer.scope();
+      if (op == c.args[2].as<ir::Load>() && a_in_registers) continue;
       if (!in_shared_memory(op->buffer))
         throw InterpretError("T.wgmma in block '" + cc.block() + "' reads '" + op->buffer.name() + "' in scope '" +
-                             scope + "'; its A and B tiles are in shared memory");
+                             scope + "'; its B tile is in shared memory, and A in shared memory or registers "
+                             "('warp' or 'local')");
     }
     for (int t = 0; t < ir::wgmma::kWarpgroup; ++t) {
       ThreadReads r;
@@ -346,9 +356,9 @@ struct WgmmaNode final : StmtExec, MmaOperands {
       throw InterpretError("T.wgmma in block '" + ctx->block + "' runs at thread " + std::to_string(t) +
                            "; a warpgroup has threads 0..127");
     const int64_t d_off = d.offset(f, v.d_per_thread(), "T.wgmma's accumulators");
-    int64_t start[2];
+    int64_t start[2] = {0, 0};
     const Address *ops[2] = {&a, &b};
-    for (int i = 0; i < 2; ++i) {
+    for (int i = a_in_registers ? 1 : 0; i < 2; ++i) {
       start[i] = ops[i]->ix.offset(f) * ops[i]->bytes();
       if (start[i] % 16 != 0)
         throw InterpretError("T.wgmma in block '" + ctx->block + "': the " + (i ? "B" : "A") + " tile starts at byte " +
@@ -367,12 +377,28 @@ struct WgmmaNode final : StmtExec, MmaOperands {
     const ThreadReads &plan = reads[static_cast<size_t>(t)];
     thread_local std::vector<double> a_rows, b_cols;
     a_rows.clear(), b_cols.clear();
+    // RS: each A fragment's offset, evaluated as its thread (those of this
+    // thread's warp: its rows are theirs).
+    int64_t a_off[ir::wgmma::kWarpgroup];
+    std::fill(a_off, a_off + ir::wgmma::kWarpgroup, -1);
+    auto register_element = [&](int row, int k) {
+      const ir::mma::Slot s = ir::wgmma::a_register_owner(v, row, k);
+      if (a_off[s.lane] < 0)
+        a_off[s.lane] = as_lane(f, lane, s.lane, [&] {
+          return a.offset(f, ir::wgmma::a_registers_per_thread(v), "T.wgmma's A fragment");
+        });
+      const int64_t at = a_off[s.lane] + s.index;
+      if (v.in.is_int()) return static_cast<double>(load_elem<int8_t>(a.base(f), at));
+      double x = 0;
+      dispatch_float_storage(a.dtype, [&]<typename E>() { x = read_float<E>(a.base(f), at); });
+      return x;
+    };
     for (const auto &[is_b, at] : plan.decode)
       for (int k = 0; k < kk; ++k) {
         if (is_b)
           b_cols.push_back(element(f, b, mn_major[1], start[1], at, k));
         else
-          a_rows.push_back(element(f, a, mn_major[0], start[0], at, k));
+          a_rows.push_back(a_in_registers ? register_element(at, k) : element(f, a, mn_major[0], start[0], at, k));
       }
     for (int i = 0; i < v.d_per_thread(); ++i) {
       const auto &[row, col] = plan.slots[static_cast<size_t>(i)];

@@ -601,6 +601,19 @@ class Thread {
     for (auto [operand, trans] : {std::pair{"A", trans_a}, {"B", trans_b}})
       if (std::string bad = tessera::ir::wgmma::check_transpose(operand, trans, v->in); !bad.empty())
         throw EmulationError("T.wgmma: " + bad);
+    // RS: A's fragments in the registers of this thread's warp, exchanged
+    // as mma.sync's are (ir/Wgmma.h).
+    const std::string &a_scope = a.buffer->scope();
+    const bool a_in_registers = a_scope == "warp" || a_scope == "local";
+    const int lane = thread % kWarpSize;
+    if (a_in_registers) {
+      if (trans_a != 0) throw EmulationError("T.wgmma reads A from registers, K-major: trans_a must be 0");
+      const int n = tessera::ir::wgmma::a_registers_per_thread(*v);
+      check_span(a, n, "T.wgmma's A fragment");
+      for (int k = 0; k < n; ++k)
+        warp_.frag_a[lane][k] = v->in.is_int() ? double(a.m->array->get_int(a.i + k)) : a.m->array->get(a.i + k);
+      warp_.barrier.arrive_and_wait(&c, "wgmma A fragment");
+    }
     const bool mn_major_a = trans_a != 0, mn_major_b = trans_b != 0;
     check_span(d, v->d_per_thread(), "T.wgmma's accumulators");
     const int e = a.buffer->dtype().bytes();
@@ -617,12 +630,22 @@ class Thread {
     for (int i = 0; i < v->d_per_thread(); ++i) {
       const mma::Element at = tessera::ir::wgmma::accumulator_at(thread, i, v->n);
       double sum = 0;
-      for (int k = 0; k < v->k(); ++k) sum += element(a, mn_major_a, at.row, k) * element(b, mn_major_b, at.col, k);
+      for (int k = 0; k < v->k(); ++k) {
+        double x = 0;
+        if (a_in_registers) {
+          const mma::Slot s = tessera::ir::wgmma::a_register_owner(*v, at.row, k);
+          x = warp_.frag_a[s.lane % kWarpSize][s.index];
+        } else {
+          x = element(a, mn_major_a, at.row, k);
+        }
+        sum += x * element(b, mn_major_b, at.col, k);
+      }
       const Value old = pending ? pending->values[i] : get(*d.m, d.i + i, d.buffer->dtype());
       result.values[i] = v->acc.is_int()
                              ? Value{wrap(DataType::int32(), old.i + static_cast<int64_t>(sum)), 0}
                              : Value{0, double(static_cast<float>(old.f + sum))};  // rounded once, to float32
     }
+    if (a_in_registers) warp_.barrier.arrive_and_wait(&c, "wgmma A fragment");  // read before they change
     poison(d, v->d_per_thread());
     // The tiles are read until the group retires: the reads are checked
     // again then, so a store between the issue and the wait races.

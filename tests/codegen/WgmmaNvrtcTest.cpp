@@ -38,7 +38,8 @@ TEST_P(WgmmaNvrtc, Sm90aCubinHasOneGmmaPerWgmmaAndNoSerialisation) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Hopper, WgmmaNvrtc,
-                         ::testing::Values(std::pair{"wgmma_nt_f16", "HGMMA"}, std::pair{"wgmma_nt_s8", "IGMMA"}),
+                         ::testing::Values(std::pair{"wgmma_nt_f16", "HGMMA"}, std::pair{"wgmma_nt_s8", "IGMMA"},
+                                           std::pair{"wgmma_rs_nt_f16", "HGMMA"}),
                          [](const auto &info) { return std::string(info.param.first); });
 
 TEST(WgmmaNvrtc, TmaKernelHoldsTensorCopiesAndBarriersInSass) {

@@ -10,7 +10,11 @@
 // lowered kernel to the same answer (lowering places the barrier between
 // the shared-memory stores and the wgmma reading them itself); the CUDA C
 // for sm_90a holds the instruction and the 1024-byte
-// alignment, and plain sm_90 is refused with the reason.
+// alignment, and plain sm_90 is refused with the reason. wgmma_rs_nt_f16.py
+// is the RS form (A's fragments in registers, mma.sync's A map per warp):
+// interpreted and emulated alike, a fragment read from the wrong column
+// gives a wrong product, an MN-major A in registers is refused, and its
+// CUDA C passes A as four 32-bit registers.
 //
 //===----------------------------------------------------------------------===//
 #include <gtest/gtest.h>
@@ -28,7 +32,7 @@ namespace {
 
 /// The hand-scheduled kernels of hopper/, each with its plain program in
 /// hopper/originals/ under the same name.
-const char *const kKernels[] = {"wgmma_nt_f16", "wgmma_nt_s8"};
+const char *const kKernels[] = {"wgmma_nt_f16", "wgmma_nt_s8", "wgmma_rs_nt_f16"};
 
 std::string kernel_text(const std::string &name = "wgmma_nt_f16") { return hopper_kernel(name); }
 
@@ -167,6 +171,31 @@ TEST(Wgmma, CudaForSm90aHoldsTheInstructionAndPlainSm90IsRefused) {
   } catch (const codegen::CodegenError &e) {
     EXPECT_NE(std::string(e.what()).find("sm_90a"), std::string::npos) << e.what();
   }
+}
+
+TEST(Wgmma, TheRegisterFormReadsMmaSyncsAFragmentAndPassesFourRegisters) {
+  const char *rs = "wgmma_rs_nt_f16";
+  // Element i of a fragment at column 2q + i % 2 + 8 (i / 4); read the
+  // pair's other column (2q + 1 - i % 2) instead and the product is wrong.
+  const std::string wrong = edited("(tx_5 % 4 * 2 + i_1 % 2) % 8", "(tx_5 % 4 * 2 + 1 - i_1 % 2) % 8", rs);
+  EXPECT_TRUE(any_wrong(run_against_reference(wrong, rs)));
+  EXPECT_TRUE(any_wrong(emulate(wrong, rs)));
+  // A in registers is K-major: the transpose flag is refused where it is read.
+  const std::string mn = edited("tx_2, 128, 16, 1024)", "tx_2, 128, 16, 1024, 1, 0)", rs);
+  try {
+    run_against_reference(mn, rs);
+    ADD_FAILURE() << "an MN-major A in registers was accepted";
+  } catch (const runtime::InterpretError &e) {
+    EXPECT_NE(std::string(e.what()).find("trans_a must be 0"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(codegen::codegen_cuda(lower::lower(script::parse_func(mn)), {.arch = "sm_90a"}), codegen::CodegenError);
+  // 32 accumulators, then A's four registers, B's descriptor, the scale-d
+  // flag; the 16-bit form's immediates: A and B scales and B's transpose.
+  std::string cu = codegen::codegen_cuda(lower::lower(script::parse_func(kernel_text(rs))), {.arch = "sm_90a"});
+  EXPECT_NE(cu.find("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0,"), std::string::npos) << cu;
+  EXPECT_NE(cu.find("%31}, {%32, %33, %34, %35}, %36, p, 1, 1, 0;"), std::string::npos) << cu;
+  EXPECT_NE(cu.find("setp.ne.b32 p, %37, 0;"), std::string::npos) << cu;
+  EXPECT_NE(cu.find("const unsigned *afrag"), std::string::npos) << cu;
 }
 
 TEST(Wgmma, CodeWithWgmmaCompilesForTheArchitectureSpecificTarget) {

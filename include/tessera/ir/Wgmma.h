@@ -46,9 +46,17 @@
 //   row 16 w + g + 8 ((i / 2) % 2), col 8 (i / 4) + 2 q + i % 2
 //   (the mma.sync C map, once per 8 columns and per warp's 16 rows).
 //
+// The RS form reads A from registers instead: T.wgmma's A operand is then
+// an element of a `warp` (or `local`) buffer, the first of this thread's A
+// fragment, 8 16-bit or 16 int8 elements (four 32-bit registers). Warp w of
+// the warpgroup holds rows 16 w .. 16 w + 15 of the 64 x K tile, laid out as
+// mma.sync's A fragment of those 16 rows (the m16n8k16 / m16n8k32 map of
+// ir/MmaFragments.h); A is then K-major (trans_a 0). B stays in shared
+// memory behind its descriptor.
+//
 // The forms tessera emits: m64nNk16 float16/bfloat16 -> float32 (either
-// operand K- or MN-major) and m64nNk32 int8 -> int32 (exact, wrapping;
-// K-major only), N a multiple of 8 up to 256.
+// operand K- or MN-major; A from registers K-major) and m64nNk32 int8 ->
+// int32 (exact, wrapping; K-major only), N a multiple of 8 up to 256.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -128,6 +136,12 @@ std::optional<WgmmaVariant> find_wgmma_variant(const std::string &shape, DataTyp
 /// type `a`, B of type `b`, D of type `acc`.
 std::optional<WgmmaVariant> find_wgmma_variant(const Expr &shape, DataType a, DataType b, DataType acc,
                                                std::string *why);
+
+/// The RS form's A fragment per thread: 8 (16-bit) or 16 (int8) elements.
+inline int a_registers_per_thread(const WgmmaVariant &v) { return 64 * v.k() / kWarpgroup; }
+/// Which thread of the warpgroup and which element of its A fragment hold
+/// element (row < 64, k < K) of the RS form's A tile.
+mma::Slot a_register_owner(const WgmmaVariant &v, int row, int k);
 
 /// Where accumulator element `index` (< N / 2) of warpgroup thread `thread`
 /// (< 128) sits in the 64 x N tile. Throws InternalError out of range.
