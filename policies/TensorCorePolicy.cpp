@@ -223,14 +223,17 @@ class TensorCorePolicy final : public Policy {
     // configs.)
     if (options.hopper_kernels && arch.tensor_cores.wgmma && acc_bytes == 4 &&
         (in_bytes == 2 || (in_bytes == 1 && p.k_major)))
-      for (int64_t groups : {2, 1})  // the larger tiles first where the estimates tie (more reuse)
+      // (block_m, warps_m): two warpgroups of two m64 subtiles each, two of
+      // one, one of one; the larger tiles first where the estimates tie
+      // (more reuse).
+      for (auto [bm, wm] : {std::pair<int64_t, int64_t>{256, 8}, {128, 8}, {64, 4}})
         for (int64_t bn : {256, 128, 64})
           for (int64_t stages : {2, 3, 4, 5, 6}) {
             rules::TensorCoreConfig c;
             c.wgmma = true;
             c.acc_bytes = 4;
-            c.block_m = 64 * groups, c.block_n = bn, c.block_k = 128 / in_bytes;
-            c.warps_m = 4 * groups, c.warps_n = 1, c.stages = stages, c.pad = 0, c.swizzle = true;
+            c.block_m = bm, c.block_n = bn, c.block_k = 128 / in_bytes;
+            c.warps_m = wm, c.warps_n = 1, c.stages = stages, c.pad = 0, c.swizzle = true;
             consider(c);
             // Its Hopper-native twin where TMA can copy both tiles: fed by
             // TMA, warp specialised (a producer warpgroup), right after it

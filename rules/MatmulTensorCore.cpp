@@ -129,9 +129,12 @@ void TensorCoreConfig::validate(const Arch &arch) const {
     require(in_bytes == 1 || in_bytes == 2, r, "in_bytes", in_bytes,
             "must be 2 (float16, bfloat16) or 1 (int8) with wgmma");
     require(acc_bytes == 4, r, "acc_bytes", acc_bytes, "must be 4 with wgmma (float32 or int32 accumulators)");
-    require(block_m == 64 || block_m == 128, r, "block_m", block_m, "must be 64 or 128 (one warpgroup per 64 rows)");
-    require(warps_m == block_m / 16 && warps_n == 1, r, "warps_m", warps_m,
-            "must be block_m / 16 with warps_n = 1 (each warp of a warpgroup holds 16 rows of the whole block_n)");
+    require(warps_n == 1 && (warps_m == 4 || warps_m == 8), r, "warps_m", warps_m,
+            "must be 4 or 8 with warps_n = 1 (one or two warpgroups, each warp holding 16 rows of the whole "
+            "block_n per m64 subtile)");
+    require(block_m == 16 * warps_m || block_m == 32 * warps_m, r, "block_m", block_m,
+            "must be 16 or 32 x warps_m = " + std::to_string(16 * warps_m) + " or " + std::to_string(32 * warps_m) +
+                " (one or two m64 subtiles per warpgroup)");
     require(block_n <= 256, r, "block_n", block_n, "is more than wgmma's N of 256");
     require(block_k * in_bytes == 128, r, "block_k", block_k,
             "must make 128-byte rows (" + std::to_string(128 / in_bytes) + " elements): the 128-byte swizzled layout");

@@ -28,16 +28,20 @@ Stmt KernelBuilder::epilogue_steps(const Expr &ty, const Expr &tx) const {
   auto n_extent = as_const_int(extent_n_);
   const bool pairs = n_extent && *n_extent % 2 == 0 && output_runs_along_n();
   // The warp within the block and the lane within the warp: a warpgroup's
-  // warps hold 16 rows each, in order (ir/Wgmma.h's accumulator map is the
-  // mma.sync C map per warp and 8 columns).
+  // warps hold 16 rows each of each of its m64 subtiles, in order
+  // (ir/Wgmma.h's accumulator map is the mma.sync C map per warp and 8
+  // columns).
   Expr w = c_.wgmma ? ty * i(4) + floordiv(tx, i(32)) : ty, l = c_.wgmma ? floormod(tx, i(32)) : tx;
+  auto warp_row0 = [&](const Expr &mi) {
+    if (c_.wgmma) return (ty * i(c_.m64_per_group()) + mi) * i(64) + floordiv(tx, i(32)) * i(16);
+    return floordiv(w, i(c_.warps_n)) * i(c_.warp_m()) + mi * i(16);
+  };
   return loop("mi", tiles_m, [&](Expr mi) {
     return loop("ni", tiles_n, [&](Expr ni) {
       return loop("e", pairs ? 2 : 4, [&](Expr e_outer) {
         Var h = var("h");
         Expr e = pairs ? e_outer * i(2) + h : e_outer;
-        Expr row = m0_ + floordiv(w, i(c_.warps_n)) * i(c_.warp_m()) + mi * i(16) + floordiv(l, i(4)) +
-                   floordiv(e, i(2)) * i(8);
+        Expr row = m0_ + warp_row0(mi) + floordiv(l, i(4)) + floordiv(e, i(2)) * i(8);
         Expr col = n0_ + floormod(w, i(c_.warps_n)) * i(c_.warp_n()) + ni * i(8) + floormod(l, i(4)) * i(2) +
                    floormod(e, i(2));
         Stmt store = store_element(ty, tx, mi * i(tiles_n) + ni, e, row, col, blk);
@@ -159,20 +163,22 @@ Stmt KernelBuilder::tma_store_epilogue(const Expr &ty, const Expr &tx) const {
   const Buffer &out = output_buffer(m_);
   const std::vector<int> iters = output_iters(m_);
   const int64_t bytes = out.dtype().bytes(), width = 128 / bytes, chunk = 16 / bytes;
-  const int64_t boxes = c_.block_n / width;
-  // This warp: its 16 rows of the tile (the warpgroup's warps in order; a
-  // wgmma kernel's warps_n is 1) and its slots.
+  const int64_t boxes_per_row = c_.block_n / width, subtiles = c_.m64_per_group();
+  const int64_t boxes = subtiles * boxes_per_row;
+  // This warp: its 16 rows of each m64 subtile of the tile (the
+  // warpgroup's warps in order; a wgmma kernel's warps_n is 1) and its slots.
   const Expr warp = ty * i(4) + floordiv(tx, i(32)), lane = floormod(tx, i(32));
-  const Expr lane0 = eq(lane, i(0)), rows0 = m0_ + warp * i(16);
+  const Expr lane0 = eq(lane, i(0));
   const Expr g = floordiv(lane, i(4)), q = floormod(lane, i(4));
   auto int32 = [](int64_t v) { return make_int(DataType::int32(), v); };
   auto sync_warp = [&] { return eval(Intrinsic::SyncWarp, {}); };
   std::vector<Stmt> body;
-  for (int64_t j = 0; j < boxes; ++j) {
-    const int64_t slot = j % 2;
+  for (int64_t box = 0; box < boxes; ++box) {
+    const int64_t mi = box / boxes_per_row, j = box % boxes_per_row, slot = box % 2;
+    const Expr rows0 = m0_ + (ty * i(subtiles) + i(mi)) * i(64) + floordiv(tx, i(32)) * i(16);
     // The slot's last store (two boxes ago; with an odd count of boxes, the
     // previous tile's last one for box 0 too) must have read it.
-    const int64_t keep = boxes % 2 == 1 && j == 0 ? 0 : 1;
+    const int64_t keep = boxes % 2 == 1 && box == 0 ? 0 : 1;
     body.push_back(IfThenElse::make(lane0, eval(Intrinsic::TmaStoreWait, {int32(keep)})));
     body.push_back(sync_warp());
     // This lane's accumulators in the box: rows g and g + 8, column pairs
@@ -183,7 +189,7 @@ Stmt KernelBuilder::tma_store_epilogue(const Expr &ty, const Expr &tx) const {
       return loop("e", 4, [&](Expr e) {
         Expr r = g + floordiv(e, i(2)) * i(8), cb = ni * i(8) + q * i(2) + floormod(e, i(2));
         Expr row = rows0 + r, col = col0 + cb;
-        Expr tile = i(j * (width / 8)) + ni;
+        Expr tile = i(mi * (c_.block_n / 8) + j * (width / 8)) + ni;
         const Stmt element = store_element(ty, tx, tile, e, row, col, blk);
         const auto *st = element.as<Store>();
         TESSERA_ICHECK(st) << "an epilogue element is a store";

@@ -139,14 +139,21 @@ Stmt KernelBuilder::wgmma_steps(const Expr &stage, int64_t keep, const Expr &ty,
   auto int32 = [](int64_t v) { return make_int(DataType::int32(), v); };
   std::vector<Stmt> s;
   s.push_back(eval(Intrinsic::WgmmaFence, {}));
+  // Each warpgroup's m64 subtiles (c_.m64_per_group()): subtile mi of
+  // warpgroup ty is the 64 rows from (ty * subtiles + mi) * 64, its
+  // accumulators block_n / 2 further along per subtile.
+  const int64_t subtiles = c_.m64_per_group();
   s.push_back(loop("ks", c_.block_k / c_.mma_k(), [&](Expr ks) {
     Expr k = ks * i(c_.mma_k());
-    // This warpgroup's 64 rows of A: rows ty * 64 on, or span ty.
-    Expr a = a_mn ? Load::make(a_shared_, {stage, ty, k, i(0)}) : Load::make(a_shared_, {stage, ty * i(64), k});
-    Expr b = b_mn ? Load::make(b_shared_, {stage, i(0), k, i(0)}) : Load::make(b_shared_, {stage, i(0), k});
-    return eval(Intrinsic::Wgmma, {StringImm::make(shape), Load::make(c_frag_, {ty, tx, i(0)}), a, b, tx,
-                                   int32(layout.swizzle_bytes), int32(layout.lbo), int32(layout.sbo),
-                                   int32(a_mn), int32(b_mn)});
+    return loop("mi", subtiles, [&](Expr mi) {
+      // The subtile's 64 rows of A, or its span.
+      Expr span = ty * i(subtiles) + mi;
+      Expr a = a_mn ? Load::make(a_shared_, {stage, span, k, i(0)}) : Load::make(a_shared_, {stage, span * i(64), k});
+      Expr b = b_mn ? Load::make(b_shared_, {stage, i(0), k, i(0)}) : Load::make(b_shared_, {stage, i(0), k});
+      return eval(Intrinsic::Wgmma, {StringImm::make(shape), Load::make(c_frag_, {ty, tx, mi * i(c_.block_n / 2)}), a,
+                                     b, tx, int32(layout.swizzle_bytes), int32(layout.lbo), int32(layout.sbo),
+                                     int32(a_mn), int32(b_mn)});
+    });
   }));
   s.push_back(eval(Intrinsic::WgmmaCommit, {}));
   s.push_back(eval(Intrinsic::WgmmaWait, {int32(keep)}));

@@ -46,7 +46,7 @@ class KernelBuilder {
     // int64 symbolic M beside a constant batch).
     for (int b : m.batch) batch_extents_.push_back(cast(it_, blk.iters[b].dom.extent));
     lanes_ = c.wgmma ? ir::wgmma::kWarpgroup : 32;
-    groups_ = c.wgmma ? c.block_m / 64 : c.warps();
+    groups_ = c.wgmma ? c.warps() / 4 : c.warps();
   }
 
   Stmt build();

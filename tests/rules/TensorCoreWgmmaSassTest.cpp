@@ -7,7 +7,8 @@
 // would have failed the build: runtime/NVRTC.h); fed by TMA (`tma`), the
 // tiles arrive by UTMALDG on mbarriers (SYNCS) with no LDGSTS, warp specialised
 // and persistent (a block per SM walking tiles) too, and with the epilogue
-// stored by TMA (UTMASTG, no STG). Label nvrtc; skips itself
+// stored by TMA (UTMASTG, no STG), and on 256 x 128 tiles (two warpgroups of
+// two m64 subtiles: 8 HGMMA). Label nvrtc; skips itself
 // without NVRTC (the SASS half without cuobjdump).
 //
 //===----------------------------------------------------------------------===//
@@ -62,9 +63,10 @@ TEST(TensorCoreWgmma, TmaFedCubinsHoldTensorCopiesAndNoThreadLoads) {
   const rules::Rule &rule = rules::matmul_tensor_core_rule();
   // nn: B N-major, copied in boxes of 64-element spans.
   for (const char *what : {"float16", "int8", "float16 warp specialised", "float16 persistent", "float16 nn",
-                           "float16 tma store"}) {
+                           "float16 tma store", "float16 256 rows"}) {
     SCOPED_TRACE(what);
-    const bool tma_store = std::string(what) == "float16 tma store";
+    const bool rows256 = std::string(what) == "float16 256 rows";
+    const bool tma_store = rows256 || std::string(what) == "float16 tma store";
     const bool persistent = tma_store || std::string(what) == "float16 persistent";
     const bool int8 = std::string(what) == "int8";
     const bool specialised = persistent || std::string(what) == "float16 warp specialised";
@@ -79,13 +81,15 @@ TEST(TensorCoreWgmma, TmaFedCubinsHoldTensorCopiesAndNoThreadLoads) {
     config.warp_specialized = specialised;
     config.persistent = persistent ? test_arch().compute.sm_count : 0;
     config.tma_store = tma_store;
+    // 256 x 128 on two warpgroups of two m64 subtiles each, 3 stages.
+    if (rows256) config.block_m = 256, config.stages = 3;
     config.validate(test_arch());
     Sm90aCubin cubin = build_sm90a(rule.apply(f, **m, config).func());
     if (!cubin.sass) continue;
     runtime::SassSummary &s = *cubin.sass;
     SCOPED_TRACE(s.str());
     std::printf("# %s fed by TMA: %d registers; %s\n", what, cubin.registers(), s.str().c_str());
-    EXPECT_EQ(s.tensor_ops[int8 ? "IGMMA" : "HGMMA"], 4);
+    EXPECT_EQ(s.tensor_ops[int8 ? "IGMMA" : "HGMMA"], rows256 ? 8 : 4);
     EXPECT_GT(s.tma_loads, 0) << "UTMALDG";
     EXPECT_GT(s.mbarrier_ops, 0) << "SYNCS";
     EXPECT_TRUE(s.async_copies.empty()) << "no cp.async: TMA copies the tiles";

@@ -112,6 +112,43 @@ TEST(TensorCoreWgmma, SixteenBitMnMajorOperandsAreReadAsTheyArrive) {
   EXPECT_EQ(ir::as_const_int(calls[0]->args[9]).value_or(-1), 0) << "trans_b";
 }
 
+TEST(TensorCoreWgmma, WarpgroupsOfTwoM64SubtilesMatchTheReferenceInTheEmulator) {
+  // 256 rows over two consumer warpgroups and 128 over one, each taking two
+  // m64 subtiles: fed by cp.async, by TMA and warp specialised, persistent
+  // with the TMA-store epilogue. M = 300 ends inside a subtile's second
+  // warp; N = 56 inside the block's columns; K = 200 in four K tiles.
+  ir::PrimFunc f = script::parse_func(matmul_text("float16", true, true, "m", 56, 200));
+  for (auto [block_m, warps_m] : {std::pair<int64_t, int64_t>{256, 8}, {128, 4}})
+    for (const char *form : {"cp.async", "warp specialised", "persistent, TMA store"}) {
+      SCOPED_TRACE(std::to_string(block_m) + " rows, " + std::to_string(warps_m) + " warps, " + form);
+      rules::TensorCoreConfig c = wgmma_config(2, 1, 64, 2);
+      c.block_m = block_m, c.warps_m = warps_m;
+      const std::string w = form;
+      c.tma = c.warp_specialized = w != "cp.async";
+      if (w == "persistent, TMA store") c.persistent = 1, c.tma_store = true;
+      c.validate(test_arch());
+      EXPECT_EQ(c.m64_per_group(), 2);
+      ir::PrimFunc s = expect_emulated(f, c, {{"m", 300}});
+      // Per K step of 16, one wgmma per subtile: a loop of 2 around the call.
+      int subtile_loops = 0;
+      ir::pre_order_visit(s.body(), nullptr, [&](const ir::Stmt &x) {
+        const auto *loop = x.as<ir::For>();
+        if (!loop || loop->loop_var.name() != "mi" || ir::as_const_int(loop->extent).value_or(0) != 2) return;
+        int calls = 0;
+        ir::pre_order_visit(loop->body, [&](const ir::Expr &e) {
+          calls += e.as<ir::Call>() && e.as<ir::Call>()->op == ir::Intrinsic::Wgmma;
+        }, nullptr);
+        subtile_loops += calls == 1;
+      });
+      EXPECT_EQ(subtile_loops, 1);
+    }
+  // A warpgroup's accumulators of two subtiles: 128 x 256 on one warpgroup
+  // would need 256 of them per thread.
+  rules::TensorCoreConfig too_many = wgmma_config(2, 1, 256);
+  too_many.block_m = 128;
+  EXPECT_THROW(too_many.validate(test_arch()), rules::ConfigError);
+}
+
 TEST(TensorCoreWgmma, ConfigsWgmmaCannotRunAreRefused) {
   rules::TensorCoreConfig c = wgmma_config(2, 1, 64);
   c.validate(test_arch());

@@ -76,9 +76,11 @@ struct TensorCoreConfig final : Config {
   int64_t acc_bytes = 4;
   bool a_elementwise = false;  ///< workload fact: A's tile is copied element by element (computed or unaligned)
   bool b_elementwise = false;  ///< workload fact: the same for B
-  /// Hopper's wgmma (sm_90a) instead of ldmatrix + mma.sync: one warpgroup
-  /// (4 warps, 128 threads) per 64 rows (block_m 64 or 128, warps_m =
-  /// block_m / 16, warps_n = 1), one m64nNk instruction across block_n (16
+  /// Hopper's wgmma (sm_90a) instead of ldmatrix + mma.sync: warpgroups of
+  /// 4 warps (warps_m 4 or 8, warps_n = 1), each taking one or two m64
+  /// subtiles of the block's rows (block_m = 16 x warps_m x 1 or 2: 64, 128
+  /// or 256 rows; each warp holds 16 rows of each of its warpgroup's
+  /// subtiles), one m64nNk instruction per subtile across block_n (16
   /// to 256), tiles of 128-byte rows (block_k = 128 / in_bytes) swizzled
   /// as wgmma's 128-byte layout, fed by the same cp.async pipeline. A
   /// K-major operand's tile is K-major; a 16-bit M- or N-major one (B of
@@ -114,8 +116,9 @@ struct TensorCoreConfig final : Config {
   int64_t persistent = 0;
   /// With warp_specialized: the epilogue goes out by TMA store
   /// (cp.async.bulk.tensor, ir/Intrinsics.def) instead of each lane's
-  /// stores. Each consumer warp writes its 16 rows of the output tile, one
-  /// box of 16 x W at a time (W: 128 bytes of output elements), into one of
+  /// stores. Each consumer warp writes its 16 rows of each m64 subtile of
+  /// the output tile, one box of 16 x W at a time (W: 128 bytes of output
+  /// elements), into one of
   /// its two 128-byte-swizzled shared slots; its lane 0 stores the box,
   /// which TMA clips at the tensor's edges, and before a slot is rewritten
   /// waits until the store that last used it has read it. The output must
@@ -133,6 +136,8 @@ struct TensorCoreConfig final : Config {
   /// The block's threads: the warps, and the producer warpgroup when warp specialised.
   int64_t threads() const { return 32 * warps() + (warp_specialized ? 128 : 0); }
   int64_t warp_m() const { return block_m / warps_m; }
+  /// With wgmma: the m64 subtiles each consumer warpgroup multiplies (1 or 2).
+  int64_t m64_per_group() const { return warp_m() / 16; }
   int64_t warp_n() const { return block_n / warps_n; }
   /// Shared memory of the staged A and B tiles with their padding (either
   /// layout), and tma_store's output slots.
