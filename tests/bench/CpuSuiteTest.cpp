@@ -97,7 +97,11 @@ def main(A: T.Buffer((64, 300), "float32"), B: T.Buffer((64,), "float32")):
   EXPECT_NE(rows[2].at("error").get<std::string>().find("broken.py"), std::string::npos) << rows[2].dump(1);
 
   const std::string md = cpu_suite_markdown(report);
-  EXPECT_NE(md.find("| mm | matmul {"), std::string::npos) << md;
+  // The fastest of the matmul's candidates: a tiling or, at this small size
+  // and on a busy machine, the function as written.
+  const std::string mm_schedule = mm.at("schedule").get<std::string>();
+  EXPECT_TRUE(mm_schedule.starts_with("matmul {") || mm_schedule == "plain (as written)") << mm_schedule;
+  EXPECT_NE(md.find("| mm | " + mm_schedule.substr(0, 8)), std::string::npos) << md;
   EXPECT_NE(md.find("| rowsum | plain (as written) |"), std::string::npos) << md;
   EXPECT_NE(md.find("| broken | error: "), std::string::npos) << md;
   std::vector<std::string> paths = write_cpu_suite(report, (dir / "out" / "r").string());
