@@ -102,7 +102,7 @@ class TensorCorePolicy final : public Policy {
     auto evaluate = [&](rules::TensorCoreConfig c, bool choose_raster) -> std::optional<Candidate> {
       const int64_t bm = c.block_m, bn = c.block_n, bk = c.block_k, in_bytes = c.in_bytes;
       const double peak = (c.wgmma ? wgmma_peak_tops(arch, p.in) : mma_peak_tops(arch, p.in, c.acc_bytes)) * 1e12;
-      Occupancy occ = occupancy(arch, {c.threads(), c.registers(), c.shared_bytes()});
+      Occupancy occ = occupancy(arch, {c.threads(), c.launch_registers(), c.shared_bytes()});
       if (occ.blocks_per_sm == 0) return std::nullopt;
       const double tiles_y = std::ceil(M / bm), tiles_x = std::ceil(N / bn);
       const double tiles = tiles_y * tiles_x * batch;
@@ -250,7 +250,7 @@ class TensorCorePolicy final : public Policy {
               // producer filling the next tile's stages during this one's
               // epilogue (same estimate: the model does not see the
               // epilogue or the pipeline's fill).
-              const Occupancy occ = occupancy(arch, {c.threads(), c.registers(), c.shared_bytes()});
+              const Occupancy occ = occupancy(arch, {c.threads(), c.launch_registers(), c.shared_bytes()});
               const int64_t slots = occ.blocks_per_sm * arch.compute.sm_count;
               if (slots > 0 && std::ceil(M / double(c.block_m)) * std::ceil(N / double(c.block_n)) * batch > slots) {
                 c.persistent = slots;

@@ -91,6 +91,11 @@ int64_t TensorCoreConfig::registers() const {
   return acc + frags + 48 + copies * 5 / 2;
 }
 
+int64_t TensorCoreConfig::launch_registers() const {
+  if (!warp_specialized) return registers();
+  return std::min(registers(), kRegisterFile / threads() / 8 * 8);
+}
+
 void TensorCoreConfig::validate(const Arch &arch) const {
   const char *r = rule();
   for (auto [name, v] : {std::pair{"block_m", block_m}, {"block_n", block_n}, {"block_k", block_k},
@@ -156,9 +161,18 @@ void TensorCoreConfig::validate(const Arch &arch) const {
     require(warp_specialized, r, "tma_store", 1,
             "needs warp_specialized (the consumer warps store their boxes while the producer copies)");
   require_threads(r, "threads", threads(), arch);
-  require(registers() <= arch.limits.max_regs_per_thread, r, "registers", registers(),
-          "(estimated: accumulators and fragments of the warp tile) exceed the " +
-              std::to_string(arch.limits.max_regs_per_thread) + " registers per thread of " + arch.name);
+  if (warp_specialized) {
+    // The consumers' registers come by setmaxnreg, from the producer's.
+    require(registers() <= kConsumerRegisters, r, "registers", registers(),
+            "(estimated: the accumulators of a consumer thread) exceed the " + std::to_string(kConsumerRegisters) +
+                " a consumer warpgroup takes by setmaxnreg");
+    require(kProducerRegisters * 128 + kConsumerRegisters * (threads() - 128) <= kRegisterFile, r, "threads",
+            threads(), "leave the consumers fewer than " + std::to_string(kConsumerRegisters) + " registers each");
+  } else {
+    require(registers() <= arch.limits.max_regs_per_thread, r, "registers", registers(),
+            "(estimated: accumulators and fragments of the warp tile) exceed the " +
+                std::to_string(arch.limits.max_regs_per_thread) + " registers per thread of " + arch.name);
+  }
   require(shared_bytes() <= arch.max_smem_per_block(), r, "shared memory", shared_bytes(),
           "bytes (stages x the padded A and B tiles, and tma_store's slots) exceed the " + std::to_string(arch.max_smem_per_block()) +
               " bytes one block of " + arch.name + " may use");

@@ -28,10 +28,9 @@ namespace tessera::rules::detail {
 using analysis::BlockInfo;
 using namespace ir;
 
-/// setmaxnreg's counts for the warp-specialised kernel: the producer keeps
-/// what issuing copies needs; the consumers take what the rest of the
-/// register file allows (128 x 40 + 256 x 232 <= 65536 with two of them).
-inline constexpr int64_t kProducerRegisters = 40, kConsumerRegisters = 232;
+/// setmaxnreg's counts for the warp-specialised kernel (MatmulTensorCore.h).
+inline constexpr int64_t kProducerRegisters = TensorCoreConfig::kProducerRegisters;
+inline constexpr int64_t kConsumerRegisters = TensorCoreConfig::kConsumerRegisters;
 
 /// Builds the kernel body for one match and config (see the header).
 class KernelBuilder {

@@ -116,6 +116,15 @@ TEST(TensorCoreTmaStore, EpiloguesStoredByTmaMatchTheReferenceInTheEmulator) {
     EXPECT_EQ(count_calls(s, ir::Intrinsic::TmaStore), n / 64);
     EXPECT_EQ(stores_into(s, "D"), 0);
   }
+  // 128 rows on one warpgroup (two m64 subtiles), float32 boxes of 32
+  // columns, N = 72: each subtile's last box (columns 96..127) lies wholly
+  // past N and writes nothing, and the next subtile's first box reuses the
+  // slot of the box before it (the waits count on every box being stored).
+  rules::TensorCoreConfig two_subtiles = wgmma_config(2, 1, 128, 2);
+  two_subtiles.block_m = 128;
+  two_subtiles.tma = two_subtiles.warp_specialized = two_subtiles.tma_store = true;
+  two_subtiles.validate(test_arch());
+  expect_emulated(script::parse_func(matmul_text("float16", true, true, "m", 72, 200)), two_subtiles, {{"m", 100}});
   // Batched: a box of one batch element, its coordinate the block's.
   expect_emulated(script::parse_func(kBatched), store_config(1, 64, 2), {{"m", 70}});
   // Written transposed, C[j, i]: the matmul's M is C's rows, whatever the

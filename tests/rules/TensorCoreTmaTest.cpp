@@ -253,11 +253,11 @@ TEST(TensorCoreTma, ThePolicyProposesATmaTwinWhereTmaCanCopyTheTiles) {
     }
     return std::pair{tma, wgmma};
   };
-  // nt: wgmma tiles in both forms (the producer warpgroup's threads count
-  // in the estimate, so a twin may rank lower than its cp.async form).
+  // nt: wgmma tiles in both forms, each twin (and its persistent one) right
+  // after its cp.async form with the same estimate: both kinds are measured.
   const auto [tma, wgmma] = count(matmul_text("float16", true, true, "m", 4096, 4096));
   EXPECT_GE(tma, 3);
-  EXPECT_LE(tma, 5);
+  EXPECT_GE(wgmma - tma, 3) << "cp.async-fed wgmma kernels too";
   EXPECT_EQ(wgmma, 10);
   // nn: B N-major, copied in 64-element spans: twins too.
   EXPECT_GE(count(matmul_text("float16", true, false, "m", 4096, 4096)).first, 3);
@@ -280,7 +280,7 @@ TEST(TensorCoreTma, ThePolicyMakesTwinsPersistentWhereTilesOutnumberTheSlots) {
       if (tc.persistent == 0) continue;
       ++count;
       EXPECT_TRUE(tc.warp_specialized);
-      policies::Occupancy occ = policies::occupancy(arch, {tc.threads(), tc.registers(), tc.shared_bytes()});
+      policies::Occupancy occ = policies::occupancy(arch, {tc.threads(), tc.launch_registers(), tc.shared_bytes()});
       EXPECT_EQ(tc.persistent, occ.blocks_per_sm * arch.compute.sm_count) << tc.str();
       const int64_t tiles = (m_size + tc.block_m - 1) / tc.block_m * ((4096 + tc.block_n - 1) / tc.block_n);
       EXPECT_GT(tiles, tc.persistent) << tc.str();

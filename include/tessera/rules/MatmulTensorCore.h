@@ -127,6 +127,13 @@ struct TensorCoreConfig final : Config {
   /// consumer warp.
   bool tma_store = false;
 
+  /// setmaxnreg's counts for the warp-specialised kernel: the producer keeps
+  /// what issuing copies needs; the consumers take what the rest of the
+  /// 64K-register file allows (128 x 40 + 256 x 232 <= 65536 with two of them).
+  static constexpr int64_t kProducerRegisters = 40, kConsumerRegisters = 232;
+  /// The registers of an SM (every GPU with wgmma has 64K).
+  static constexpr int64_t kRegisterFile = 65536;
+
   const char *rule() const override { return "matmul_tensor_core"; }
   Json to_json() const override;
   void validate(const Arch &arch) const override;
@@ -151,7 +158,14 @@ struct TensorCoreConfig final : Config {
   /// element a thread copies per stage of an element-by-element operand (its
   /// index arithmetic; sm_90 measured 1.2 to 2.3 for a convolution's gather);
   /// tf32's element-wise fragment loads count 2.5 times their fragments.
+  /// Warp specialised, what a consumer thread needs (it takes up to
+  /// kConsumerRegisters by setmaxnreg).
   int64_t registers() const;
+  /// Registers per thread the launch allocates (what occupancy sees):
+  /// registers(), except warp specialised: what ptxas gives each of the
+  /// block's threads (the file over them, a multiple of 8), which
+  /// setmaxnreg then moves from the producer to the consumers.
+  int64_t launch_registers() const;
 };
 
 /// What the tensor-core policy reads from a match: the problem's extents
