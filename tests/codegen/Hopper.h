@@ -57,6 +57,28 @@ inline std::vector<runtime::OutputCheck> emulate_against_reference(const std::st
   return runtime::check_outputs(plain, args, want);
 }
 
+/// The InterpretError of interpreting `kernel` against plain program
+/// `name`, or "" when it ran.
+inline std::string interpret_error(const std::string &kernel, const std::string &name) {
+  try {
+    interpret_against_reference(kernel, name);
+  } catch (const runtime::InterpretError &e) {
+    return e.what();
+  }
+  return "";
+}
+
+/// The EmulationError of emulating `kernel` against plain program `name`,
+/// or "" when it ran.
+inline std::string emulate_error(const std::string &kernel, const std::string &name) {
+  try {
+    emulate_against_reference(kernel, name);
+  } catch (const simt::EmulationError &e) {
+    return e.what();
+  }
+  return "";
+}
+
 /// Whether some output of `checks` is outside its bound.
 inline bool any_wrong(const std::vector<runtime::OutputCheck> &checks) {
   for (const runtime::OutputCheck &c : checks)

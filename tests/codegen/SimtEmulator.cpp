@@ -455,20 +455,7 @@ class Thread {
     return copy;
   }
 
-  /// A T.tma_store in flight: each element of its box inside the tensor,
-  /// where it is read in shared memory and written in the tensor, and the
-  /// value it had when the store was issued.
-  struct PendingStore {
-    struct Move {
-      Address from;
-      Memory *to;
-      const Buffer *tensor;
-      int64_t at;
-      Value issued;
-    };
-    std::vector<Move> moves;
-  };
-  std::deque<PendingStore> stores_;
+  std::deque<PendingStore> stores_;  ///< this thread's TMA stores in flight
 
   /// T.tma_store: the box's shared elements are noted now and read when a
   /// T.tma_store_wait retires the store (TMA may read them any time in
@@ -689,41 +676,9 @@ class Thread {
     else m.array->set_int(i, v.i);
   }
 
-  /// An asynchronous write: cp.async's copied elements or wgmma's results.
-  struct Copy {
-    Address dst;
-    std::vector<Value> values;
-    /// What an asynchronous reader (wgmma) reads until it lands.
-    struct Read {
-      Memory *m;
-      const Buffer *buffer;
-      int64_t i;
-      auto operator<=>(const Read &) const = default;
-    };
-    std::vector<Read> reads;
-  };
-  struct Queue {
-    std::vector<Copy> open;                ///< issued since the last commit
-    std::deque<std::vector<Copy>> groups;  ///< committed, oldest first
-    void commit() {
-      groups.push_back(std::move(open));
-      open.clear();
-    }
-    size_t pending() const {
-      size_t n = open.size();
-      for (const auto &g : groups) n += g.size();
-      return n;
-    }
-    /// The newest pending write starting at `dst`, or null.
-    const Copy *find(const Address &dst) const {
-      for (auto it = open.rbegin(); it != open.rend(); ++it)
-        if (it->dst.m == dst.m && it->dst.i == dst.i) return &*it;
-      for (auto g = groups.rbegin(); g != groups.rend(); ++g)
-        for (auto it = g->rbegin(); it != g->rend(); ++it)
-          if (it->dst.m == dst.m && it->dst.i == dst.i) return &*it;
-      return nullptr;
-    }
-  };
+  using Copy = AsyncWrite;
+  using Queue = AsyncQueue;
+
   /// Lands the oldest groups of `q` until at most `keep` are in flight.
   void retire(Queue &q, int64_t keep) {
     while (static_cast<int64_t>(q.groups.size()) > keep) {

@@ -3,19 +3,23 @@
 // The pieces of the SIMT emulator (SimtEmulator.cpp) below its threads: the
 // block barrier its threads meet at, the value a thread computes (an
 // integer and a float side), the interpreter's rounding and wrapping rules
-// per dtype, and a buffer's elements with the words that track the last
-// writer and reader of each for the race check.
+// per dtype, a buffer's elements with the words that track the last
+// writer and reader of each for the race check, and a thread's
+// asynchronous writes in flight (cp.async, wgmma, TMA stores).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
 #include <atomic>
 #include <chrono>
+#include <compare>
 #include <condition_variable>
+#include <deque>
 #include <limits>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "SimtEmulator.h"
 #include "tessera/support/Half.h"
@@ -142,6 +146,56 @@ struct Address {
   Memory *m = nullptr;
   const Buffer *buffer = nullptr;
   int64_t i = 0;
+};
+
+/// An asynchronous write: cp.async's copied elements or wgmma's results.
+struct AsyncWrite {
+  Address dst;
+  std::vector<Value> values;
+  /// What an asynchronous reader (wgmma) reads until it lands.
+  struct Read {
+    Memory *m;
+    const Buffer *buffer;
+    int64_t i;
+    auto operator<=>(const Read &) const = default;
+  };
+  std::vector<Read> reads;
+};
+struct AsyncQueue {
+  std::vector<AsyncWrite> open;                ///< issued since the last commit
+  std::deque<std::vector<AsyncWrite>> groups;  ///< committed, oldest first
+  void commit() {
+    groups.push_back(std::move(open));
+    open.clear();
+  }
+  size_t pending() const {
+    size_t n = open.size();
+    for (const auto &g : groups) n += g.size();
+    return n;
+  }
+  /// The newest pending write starting at `dst`, or null.
+  const AsyncWrite *find(const Address &dst) const {
+    for (auto it = open.rbegin(); it != open.rend(); ++it)
+      if (it->dst.m == dst.m && it->dst.i == dst.i) return &*it;
+    for (auto g = groups.rbegin(); g != groups.rend(); ++g)
+      for (auto it = g->rbegin(); it != g->rend(); ++it)
+        if (it->dst.m == dst.m && it->dst.i == dst.i) return &*it;
+    return nullptr;
+  }
+};
+
+/// A T.tma_store in flight: each element of its box inside the tensor,
+/// where it is read in shared memory and written in the tensor, and the
+/// value it had when the store was issued.
+struct PendingStore {
+  struct Move {
+    Address from;
+    Memory *to;
+    const Buffer *tensor;
+    int64_t at;
+    Value issued;
+  };
+  std::vector<Move> moves;
 };
 
 }  // namespace tessera::simt::detail

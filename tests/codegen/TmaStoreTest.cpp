@@ -28,25 +28,8 @@ constexpr const char *kKernel = "tma_store_scale";
 
 std::string edited(const std::string &from, const std::string &to) { return hopper_kernel_edited(kKernel, from, to); }
 
-/// The InterpretError of interpreting `text`, or "" when it ran.
-std::string interpret_error(const std::string &text) {
-  try {
-    interpret_against_reference(text, kKernel);
-  } catch (const runtime::InterpretError &e) {
-    return e.what();
-  }
-  return "";
-}
-
-/// The EmulationError of emulating `text`, or "" when it ran.
-std::string emulate_error(const std::string &text) {
-  try {
-    emulate_against_reference(text, kKernel);
-  } catch (const simt::EmulationError &e) {
-    return e.what();
-  }
-  return "";
-}
+std::string interpret_error(const std::string &text) { return test::interpret_error(text, kKernel); }
+std::string emulate_error(const std::string &text) { return test::emulate_error(text, kKernel); }
 
 TEST(TmaStore, InterpretedAndEmulatedKernelsMatchThePlainProgram) {
   for (const runtime::OutputCheck &c : interpret_against_reference(hopper_kernel(kKernel), kKernel))

@@ -30,15 +30,7 @@ constexpr const char *kKernel = "tma_wgmma_nt_f16";
 
 std::string edited(const std::string &from, const std::string &to) { return hopper_kernel_edited(kKernel, from, to); }
 
-/// Interprets `text`; the InterpretError's message, or "" when it ran.
-std::string interpret_error(const std::string &text) {
-  try {
-    interpret_against_reference(text, kKernel);
-  } catch (const runtime::InterpretError &e) {
-    return e.what();
-  }
-  return "";
-}
+std::string interpret_error(const std::string &text) { return test::interpret_error(text, kKernel); }
 
 TEST(Tma, InterpretedKernelMatchesThePlainProduct) {
   for (const runtime::OutputCheck &c : interpret_against_reference(hopper_kernel(kKernel), kKernel))

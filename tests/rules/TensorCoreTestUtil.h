@@ -63,6 +63,25 @@ inline std::string f16_accumulating_text(bool a_k_inner, bool b_k_inner, const s
   return matmul_text_of("float16", "float16", "", a_k_inner, b_k_inner, m, n, k);
 }
 
+/// A batch of three float16 products C[b] = A[b] B[b]^T into float32, M
+/// symbolic (int64), N = 40, K = 96.
+inline std::string batched_product_text() {
+  return R"(
+@T.prim_func
+def main(a: T.handle, b: T.handle, c: T.handle) -> None:
+    m = T.int64()
+    A = T.match_buffer(a, (3, m, 96), "float16")
+    B = T.match_buffer(b, (3, 40, 96), "float16")
+    C = T.match_buffer(c, (3, m, 40), "float32")
+    for bb, i, j, k in T.grid(3, m, 40, 96):
+        with T.block("C"):
+            vb, vi, vj, vk = T.axis.remap("SSSR", [bb, i, j, k])
+            with T.init():
+                C[vb, vi, vj] = T.float32(0.0)
+            C[vb, vi, vj] = C[vb, vi, vj] + T.Cast("float32", A[vb, vi, vk]) * T.Cast("float32", B[vb, vj, vk])
+)";
+}
+
 /// C[i, j] = sum_k int32(A[i, k]) * int32(B[j, k]), int8 "nt" (the layout
 /// the 8-bit ldmatrix reads), K as given.
 inline std::string int8_text(int m, int n, int k, bool b_k_inner = true) {

@@ -59,22 +59,6 @@ def main(a: T.handle, b: T.handle, bias: T.handle, d: T.handle) -> None:
             D[vi, vj] = T.Cast("float16", T.max(C[vi, vj] + Bias[vj], T.float32(0.0)))
 )";
 
-/// A batch of three float16 products C[b] = A[b] B[b]^T into float32, M symbolic.
-const char *const kBatched = R"(
-@T.prim_func
-def main(a: T.handle, b: T.handle, c: T.handle) -> None:
-    m = T.int64()
-    A = T.match_buffer(a, (3, m, 96), "float16")
-    B = T.match_buffer(b, (3, 40, 96), "float16")
-    C = T.match_buffer(c, (3, m, 40), "float32")
-    for bb, i, j, k in T.grid(3, m, 40, 96):
-        with T.block("C"):
-            vb, vi, vj, vk = T.axis.remap("SSSR", [bb, i, j, k])
-            with T.init():
-                C[vb, vi, vj] = T.float32(0.0)
-            C[vb, vi, vj] = C[vb, vi, vj] + T.Cast("float32", A[vb, vi, vk]) * T.Cast("float32", B[vb, vj, vk])
-)";
-
 /// The product written transposed: C[j, i] (so C's rows are the matmul's M).
 const char *const kTransposedOutput = R"(
 @T.prim_func
@@ -126,7 +110,7 @@ TEST(TensorCoreTmaStore, EpiloguesStoredByTmaMatchTheReferenceInTheEmulator) {
   two_subtiles.validate(test_arch());
   expect_emulated(script::parse_func(matmul_text("float16", true, true, "m", 72, 200)), two_subtiles, {{"m", 100}});
   // Batched: a box of one batch element, its coordinate the block's.
-  expect_emulated(script::parse_func(kBatched), store_config(1, 64, 2), {{"m", 70}});
+  expect_emulated(script::parse_func(batched_product_text()), store_config(1, 64, 2), {{"m", 70}});
   // Written transposed, C[j, i]: the matmul's M is C's rows, whatever the
   // program calls them.
   expect_emulated(script::parse_func(kTransposedOutput), store_config(1, 64, 2), {});
@@ -143,7 +127,7 @@ TEST(TensorCoreTmaStore, PersistentBlocksReuseTheirSlotsAcrossTiles) {
                  " blocks");
     expect_emulated(f, store_config(groups, n, stages, blocks), {{"m", 200}});
   }
-  expect_emulated(script::parse_func(kBatched), store_config(1, 32, 2, 4), {{"m", 70}});
+  expect_emulated(script::parse_func(batched_product_text()), store_config(1, 32, 2, 4), {{"m", 70}});
   // The JSON keeps the flag; a config without it has none.
   EXPECT_TRUE(rules::TensorCoreConfig::from_json(store_config(1, 64, 2).to_json()).tma_store);
   EXPECT_FALSE(rules::TensorCoreConfig::from_json(wgmma_config(2, 1, 64).to_json()).tma_store);

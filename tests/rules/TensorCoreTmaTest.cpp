@@ -39,22 +39,6 @@ rules::TensorCoreConfig tma_config(int64_t in_bytes, int64_t groups, int64_t n, 
   return c;
 }
 
-/// A batch of three float16 products C[b] = A[b] B[b]^T with a symbolic M.
-const char *const kBatchedProduct = R"(
-@T.prim_func
-def main(a: T.handle, b: T.handle, c: T.handle) -> None:
-    m = T.int64()
-    A = T.match_buffer(a, (3, m, 96), "float16")
-    B = T.match_buffer(b, (3, 40, 96), "float16")
-    C = T.match_buffer(c, (3, m, 40), "float32")
-    for bb, i, j, k in T.grid(3, m, 40, 96):
-        with T.block("C"):
-            vb, vi, vj, vk = T.axis.remap("SSSR", [bb, i, j, k])
-            with T.init():
-                C[vb, vi, vj] = T.float32(0.0)
-            C[vb, vi, vj] = C[vb, vi, vj] + T.Cast("float32", A[vb, vi, vk]) * T.Cast("float32", B[vb, vj, vk])
-)";
-
 TEST(TensorCoreTma, KMajorGemmsMatchTheReferenceInTheInterpreterAndTheEmulator) {
   struct Case {
     const char *what;
@@ -164,7 +148,7 @@ TEST(TensorCoreTma, PersistentBlocksWalkTheirTilesInTheEmulator) {
 
 TEST(TensorCoreTma, PersistentBlocksCrossBatchesAndTheGridIsTheirCount) {
   // Two tile rows per batch element, six tiles over four blocks.
-  ir::PrimFunc batched = script::parse_func(kBatchedProduct);
+  ir::PrimFunc batched = script::parse_func(batched_product_text());
   rules::TensorCoreConfig config = persistent_config(1, 64, 2, 4);
   expect_emulated(batched, config, {{"m", 70}});
   // One blockIdx loop, of min(blocks, tiles); no blockIdx.y or z.
@@ -200,7 +184,7 @@ TEST(TensorCoreTma, FewerKTilesThanStagesAndABatch) {
   rules::TensorCoreConfig config = tma_config(2, 1, 64, 4);
   expect_ok(run_checked(one_tile, {{"m", 70}}, &config));
   // A batched product: a box of one batch element per copy.
-  ir::PrimFunc batched = script::parse_func(kBatchedProduct);
+  ir::PrimFunc batched = script::parse_func(batched_product_text());
   ir::PrimFunc scheduled;
   expect_ok(run_checked(batched, {{"m", 70}}, &config, &scheduled));
   std::string error;
