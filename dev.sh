@@ -66,7 +66,11 @@ build() {
 bundle() {
   # Without the LLVM JIT: libLLVM (130 MB) would not fit the device call's 64 MiB carry; the
   # GPU machine's oracle is the interpreter or the device (runtime/Oracle.h, tune/Reference.h).
-  cmake -S . -B build-release -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_EXE_LINKER_FLAGS=-s \
+  # Each program links the libraries statically: sections per function and
+  # data object, and the linker's garbage collection, keep only what each
+  # program reaches (the bundle must stay under make-bundle.sh's 56 MiB).
+  cmake -S . -B build-release -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_CXX_FLAGS="-ffunction-sections -fdata-sections" -DCMAKE_EXE_LINKER_FLAGS="-s -Wl,--gc-sections" \
     -DTESSERA_ENABLE_CUDA=ON -DTESSERA_ENABLE_LLVM=OFF >/dev/null
   cmake --build build-release -j "$JOBS" --target tessera_bundle_programs
   tools/bundle/make-bundle.sh build-release build-bundle
