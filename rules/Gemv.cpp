@@ -285,7 +285,7 @@ class GemvRule final : public Rule {
 
     // Epilogue: injective blocks over the output space consuming the result.
     std::vector<const ir::BufferNode *> produced = {out.buffer.get()};
-    if (!is_param(f, out.buffer)) m->to_local.push_back(bi.name);
+    if (!f.is_param_buffer(out.buffer)) m->to_local.push_back(bi.name);
     for (size_t b = r + 1; b < info.blocks.size(); ++b) {
       const BlockInfo &e = info.blocks[b];
       const std::string eq = "block '" + e.name + "' after the reduction";
@@ -302,7 +302,7 @@ class GemvRule final : public Rule {
       if (!same_space(e, bi)) return R::fail(eq + " does not iterate over the output's (batch, row) space");
       produced.push_back(e.writes[0].buffer.get());
       m->epilogue.push_back(e.name);
-      if (!is_param(f, e.writes[0].buffer)) m->to_local.push_back(e.name);
+      if (!f.is_param_buffer(e.writes[0].buffer)) m->to_local.push_back(e.name);
     }
     return R(MatchPtr(m));
   }
@@ -361,11 +361,6 @@ class GemvRule final : public Rule {
   schedule::Schedule build_schedule(const ir::PrimFunc &f, const Match &mm, const Config &config) const override;
 
  private:
-  static bool is_param(const ir::PrimFunc &f, const ir::Buffer &b) {
-    for (const ir::Var &p : f.params())
-      if (f.buffer_of(p).same_as(b)) return true;
-    return false;
-  }
   /// The epilogue's iters have the extents of the reduction's spatial iters
   /// (as a multiset: the epilogue may order its loops differently).
   static bool same_space(const BlockInfo &e, const BlockInfo &red) {

@@ -74,7 +74,7 @@ struct GeneralReductionMatch final : Match {
 std::string why_not_row_reduction(const ir::PrimFunc &f, const BlockInfo &b) {
   if (std::string why = why_not_splittable_reduction(b); !why.empty()) return why;
   for (const analysis::Access &w : b.writes)
-    if (is_param(f, w.buffer))
+    if (f.is_param_buffer(w.buffer))
       return "reduction '" + b.name + "' writes the output parameter '" + w.buffer.name() +
              "' (general_reduction keeps the per-row values on chip; the reduction rule handles a reduction output)";
   if (std::string why = why_contraction(b); !why.empty()) return why;

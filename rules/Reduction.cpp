@@ -90,7 +90,7 @@ std::string why_not_epilogue(const FuncInfo &info, const BlockInfo &r, const Blo
   const ir::Buffer &out = r.writes[0].buffer;
   for (const analysis::Access &a : e.reads) {
     if (!a.buffer.same_as(out)) continue;
-    if (is_param(info.func, out))
+    if (info.func.is_param_buffer(out))
       return "epilogue '" + e.name + "' reads '" + out.name() +
              "', an output parameter that one thread writes while the others would read it";
     // reverse_compute_at maps the epilogue's iters through this access.
@@ -151,7 +151,7 @@ class ReductionRule final : public Rule {
       m->epilogues.push_back(info.blocks[i].name);
     }
     // An intermediate of any shape: lowering compacts it to what a block touches.
-    m->writes_intermediate = !is_param(f, r.writes[0].buffer);
+    m->writes_intermediate = !f.is_param_buffer(r.writes[0].buffer);
 
     // The memory layout: which iter indexes the dominant read's contiguous dimension.
     int contiguous = -1;

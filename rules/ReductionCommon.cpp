@@ -145,11 +145,6 @@ std::string why_contraction(const BlockInfo &b) {
          " (a matmul or convolution, not a reduction)";
 }
 
-bool is_param(const ir::PrimFunc &f, const ir::Buffer &b) {
-  for (const ir::Var &p : f.params())
-    if (f.buffer_of(p).same_as(b)) return true;
-  return false;
-}
 
 std::optional<int64_t> const_extent(const ir::Stmt &loop) { return ir::as_const_int(loop.as<ir::For>()->extent); }
 

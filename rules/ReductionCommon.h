@@ -51,8 +51,6 @@ const analysis::Access *dominant_read(const analysis::BlockInfo &b);
 /// axes (matmul, convolution), which the matmul-like rules schedule.
 std::string why_contraction(const analysis::BlockInfo &b);
 
-/// `b` is a buffer parameter of `f`.
-bool is_param(const ir::PrimFunc &f, const ir::Buffer &b);
 
 /// Loop extent when constant.
 std::optional<int64_t> const_extent(const ir::Stmt &loop);

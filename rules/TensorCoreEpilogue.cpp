@@ -131,9 +131,7 @@ std::vector<int> output_iters(const TensorCoreMatch &m) {
 std::string tma_store_refusal(const TensorCoreMatch &m, const TensorCoreConfig *c) {
   const Buffer &out = output_buffer(m);
   const std::string name = "the output '" + out.name() + "'";
-  bool param = false;
-  for (const Var &p : m.func.params()) param = param || m.func.buffer_of(p).same_as(out);
-  if (!param) return name + " is not a parameter of the function";
+  if (!m.func.is_param_buffer(out)) return name + " is not a parameter of the function";
   const DataType t = out.dtype();
   if (t.lanes() != 1 || t.is_bool() || t.is_handle() || t.bits() < 8 || t.bytes() > 8)
     return name + " is " + t.str() + ", which TMA does not copy";

@@ -210,9 +210,7 @@ std::string tma_refusal(const TensorCoreMatch &m, const TensorCoreConfig *c) {
              " is not a multiple of 64 (its tile would be transposed on its way in)";
     if (op.elementwise || m.producers.count(op.buffer.get()))
       return name + " is computed or unaligned (its tile is copied element by element)";
-    bool param = false;
-    for (const Var &p : m.func.params()) param = param || m.func.buffer_of(p).same_as(op.buffer);
-    if (!param) return name + " is not a parameter of the function";
+    if (!m.func.is_param_buffer(op.buffer)) return name + " is not a parameter of the function";
     const auto &idx = op.access.indices;
     if (static_cast<int>(idx.size()) > ir::tma::kMaxDims) return name + " has more than 5 dimensions";
     const VarNode *row = blk.iters[is_a ? m.m : m.n].var.get(), *k = blk.iters[m.k].var.get();

@@ -501,20 +501,35 @@ class CodegenCUDA : public CodegenC {
                          " needs sm_90 or newer (mbarrier transaction counts and TMA are Hopper features); the "
                          "target is " + std::string(arch_.name));
     auto u32 = [&](const Expr &e) { return "\"r\"((unsigned)(" + expr(e) + "))"; };
+    // A TMA copy's box coordinates, after its `lead` other arguments, as the
+    // operands %first.. of the asm: PTX lists them innermost first.
+    struct Coordinates {
+      int n = 0;
+      std::string refs, operands;
+    };
+    auto coordinates = [&](size_t lead, int first) {
+      Coordinates k;
+      k.n = static_cast<int>(c.args.size() - lead) / 2;
+      for (int d = 0; d < k.n; ++d) {
+        k.refs += (d ? ", %" : "%") + std::to_string(first + d);
+        k.operands += ", " + u32(c.args[lead + k.n + (k.n - 1 - d)]);
+      }
+      return k;
+    };
+    auto tensor_map = [&] {
+      return "\"l\"((unsigned long long)&tmap_" + std::to_string(lower::tensor_map_of(tensor_maps_, *lowered_, c)) +
+             ")";
+    };
+    // The mbarrier operand: argument 1 of T.tma_load, 0 of the barrier statements.
+    auto bar = [&] { return shared_address(c, c.op == Intrinsic::TmaLoad ? 1 : 0); };
     switch (c.op) {
       case Intrinsic::TmaStore: {
         // One bulk group per store (T.tma_store_wait counts stores).
-        const size_t map = lower::tensor_map_of(tensor_maps_, *lowered_, c);
-        const int n = static_cast<int>(c.args.size() - 3) / 2;
-        std::string coords, operands;
-        for (int d = 0; d < n; ++d) {
-          coords += (d ? ", %" : "%") + std::to_string(2 + d);
-          operands += ", " + u32(c.args[3 + n + (n - 1 - d)]);
-        }
-        return line("asm volatile(\"cp.async.bulk.tensor." + std::to_string(n) +
-                    "d.global.shared::cta.bulk_group [%0, {" + coords + "}], [%1];\\n"
-                    "cp.async.bulk.commit_group;\\n\" :: \"l\"((unsigned long long)&tmap_" + std::to_string(map) +
-                    "), \"r\"(" + shared_address(c, 0) + ")" + operands + " : \"memory\");");
+        const Coordinates k = coordinates(3, 2);
+        return line("asm volatile(\"cp.async.bulk.tensor." + std::to_string(k.n) +
+                    "d.global.shared::cta.bulk_group [%0, {" + k.refs + "}], [%1];\\n"
+                    "cp.async.bulk.commit_group;\\n\" :: " + tensor_map() + ", \"r\"(" + shared_address(c, 0) + ")" +
+                    k.operands + " : \"memory\");");
       }
       case Intrinsic::TmaStoreWait: {
         auto n = as_const_int(c.args[0]);
@@ -522,20 +537,16 @@ class CodegenCUDA : public CodegenC {
         return line("asm volatile(\"cp.async.bulk.wait_group.read " + std::to_string(*n) +
                     ";\\n\" ::: \"memory\");");
       }
-      default: break;
-    }
-    const std::string bar = shared_address(c, c.op == Intrinsic::TmaLoad ? 1 : 0);
-    switch (c.op) {
       case Intrinsic::MbarrierInit:
-        line("asm volatile(\"mbarrier.init.shared::cta.b64 [%0], %1;\\n\" :: \"r\"(" + bar + "), " + u32(c.args[1]) +
-             " : \"memory\");");
+        line("asm volatile(\"mbarrier.init.shared::cta.b64 [%0], %1;\\n\" :: \"r\"(" + bar() + "), " +
+             u32(c.args[1]) + " : \"memory\");");
         // The initialised barrier, visible to the TMA unit (the async proxy).
         return line("asm volatile(\"fence.mbarrier_init.release.cluster;\\n\" ::: \"memory\");");
       case Intrinsic::MbarrierArrive:
-        return line("asm volatile(\"mbarrier.arrive.shared::cta.b64 _, [%0];\\n\" :: \"r\"(" + bar +
+        return line("asm volatile(\"mbarrier.arrive.shared::cta.b64 _, [%0];\\n\" :: \"r\"(" + bar() +
                     ") : \"memory\");");
       case Intrinsic::MbarrierArriveExpectTx:
-        return line("asm volatile(\"mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\\n\" :: \"r\"(" + bar +
+        return line("asm volatile(\"mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\\n\" :: \"r\"(" + bar() +
                     "), " + u32(c.args[1]) + " : \"memory\");");
       case Intrinsic::MbarrierWait: {
         std::string ready = fresh("ready");
@@ -543,25 +554,17 @@ class CodegenCUDA : public CodegenC {
         line("  unsigned " + ready + " = 0;");
         line("  do {");
         line("    asm volatile(\"{\\n.reg .pred p;\\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\\n"
-             "selp.u32 %0, 1, 0, p;\\n}\\n\" : \"=r\"(" + ready + ") : \"r\"(" + bar + "), " + u32(c.args[1]) +
+             "selp.u32 %0, 1, 0, p;\\n}\\n\" : \"=r\"(" + ready + ") : \"r\"(" + bar() + "), " + u32(c.args[1]) +
              " : \"memory\");");
         line("  } while (!" + ready + ");");
         return line("}");
       }
       case Intrinsic::TmaLoad: {
-        const size_t map = lower::tensor_map_of(tensor_maps_, *lowered_, c);
-        const int n = static_cast<int>(c.args.size() - 4) / 2;
-        // PTX lists the coordinates innermost first.
-        std::string coords, operands;
-        for (int d = 0; d < n; ++d) {
-          coords += (d ? ", %" : "%") + std::to_string(2 + d);
-          operands += ", " + u32(c.args[4 + n + (n - 1 - d)]);
-        }
-        return line("asm volatile(\"cp.async.bulk.tensor." + std::to_string(n) +
-                    "d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {" + coords + "}], [%" +
-                    std::to_string(2 + n) + "];\\n\" :: \"r\"(" + shared_address(c, 0) +
-                    "), \"l\"((unsigned long long)&tmap_" + std::to_string(map) + ")" + operands + ", \"r\"(" + bar +
-                    ") : \"memory\");");
+        const Coordinates k = coordinates(4, 2);
+        return line("asm volatile(\"cp.async.bulk.tensor." + std::to_string(k.n) +
+                    "d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {" + k.refs + "}], [%" +
+                    std::to_string(2 + k.n) + "];\\n\" :: \"r\"(" + shared_address(c, 0) + "), " + tensor_map() +
+                    k.operands + ", \"r\"(" + bar() + ") : \"memory\");");
       }
       default: TESSERA_UNREACHABLE("not an mbarrier or TMA statement");
     }

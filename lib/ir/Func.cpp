@@ -52,6 +52,12 @@ std::vector<Buffer> PrimFunc::param_buffers() const {
   return out;
 }
 
+bool PrimFunc::is_param_buffer(const Buffer &b) const {
+  for (const Var &p : ptr_->params)
+    if (buffer_of(p).same_as(b)) return true;
+  return false;
+}
+
 std::vector<Var> PrimFunc::shape_vars() const {
   std::vector<Var> out;
   std::unordered_set<const void *> seen;

@@ -13,6 +13,7 @@
 
 #include "Kernels.h"
 #include "SimtEmulator.h"
+#include "tessera/codegen/CodegenCUDA.h"
 #include "tessera/lower/Lower.h"
 #include "tessera/runtime/Interpreter.h"
 #include "tessera/runtime/Verify.h"
@@ -74,6 +75,17 @@ inline std::string emulate_error(const std::string &kernel, const std::string &n
   try {
     emulate_against_reference(kernel, name);
   } catch (const simt::EmulationError &e) {
+    return e.what();
+  }
+  return "";
+}
+
+/// The CodegenError of generating `f`'s CUDA C for `arch`, or "" when it
+/// generated.
+inline std::string codegen_error(const lower::LoweredFunc &f, const std::string &arch) {
+  try {
+    codegen::codegen_cuda(f, {.arch = arch});
+  } catch (const codegen::CodegenError &e) {
     return e.what();
   }
   return "";

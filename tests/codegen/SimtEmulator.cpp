@@ -418,77 +418,78 @@ class Thread {
     }
   }
 
+  std::deque<PendingStore> stores_;  ///< this thread's TMA stores in flight
+
+  /// What a T.tma_load or T.tma_store names, checked: the global tensor
+  /// (a parameter), the box and its first coordinates, and the box's start
+  /// in shared memory (an element and its byte).
+  struct TmaOperands {
+    const Buffer *tensor;
+    Memory *memory;
+    tessera::ir::tma::Box box;
+    std::vector<int64_t> shape, first;
+    Address smem;
+    int64_t start;
+  };
+  TmaOperands tma_operands(const Call &c) {
+    const bool load = c.op == Intrinsic::TmaLoad;
+    const std::string what = load ? "T.tma_load" : "T.tma_store";
+    const size_t lead = load ? 4 : 3;  // dst, bar, src.data, swizzle / src, dst.data, swizzle
+    const Buffer &tensor = c.args[lead - 2].as<BufferPtr>()->buffer;
+    auto found = block_.params_by_name.find(tensor.name());
+    if (found == block_.params_by_name.end())
+      throw EmulationError(what + (load ? " of '" : " into '") + tensor.name() + "', not a parameter");
+    TmaOperands t{&tensor, found->second, {}, {}, {}, address(c.args[0]), 0};
+    const int n = tensor.ndim();
+    t.box.swizzle_bytes = static_cast<int>(eval(c.args[lead - 1]).i);
+    t.box.elem_bytes = tensor.dtype().bytes();
+    for (int d = 0; d < n; ++d) {
+      t.box.extent.push_back(eval(c.args[lead + d]).i);
+      t.first.push_back(eval(c.args[lead + n + d]).i);
+      t.shape.push_back(eval(tensor.shape()[d]).i);
+    }
+    if (std::string bad = t.box.check(); !bad.empty()) throw EmulationError(what + ": " + bad);
+    if (std::string bad = tessera::ir::tma::check_tensor(t.shape, t.box.elem_bytes); !bad.empty())
+      throw EmulationError(what + (load ? " of '" : " into '") + tensor.name() + "': " + bad);
+    const int64_t e = t.smem.buffer->dtype().bytes();
+    t.start = t.smem.i * e;
+    if (e != t.box.elem_bytes || t.start % 128 != 0 || t.smem.i + t.box.elements() > t.smem.m->array->numel())
+      throw EmulationError(what + (load ? " into " : " from ") + t.smem.buffer->name() + "[" +
+                           std::to_string(t.smem.i) +
+                           "]: elements of another size, not 128-byte aligned, or past its end");
+    return t;
+  }
+
   /// A T.tma_load's box, read now from its tensor (zeros outside it),
   /// addressed where ir/Tma.h puts each element; the destination poisoned.
   Mbarriers::Copy tma_copy(const Call &c) {
-    const Buffer &tensor = c.args[2].as<BufferPtr>()->buffer;
-    auto found = block_.params_by_name.find(tensor.name());
-    if (found == block_.params_by_name.end()) throw EmulationError("T.tma_load of '" + tensor.name() + "', not a parameter");
-    const Memory &src = *found->second;
-    const int n = tensor.ndim();
-    tessera::ir::tma::Box box;
-    box.swizzle_bytes = static_cast<int>(eval(c.args[3]).i);
-    box.elem_bytes = tensor.dtype().bytes();
-    std::vector<int64_t> shape, first;
-    for (int d = 0; d < n; ++d) {
-      box.extent.push_back(eval(c.args[4 + d]).i);
-      first.push_back(eval(c.args[4 + n + d]).i);
-      shape.push_back(eval(tensor.shape()[d]).i);
-    }
-    if (std::string bad = box.check(); !bad.empty()) throw EmulationError("T.tma_load: " + bad);
-    if (std::string bad = tessera::ir::tma::check_tensor(shape, box.elem_bytes); !bad.empty())
-      throw EmulationError("T.tma_load of '" + tensor.name() + "': " + bad);
-    const Address dst = address(c.args[0]);
-    const int64_t e = dst.buffer->dtype().bytes(), start = dst.i * e;
-    if (e != box.elem_bytes || start % 128 != 0 || dst.i + box.elements() > dst.m->array->numel())
-      throw EmulationError("T.tma_load into " + dst.buffer->name() + "[" + std::to_string(dst.i) +
-                           "]: elements of another size, not 128-byte aligned, or past its end");
+    const TmaOperands t = tma_operands(c);
+    const int64_t e = t.box.elem_bytes;
     Mbarriers::Copy copy;
-    copy.dst = dst.m->array;
-    copy.bytes = box.bytes();
-    const bool is_float = tensor.dtype().is_float();
-    box.for_each_element(first.data(), shape, [&](const int64_t *at, int64_t from) {
-      copy.index.push_back(box.shared_address(start, at) / e);
-      copy.values.push_back(from < 0 ? 0.0 : is_float ? src.array->get(from) : double(src.array->get_int(from)));
+    copy.dst = t.smem.m->array;
+    copy.bytes = t.box.bytes();
+    const bool is_float = t.tensor->dtype().is_float();
+    t.box.for_each_element(t.first.data(), t.shape, [&](const int64_t *at, int64_t from) {
+      copy.index.push_back(t.box.shared_address(t.start, at) / e);
+      copy.values.push_back(from < 0            ? 0.0
+                            : is_float          ? t.memory->array->get(from)
+                                                : double(t.memory->array->get_int(from)));
     });
-    poison(dst, box.elements());
+    poison(t.smem, t.box.elements());
     return copy;
   }
-
-  std::deque<PendingStore> stores_;  ///< this thread's TMA stores in flight
 
   /// T.tma_store: the box's shared elements are noted now and read when a
   /// T.tma_store_wait retires the store (TMA may read them any time in
   /// between: an element that changed meanwhile is a race).
   void tma_store(const Call &c) {
-    const Buffer &tensor = c.args[1].as<BufferPtr>()->buffer;
-    auto found = block_.params_by_name.find(tensor.name());
-    if (found == block_.params_by_name.end())
-      throw EmulationError("T.tma_store into '" + tensor.name() + "', not a parameter");
-    Memory &dst = *found->second;
-    const int n = tensor.ndim();
-    tessera::ir::tma::Box box;
-    box.swizzle_bytes = static_cast<int>(eval(c.args[2]).i);
-    box.elem_bytes = tensor.dtype().bytes();
-    std::vector<int64_t> shape, first;
-    for (int d = 0; d < n; ++d) {
-      box.extent.push_back(eval(c.args[3 + d]).i);
-      first.push_back(eval(c.args[3 + n + d]).i);
-      shape.push_back(eval(tensor.shape()[d]).i);
-    }
-    if (std::string bad = box.check(); !bad.empty()) throw EmulationError("T.tma_store: " + bad);
-    if (std::string bad = tessera::ir::tma::check_tensor(shape, box.elem_bytes); !bad.empty())
-      throw EmulationError("T.tma_store into '" + tensor.name() + "': " + bad);
-    const Address src = address(c.args[0]);
-    const int64_t e = src.buffer->dtype().bytes(), start = src.i * e;
-    if (e != box.elem_bytes || start % 128 != 0 || src.i + box.elements() > src.m->array->numel())
-      throw EmulationError("T.tma_store from " + src.buffer->name() + "[" + std::to_string(src.i) +
-                           "]: elements of another size, not 128-byte aligned, or past its end");
+    const TmaOperands t = tma_operands(c);
+    const int64_t e = t.box.elem_bytes;
     PendingStore store;
-    box.for_each_element(first.data(), shape, [&](const int64_t *at, int64_t to) {
+    t.box.for_each_element(t.first.data(), t.shape, [&](const int64_t *at, int64_t to) {
       if (to < 0) return;
-      Address from{src.m, src.buffer, box.shared_address(start, at) / e};
-      store.moves.push_back({from, &dst, &tensor, to, get(*from.m, from.i, from.buffer->dtype())});
+      Address from{t.smem.m, t.smem.buffer, t.box.shared_address(t.start, at) / e};
+      store.moves.push_back({from, t.memory, t.tensor, to, get(*from.m, from.i, from.buffer->dtype())});
     });
     stores_.push_back(std::move(store));
   }

@@ -19,6 +19,7 @@
 #include "tessera/rules/MatmulTensorCore.h"
 #include "tessera/runtime/Interpreter.h"
 #include "tessera/runtime/Verify.h"
+#include "tessera/script/Parser.h"
 
 namespace tessera::test {
 
@@ -148,6 +149,23 @@ inline std::vector<runtime::OutputCheck> run_checked(const ir::PrimFunc &f, cons
   runtime::Reference want = runtime::compute_reference(f, got);
   runtime::interpret(s, got);
   return runtime::check_outputs(f, got, want);
+}
+
+/// The ConfigError of validating `c` and applying the tensor-core rule at it
+/// to the program `text` (which the rule must match), or "" when it applies.
+inline std::string config_refusal(const std::string &text, const rules::TensorCoreConfig &c) {
+  const rules::Rule &rule = rules::matmul_tensor_core_rule();
+  ir::PrimFunc f = script::parse_func(text);
+  auto m = rule.match(f, test_arch());
+  EXPECT_TRUE(m) << m.reason();
+  if (!m) return "";
+  try {
+    c.validate(test_arch());
+    rule.apply(f, **m, c);
+  } catch (const rules::ConfigError &e) {
+    return e.what();
+  }
+  return "";
 }
 
 /// A Hopper config: `groups` warpgroups (64 rows each) by `n` columns, K

@@ -136,31 +136,18 @@ TEST(TensorCoreTmaStore, PersistentBlocksReuseTheirSlotsAcrossTiles) {
 }
 
 TEST(TensorCoreTmaStore, OutputsTmaCannotStoreAreRefusedWithTheReason) {
-  const rules::Rule &rule = rules::matmul_tensor_core_rule();
-  auto refusal = [&](const std::string &text, rules::TensorCoreConfig c) -> std::string {
-    ir::PrimFunc f = script::parse_func(text);
-    auto m = rule.match(f, test_arch());
-    EXPECT_TRUE(m) << m.reason();
-    try {
-      c.validate(test_arch());
-      rule.apply(f, **m, c);
-    } catch (const rules::ConfigError &e) {
-      return e.what();
-    }
-    return "";
-  };
   // float32 rows of 50 elements: 200 bytes (M symbolic: the rows' stride is known).
-  std::string e = refusal(matmul_text("float16", true, true, "m", 50, 200), store_config(1, 64, 2));
+  std::string e = config_refusal(matmul_text("float16", true, true, "m", 50, 200), store_config(1, 64, 2));
   EXPECT_NE(e.find("multiples of 16 bytes"), std::string::npos) << e;
   // float16 out, block_n 32: half a 64-element box row.
   rules::TensorCoreConfig narrow = wgmma_config(2, 1, 32, 2);
   narrow.tma = narrow.warp_specialized = narrow.tma_store = true;
-  e = refusal(kBiasReluHalf, narrow);
+  e = config_refusal(kBiasReluHalf, narrow);
   EXPECT_NE(e.find("block_n = 32 is not a multiple of the 64 float16 elements"), std::string::npos) << e;
   // Without the producer warpgroup.
   rules::TensorCoreConfig plain_tma = wgmma_config(2, 1, 64, 2);
   plain_tma.tma = plain_tma.tma_store = true;
-  e = refusal(matmul_text("float16", true, true, "m", 56, 200), plain_tma);
+  e = config_refusal(matmul_text("float16", true, true, "m", 56, 200), plain_tma);
   EXPECT_NE(e.find("tma_store"), std::string::npos) << e;
   EXPECT_NE(e.find("needs warp_specialized"), std::string::npos) << e;
 }

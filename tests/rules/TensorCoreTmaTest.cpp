@@ -194,25 +194,14 @@ TEST(TensorCoreTma, FewerKTilesThanStagesAndABatch) {
 }
 
 TEST(TensorCoreTma, ConfigsTmaCannotFeedAreRefusedWithTheReason) {
-  const rules::Rule &rule = rules::matmul_tensor_core_rule();
-  auto refusal = [&](const std::string &text, const rules::TensorCoreConfig &c) -> std::string {
-    ir::PrimFunc f = script::parse_func(text);
-    auto m = rule.match(f, test_arch());
-    EXPECT_TRUE(m) << m.reason();
-    try {
-      c.validate(test_arch());
-      rule.apply(f, **m, c);
-    } catch (const rules::ConfigError &e) {
-      return e.what();
-    }
-    return "";
-  };
   // nn with block_n 32: B's tile would be transposed on its way in.
-  EXPECT_NE(refusal(matmul_text("float16", true, false, "m", 56, 200), tma_config(2, 1, 32)).find("multiple of 64"),
+  EXPECT_NE(config_refusal(matmul_text("float16", true, false, "m", 56, 200), tma_config(2, 1, 32))
+                .find("multiple of 64"),
             std::string::npos);
   // int8 is matched K-major only; an int8 "nn" has no tensor-core match to refuse.
   // int8 rows of 200 bytes: not a multiple of 16.
-  EXPECT_NE(refusal(int8_text(7, 56, 200), tma_config(1, 1, 64)).find("multiples of 16 bytes"), std::string::npos);
+  EXPECT_NE(config_refusal(int8_text(7, 56, 200), tma_config(1, 1, 64)).find("multiples of 16 bytes"),
+            std::string::npos);
   rules::TensorCoreConfig no_wgmma = tma_config(2, 1, 64);
   no_wgmma.wgmma = false;
   EXPECT_THROW(no_wgmma.validate(test_arch()), rules::ConfigError);

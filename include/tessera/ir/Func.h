@@ -62,6 +62,9 @@ class PrimFunc {
   Buffer buffer_of(const Var &param) const;
   /// Buffer parameters in parameter order.
   std::vector<Buffer> param_buffers() const;
+  /// Whether `b` is bound to one of the parameters (the caller's data, not
+  /// an intermediate).
+  bool is_param_buffer(const Buffer &b) const;
   /// Symbolic shape variables, in order of first appearance in the parameter buffers' shapes.
   std::vector<Var> shape_vars() const;
 
