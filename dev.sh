@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # tessera developer entry point. Installs what is missing (Debian packages),
 # configures and builds into ./build, then runs one job:
-#   ./dev.sh demo   the bundled example (examples/softmax.py) end to end: format, interpret,
-#                   schedule by the rules (verified in the interpreter), then fast-tune it
-#                   (top-20 compiled with NVRTC; verified and timed on a GPU when there is one)
+#   ./dev.sh demo   builds the `tessera` program (not the tests), then the bundled example
+#                   (examples/softmax.py) end to end: format, interpret, schedule by the rules
+#                   (verified in the interpreter), then fast-tune it (top-20 compiled with
+#                   NVRTC; verified and timed on a GPU when there is one)
 #   ./dev.sh test   run the test suite (ctest; GPU tests skip without a device)
 #   ./dev.sh build  only build
 #   ./dev.sh fuzz [SECONDS]  build the libFuzzer parser target with clang and run it
@@ -17,7 +18,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")"
 APT_PKGS=(cmake ninja-build g++ ccache
           libeigen3-dev nlohmann-json3-dev libfmt-dev libcli11-dev
           libgtest-dev libgmock-dev libbenchmark-dev
-          llvm-19-dev libzstd-dev)
+          llvm-19-dev libzstd-dev libdlpack-dev)
 JOBS=${JOBS:-2}
 
 install_deps() {
@@ -57,9 +58,12 @@ install_cuda_tools() {
   return 0
 }
 
+# build [TARGET...]: configure ./build and build the targets (default: everything).
 build() {
   cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-  cmake --build build -j "$JOBS"
+  local targets=() t
+  for t in "$@"; do targets+=(--target "$t"); done
+  cmake --build build -j "$JOBS" "${targets[@]}"
 }
 
 # The device bundle: optimised, stripped, RUNPATH $ORIGIN/../lib (make-bundle.sh).
@@ -97,7 +101,7 @@ CALL
 case "${1:-}" in
   demo)
     install_deps
-    build
+    build tessera   # the program alone: the tests are built by ./dev.sh test
     echo "== tessera fmt examples/softmax.py"
     ./build/tools/tessera fmt examples/softmax.py
     echo "== tessera run examples/softmax.py --dim rows=8"

@@ -23,6 +23,7 @@
 #include <filesystem>
 
 #include "tessera/analysis/Specialize.h"
+#include "tessera/runtime/DetectArch.h"
 #include "tessera/runtime/CudaDriver.h"
 #include "tessera/script/Parser.h"
 #include "tessera/tune/DynamicKernel.h"
@@ -47,29 +48,29 @@ def main(a: T.handle, b: T.handle, c: T.handle):
             C[vi, vj] = C[vi, vj] + T.Cast("float32", A[vi, vk]) * T.Cast("float32", B[vj, vk])
 )";
 
-tune::DynamicKernel build(const std::vector<std::string> &ranges, const std::map<std::string, int64_t> &bind) {
+tuning::DynamicKernel build(const std::vector<std::string> &ranges, const std::map<std::string, int64_t> &bind) {
   static runtime::KernelCache cache(std::filesystem::temp_directory_path() / "tessera-bench-dynamic-select");
   ir::PrimFunc f = script::parse_func(kMatmul);
   if (!bind.empty()) f = analysis::specialize(f, bind);
-  tune::DynamicSpec spec{.max_kernels = 8};
-  for (const std::string &r : ranges) spec.symbols.push_back(tune::SymbolRange::parse(r));
-  return tune::DynamicKernel::create(f, spec, Arch::by_name("h100"), {.cache = &cache});
+  tuning::DynamicSpec spec{.max_kernels = 8};
+  for (const std::string &r : ranges) spec.symbols.push_back(tuning::SymbolRange::parse(r));
+  return tuning::DynamicKernel::create(f, spec, Arch::by_name("h100"), {.cache = &cache});
 }
 
 void BM_SelectOneSymbol(benchmark::State &state) {
-  static tune::DynamicKernel k = build({"m=1:4096"}, {{"n", 4096}});
+  static tuning::DynamicKernel k = build({"m=1:4096"}, {{"n", 4096}});
   int64_t sizes[64];
   for (int i = 0; i < 64; ++i) sizes[i] = 1 + (i * 2654435761u) % 4096;
   size_t i = 0;
   for (auto _ : state) {
-    tune::KernelLaunch l = k.select(&sizes[i++ & 63]);
+    tuning::KernelLaunch l = k.select(&sizes[i++ & 63]);
     benchmark::DoNotOptimize(l);
   }
 }
 BENCHMARK(BM_SelectOneSymbol);
 
 void BM_SelectTwoSymbols(benchmark::State &state) {
-  static tune::DynamicKernel k = build({"m=1:4096", "n=64:8192"}, {});
+  static tuning::DynamicKernel k = build({"m=1:4096", "n=64:8192"}, {});
   int64_t sizes[128];
   for (int i = 0; i < 64; ++i) {
     sizes[2 * i] = 1 + (i * 2654435761u) % 4096;
@@ -77,7 +78,7 @@ void BM_SelectTwoSymbols(benchmark::State &state) {
   }
   size_t i = 0;
   for (auto _ : state) {
-    tune::KernelLaunch l = k.select(&sizes[2 * (i++ & 63)]);
+    tuning::KernelLaunch l = k.select(&sizes[2 * (i++ & 63)]);
     benchmark::DoNotOptimize(l);
   }
 }
@@ -98,7 +99,7 @@ def main(a: T.handle, b: T.handle):
 /// A small elementwise kernel for n in [1, 65536], loaded on device 0, with
 /// its buffers; nullptr without a device.
 struct LaunchSetup {
-  tune::DynamicKernel kernel;
+  tuning::DynamicKernel kernel;
   runtime::DeviceBuffer a, b;
   uint64_t pointers[2] = {};
 };
@@ -106,8 +107,8 @@ LaunchSetup *launch_setup() {
   static LaunchSetup *setup = [] () -> LaunchSetup * {
     if (runtime::driver_status() != runtime::DriverStatus::Ok || runtime::device_count() == 0) return nullptr;
     static runtime::KernelCache cache(std::filesystem::temp_directory_path() / "tessera-bench-dynamic-select");
-    tune::DynamicSpec spec{.symbols = {tune::SymbolRange::parse("n=1:65536")}, .max_kernels = 4};
-    auto *s = new LaunchSetup{tune::DynamicKernel::create(script::parse_func(kScale), spec, Arch::detect(),
+    tuning::DynamicSpec spec{.symbols = {tuning::SymbolRange::parse("n=1:65536")}, .max_kernels = 4};
+    auto *s = new LaunchSetup{tuning::DynamicKernel::create(script::parse_func(kScale), spec, runtime::detect_arch(),
                                                           {.cache = &cache}),
                               runtime::DeviceBuffer(65536 * 4), runtime::DeviceBuffer(65536 * 4)};
     s->kernel.load(0);
@@ -128,7 +129,7 @@ void BM_LaunchRaw(benchmark::State &state) {
   LaunchSetup *s = launch_setup();
   if (!s) return state.SkipWithError("no CUDA device");
   int64_t n = 4096;
-  tune::BoundLaunch b = s->kernel.bind(&n, s->pointers, 2);
+  tuning::BoundLaunch b = s->kernel.bind(&n, s->pointers, 2);
   void **params = b.params();
   size_t i = 0;
   for (auto _ : state) {

@@ -29,7 +29,7 @@
 #include <string>
 #include <vector>
 
-#include "BenchEnvironment.h"
+#include "tessera/bench/BenchEnvironment.h"
 #include "tessera/runtime/CudaFunction.h"
 #include "tessera/runtime/Interpreter.h"
 #include "tessera/script/Parser.h"

@@ -21,7 +21,7 @@
 #include <iostream>
 #include <string>
 
-#include "WorkloadRunner.h"
+#include "tessera/bench/WorkloadRunner.h"
 #include "tessera/runtime/CudaDriver.h"
 
 using namespace tessera;

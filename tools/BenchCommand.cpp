@@ -2,10 +2,10 @@
 #include <fmt/format.h>
 
 #include "CommandSupport.h"
-#include "CpuSuite.h"
+#include "tessera/bench/CpuSuite.h"
 #include "Commands.h"
-#include "DynamicSuite.h"
-#include "TuneSuite.h"
+#include "tessera/bench/DynamicSuite.h"
+#include "tessera/bench/TuneSuite.h"
 
 namespace tessera::cli {
 

@@ -10,6 +10,7 @@
 
 #include "Commands.h"
 #include "tessera/tune/Database.h"
+#include "tessera/tessera.h"
 #include "tessera/runtime/CudaDriver.h"
 
 namespace tessera::cli {
@@ -85,9 +86,9 @@ LoadedFunc load_func(const std::string &file, const std::string &func, const std
 
 Arch resolve_arch(const std::string &name, std::ostream &out) {
   if (name != "auto") return Arch::by_name(name);
-  if (runtime::driver_status() == runtime::DriverStatus::Ok) return Arch::detect();
-  out << "# arch: no CUDA device, scheduling for h100 (pass --arch)\n";
-  return Arch::by_name("h100");
+  Target t = Target::detect_gpu("h100");
+  if (!t.note().empty()) out << "# arch: " << t.note() << "\n";
+  return t.arch();
 }
 
 int report_checks(const std::vector<runtime::OutputCheck> &checks, const std::string &prefix, const std::string &what,
@@ -102,13 +103,13 @@ int report_checks(const std::vector<runtime::OutputCheck> &checks, const std::st
   return status;
 }
 
-std::string default_database_path() { return tune::default_database_path(); }
+std::string default_database_path() { return tuning::default_database_path(); }
 
-std::optional<tune::Database> open_database(const std::string &option, std::ostream &err) {
+std::optional<tuning::Database> open_database(const std::string &option, std::ostream &err) {
   std::string path = option.empty() ? default_database_path() : option;
   if (path == "none") return std::nullopt;
-  tune::Database db = tune::Database::create(path);
-  for (const tune::DatabaseWarning &w : db.warnings()) err << "warning: " << w.str(path) << "\n";
+  tuning::Database db = tuning::Database::create(path);
+  for (const tuning::DatabaseWarning &w : db.warnings()) err << "warning: " << w.str(path) << "\n";
   return db;
 }
 

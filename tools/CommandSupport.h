@@ -59,6 +59,6 @@ Arch resolve_arch(const std::string &name, std::ostream &out);
 
 /// The tuning database a --db option names ("": default_database_path(),
 /// "none": none), its directory created; each skipped line a warning on `err`.
-std::optional<tune::Database> open_database(const std::string &option, std::ostream &err);
+std::optional<tuning::Database> open_database(const std::string &option, std::ostream &err);
 
 }  // namespace tessera::cli

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "tessera/analysis/Specialize.h"
+#include "tessera/runtime/DetectArch.h"
 #include "tessera/arch/Arch.h"
 #include "tessera/ir/AccessRegions.h"
 #include "tessera/ir/Functor.h"
@@ -255,6 +256,7 @@ int devices_command(std::ostream &out, std::ostream &err) {
     } else {
       out << "NVRTC not available (built without the CUDA toolkit)\n";
     }
+    out << "LLVM JIT (the CPU target): " << (runtime::llvm_jit_available() ? "yes" : "not in this build") << "\n";
     for (int i = 0; i < runtime::device_count(); ++i) {
       runtime::DeviceProperties p = runtime::query_device(i);
       out << i << ": " << p.name << ", " << p.arch() << ", " << p.sm_count << " SMs, "
@@ -502,7 +504,7 @@ int arch_command(const ArchCommandOptions &opts, std::ostream &out, std::ostream
       return 0;
     }
     if (opts.diff && !opts.detect) throw UserError("--diff compares the live device with its preset: add --detect");
-    Arch a = opts.detect ? Arch::detect(opts.device) : Arch::by_name(opts.name);
+    Arch a = opts.detect ? runtime::detect_arch(opts.device) : Arch::by_name(opts.name);
     if (opts.diff) {
       print_arch_diff(Arch::by_name(a.detected->base_preset), a, out);
       return 0;

@@ -235,6 +235,9 @@ struct TuneCommandOptions {
   /// (cpu for a function whose T.func_attr target is llvm or c, else gpu).
   std::string target = "auto";
   std::string cpu = "host";
+  /// Also write the winner as a kernel package here (tessera::load and the
+  /// dispatch library read it); "" for none.
+  std::string save;
 };
 
 struct DynamicCommandOptions {
@@ -272,7 +275,7 @@ struct DynamicCommandOptions {
 /// counters: a cold start compiles, a warm one reads the kernel cache.
 int dynamic_command(const DynamicCommandOptions &opts, std::ostream &out, std::ostream &err);
 
-/// tune::default_database_path(): $TESSERA_DB, else
+/// tuning::default_database_path(): $TESSERA_DB, else
 /// $XDG_CACHE_HOME/tessera/tuning.jsonl, else ~/.cache/tessera/tuning.jsonl.
 std::string default_database_path();
 

@@ -21,20 +21,20 @@ int dynamic_command(const DynamicCommandOptions &opts, std::ostream &out, std::o
     if (!dims.empty()) f = analysis::specialize(f, dims);
     Arch arch = resolve_arch(opts.arch, out);
     if (!(opts.budget_ms >= 0)) throw UserError("--budget-ms must be 0 or more, got " + fmt::format("{}", opts.budget_ms));
-    tune::DynamicSpec spec = tune::DynamicSpec::parse(opts.ranges, opts.hot, opts.max_kernels);
+    tuning::DynamicSpec spec = tuning::DynamicSpec::parse(opts.ranges, opts.hot, opts.max_kernels);
     spec.cells_per_octave = opts.cells_per_octave;
-    tune::DynamicPlan plan = tune::plan_dynamic(f, spec, arch);
+    tuning::DynamicPlan plan = tuning::plan_dynamic(f, spec, arch);
     out << fmt::format("# tessera dynamic {} ({}) for {}\n", f.name(), opts.file, arch.name);
     out << plan.table();
 
-    std::optional<tune::DynamicKernel> built;  // its plan carries the measurements
+    std::optional<tuning::DynamicKernel> built;  // its plan carries the measurements
     if (opts.build || opts.measure) {
       // The plan's kernels, built once and kept (the kernel cache holds the
       // cubins and the plan's manifest: the next start builds nothing).
       std::optional<runtime::KernelCache> cache;
       if (opts.cache != "none") cache.emplace(opts.cache.empty() ? runtime::KernelCache::default_dir()
                                                                  : std::filesystem::path(opts.cache));
-      tune::DynamicKernel k = std::move(tune::DynamicKernel::create_many(
+      tuning::DynamicKernel k = std::move(tuning::DynamicKernel::create_many(
           {{f, spec, &plan}}, arch, {.cache = cache ? &*cache : nullptr, .threads = opts.threads})[0]);
       out << "# " << k.counters().str() << "\n";
       if (cache) out << "# kernel cache: " << cache->dir().string() << "\n";
@@ -43,9 +43,9 @@ int dynamic_command(const DynamicCommandOptions &opts, std::ostream &out, std::o
           out << "# measure: no CUDA device (" << runtime::driver_message()
               << "): the cells keep the plan's predicted kernels\n";
         } else {
-          std::optional<tune::Database> db = open_database(opts.db, err);
+          std::optional<tuning::Database> db = open_database(opts.db, err);
           k.load(0);
-          tune::DynamicMeasureReport r =
+          tuning::DynamicMeasureReport r =
               k.measure(k.device_timer(0), {.budget_ms = opts.budget_ms,
                                             .db = db ? &*db : nullptr,
                                             .cache = cache ? &*cache : nullptr,

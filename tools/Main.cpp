@@ -122,6 +122,8 @@ int main(int argc, char **argv) {
   tune_cmd->add_flag("--no-measure", tune.no_measure, "Stop at the cubin even with a device");
   tune_cmd->add_flag("--no-sass", tune.no_sass, "Do not summarise the candidates' SASS (cuobjdump)");
   tune_cmd->add_option("--func", tune.func, "Function of a module (default: the only one, or main)");
+  tune_cmd->add_option("--save", tune.save,
+                       "Also write the winner as a kernel package (tessera::load, tessera::dispatch)");
   tune_cmd->add_option("--target", tune.target,
                        "gpu, cpu (every CPU schedule built by the LLVM JIT, checked and timed on this machine), or "
                        "auto: cpu for a function whose T.func_attr target is llvm or c")

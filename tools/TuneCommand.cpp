@@ -15,6 +15,7 @@
 #include "tessera/tune/Database.h"
 #include "tessera/support/DataPaths.h"
 #include "tessera/tune/FastTune.h"
+#include "tessera/tessera.h"
 
 namespace tessera::cli {
 
@@ -40,10 +41,10 @@ class ProgressBar {
 
 /// The order of the table: by time when measured (failures last), else by
 /// the policy's rank (the default after the policy's candidates).
-std::vector<size_t> ranking(const tune::TuneResult &r) {
+std::vector<size_t> ranking(const tuning::TuneResult &r) {
   std::vector<size_t> order(r.candidates.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  auto ok = [&](size_t i) { return r.candidates[i].status == tune::CandidateStatus::Ok; };
+  auto ok = [&](size_t i) { return r.candidates[i].status == tuning::CandidateStatus::Ok; };
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     if (ok(a) != ok(b)) return ok(a);
     if (r.measured && ok(a)) return r.candidates[a].time_us < r.candidates[b].time_us;
@@ -59,14 +60,14 @@ std::string format_kb(int64_t bytes) {
 /// The table's SASS column: widest global load / widest global store (bytes)
 /// / local loads and stores, "16/16/0"; "!" marks a warning, "?" a failed
 /// disassembly, "-" a candidate that did not build.
-std::string sass_cell(const tune::CandidateReport &c) {
+std::string sass_cell(const tuning::CandidateReport &c) {
   if (!c.sass) return c.sass_error.empty() ? "-" : "?";
   const runtime::SassSummary &s = *c.sass;
   return fmt::format("{}/{}/{}{}", s.widest_global_load(), s.widest_global_store(), s.local_loads + s.local_stores,
                      c.sass_warning.empty() ? "" : " !");
 }
 
-void print_table(const tune::TuneResult &r, std::ostream &out) {
+void print_table(const tuning::TuneResult &r, std::ostream &out) {
   double base = r.default_index >= 0 && r.candidates[r.default_index].measured
                     ? r.candidates[r.default_index].time_us
                     : 0;
@@ -78,20 +79,20 @@ void print_table(const tune::TuneResult &r, std::ostream &out) {
                      sass_col("ld/st/lcl"), "origin", "config");
   int rank = 0;
   for (size_t i : ranking(r)) {
-    const tune::CandidateReport &c = r.candidates[i];
-    bool ok = c.status == tune::CandidateStatus::Ok;
+    const tuning::CandidateReport &c = r.candidates[i];
+    bool ok = c.status == tuning::CandidateStatus::Ok;
     std::string time = !ok ? "-" : r.measured ? fmt::format("{:.2f}", c.time_us)
                                               : (c.policy_score > 0 ? fmt::format("{:.2f}", c.policy_score) : "-");
     std::string vs = ok && r.measured && base > 0 && c.time_us > 0 ? fmt::format("{:.2f}x", base / c.time_us) : "-";
     out << fmt::format("{:>4}  {:>10}  {:>8}  {:<14}  {:>4}  {:>6}  {}{:<20}  {}\n", ++rank, time, vs,
-                       tune::to_string(c.status), ok ? std::to_string(c.registers) : "-",
+                       tuning::to_string(c.status), ok ? std::to_string(c.registers) : "-",
                        ok ? format_kb(c.shared_bytes) : "-", sass_col(sass_cell(c)),
                        c.origin + (int(i) == r.best ? " *" : ""), c.config);
     if (!ok) out << "        " << c.error.substr(0, c.error.find('\n')) << "\n";
   }
   if (sass) out << "# ld/st/lcl: the widest global load and store in bytes, local loads + stores (SASS)\n";
   // What the machine code contradicts, candidate by candidate (warnings, not failures).
-  for (const tune::CandidateReport &c : r.candidates) {
+  for (const tuning::CandidateReport &c : r.candidates) {
     if (!c.sass_warning.empty()) out << "# warning: " << c.origin << ": " << c.sass_warning << "\n";
     if (!c.sass_error.empty())
       out << "# sass: " << c.origin << ": " << c.sass_error.substr(0, c.sass_error.find('\n')) << "\n";
@@ -99,10 +100,10 @@ void print_table(const tune::TuneResult &r, std::ostream &out) {
 }
 
 /// Writes the winner's CUDA C, cubins and scheduled TVMScript; returns the paths.
-std::vector<std::string> write_best(const tune::TuneResult &r, const std::string &dir, const std::string &name,
+std::vector<std::string> write_best(const tuning::TuneResult &r, const std::string &dir, const std::string &name,
                                     const Arch &arch) {
   std::filesystem::create_directories(dir);
-  const tune::CandidateReport &w = r.winner();
+  const tuning::CandidateReport &w = r.winner();
   std::vector<std::string> paths;
   auto write = [&](const std::string &path, const void *data, size_t n) {
     std::ofstream f(path, std::ios::binary);
@@ -135,19 +136,19 @@ int tune_command(const TuneCommandOptions &opts, std::ostream &out, std::ostream
     Arch arch = resolve_arch(opts.arch, out);
     if (opts.topk < 1) throw UserError("--topk must be at least 1, got " + std::to_string(opts.topk));
 
-    std::optional<tune::Database> db = open_database(opts.db, err);
+    std::optional<tuning::Database> db = open_database(opts.db, err);
 
     std::optional<runtime::KernelCache> cache;
     if (opts.cache != "none") cache.emplace(opts.cache.empty() ? runtime::KernelCache::default_dir() : std::filesystem::path(opts.cache));
 
     ProgressBar bar(err, opts.progress && isatty(STDERR_FILENO));
-    tune::TuneOptions to{.topk = opts.topk, .rule = opts.rule, .threads = opts.threads, .measure = !opts.no_measure,
+    tuning::TuneOptions to{.topk = opts.topk, .rule = opts.rule, .threads = opts.threads, .measure = !opts.no_measure,
                         .read_sass = !opts.no_sass};
     to.oracle = runtime::parse_oracle(opts.oracle);
     to.db = db ? &*db : nullptr;
     to.kernel_cache = cache ? &*cache : nullptr;
     to.progress = [&](const std::string &phase, int done, int total) { bar.update(phase, done, total); };
-    tune::TuneResult r = tune::fast_tune(f, arch, to);
+    tuning::TuneResult r = tuning::fast_tune(f, arch, to);
 
     out << fmt::format("# tessera tune {} ({}) for {}\n", f.name(), opts.file, r.arch);
     if (r.from_db) {
@@ -167,7 +168,7 @@ int tune_command(const TuneCommandOptions &opts, std::ostream &out, std::ostream
       if (!r.sass_note.empty()) out << "# " << r.sass_note << "\n";
       if (!r.reference.empty()) out << "# reference computed by: " << r.reference << "\n";
       print_table(r, out);
-      const tune::TunePhases &p = r.phases;
+      const tuning::TunePhases &p = r.phases;
       out << fmt::format(
           "# phases (ms): match {:.1f}, policy {:.1f}, schedule {:.1f}, codegen {:.1f}, nvrtc {:.1f} "
           "(compile wall {:.1f}), sass {:.1f}, reference {:.1f}, measure {:.1f}, total {:.1f}\n",
@@ -192,9 +193,16 @@ int tune_command(const TuneCommandOptions &opts, std::ostream &out, std::ostream
       for (const std::string &p : paths) out << " " << p;
       out << "\n";
     }
+    if (!opts.save.empty()) {
+      // The package's cubins are the winner's (compiled again only when the
+      // database answered), through the same kernel cache.
+      kernel_of(r, Target::gpu(arch), opts.cache == "none" ? "" : opts.cache.empty() ? "default" : opts.cache)
+          .save(opts.save);
+      out << "# kernel package: " << opts.save << "\n";
+    }
     if (!opts.json.empty()) {
       std::ofstream j(opts.json);
-      j << tune::to_json(r).dump(2) << "\n";
+      j << tuning::to_json(r).dump(2) << "\n";
       if (!j) throw UserError("cannot write '" + opts.json + "'");
     }
     return 0;

@@ -96,7 +96,7 @@ VerifyPlan plan_verification(const ScheduleCommandOptions &opts, const ir::PrimF
   p.limit = p.jit ? std::max(opts.verify_limit, llvm_limit) : opts.verify_limit;
   p.instead = f.shape_vars().empty() ? "its sizes are fixed in the program: let `tessera tune` verify it on a GPU"
                                      : "bind smaller sizes with --dim, or let `tessera tune` verify on a GPU";
-  p.iterations = tune::loop_iterations(f, dims);
+  p.iterations = tuning::loop_iterations(f, dims);
   if (p.iterations > p.limit)
     p.refusal = fmt::format(
         "--verify would {} {:.3g} loop iterations twice (the original in float64, then the scheduled function), at "
@@ -106,7 +106,7 @@ VerifyPlan plan_verification(const ScheduleCommandOptions &opts, const ir::PrimF
         p.jit ? fmt::format(" per core ({} here)", cores) : "");
   // And when its arrays would not fit: a process the kernel kills for
   // memory tells the user nothing.
-  const double need = tune::verification_bytes(f, dims), have = tune::available_memory_bytes();
+  const double need = tuning::verification_bytes(f, dims), have = tuning::available_memory_bytes();
   if (have > 0 && need > 0.75 * have)
     throw UserError(fmt::format(
         "--verify would hold about {:.1f} GiB (the arguments, and the float64 reference with its error bounds) of "
@@ -190,7 +190,7 @@ int verify_sampled_blocks(const ScheduleCommandOptions &opts, const VerifyPlan &
   }
   if (automatic && double(plan.iterations) * share > double(plan.limit))
     throw refuse(fmt::format("{} are still {:.3g} loop iterations", sample.str(), double(plan.iterations) * share));
-  if (int64_t n = tune::loop_iterations(coverage, dims); n > plan.limit)
+  if (int64_t n = tuning::loop_iterations(coverage, dims); n > plan.limit)
     throw refuse(fmt::format("its stores alone are {:.3g} loop iterations", double(n)));
 
   const std::vector<runtime::NDArray> inputs = runtime::make_random_args(f, dims, opts.seed);
@@ -216,8 +216,8 @@ int verify_sampled_blocks(const ScheduleCommandOptions &opts, const VerifyPlan &
   runtime::ReferenceProgram narrowed = program;
   // The reference's work as a share of the whole reference's (which stores
   // each value with its error terms), in the original's iterations.
-  const double whole = double(std::max<int64_t>(tune::loop_iterations(program.func, dims), 1));
-  auto reference_work = [&] { return double(plan.iterations) * double(tune::loop_iterations(narrowed.func, dims)) / whole; };
+  const double whole = double(std::max<int64_t>(tuning::loop_iterations(program.func, dims), 1));
+  auto reference_work = [&] { return double(plan.iterations) * double(tuning::loop_iterations(narrowed.func, dims)) / whole; };
   for (size_t ranges : {size_t(16), size_t(4), size_t(2), size_t(1)}) {
     for (size_t i = 0; i < written.size(); ++i)
       if (written[i]) keep[i] = runtime::marked_ranges(only[i], got[i].shape(), ranges);

@@ -31,6 +31,7 @@
 #include <fmt/format.h>
 
 #include "tessera/analysis/Specialize.h"
+#include "tessera/runtime/DetectArch.h"
 #include "tessera/arch/Arch.h"
 #include "tessera/runtime/CudaDriver.h"
 #include "tessera/script/Parser.h"
@@ -76,21 +77,21 @@ struct Options {
 /// in one NVRTC wave); one row each. With --measure and a GPU, the cells are
 /// measured afterwards (the next start uses what was measured).
 double start(const std::vector<Operator> &ops, const std::vector<ir::PrimFunc> &funcs, const Arch &arch,
-             const tune::KernelStore::Paths &paths, const Options &o, const char *what, bool measure) {
-  tune::KernelStore store(paths);
+             const tuning::KernelStore::Paths &paths, const Options &o, const char *what, bool measure) {
+  tuning::KernelStore store(paths);
   auto t0 = std::chrono::steady_clock::now();
-  std::vector<tune::DynamicRequest> requests;
+  std::vector<tuning::DynamicRequest> requests;
   for (size_t i = 0; i < ops.size(); ++i) {
-    tune::DynamicSpec spec = tune::DynamicSpec::parse(ops[i].ranges, ops[i].hot, o.max_kernels);
+    tuning::DynamicSpec spec = tuning::DynamicSpec::parse(ops[i].ranges, ops[i].hot, o.max_kernels);
     requests.push_back({funcs[i], spec});
   }
-  std::vector<tune::DynamicKernel> kernels = store.create(requests, arch);
+  std::vector<tuning::DynamicKernel> kernels = store.create(requests, arch);
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  tune::DynamicKernelCounters sum;
+  tuning::DynamicKernelCounters sum;
   std::cout << fmt::format("\n{} start\n{:<18} {:<20} {:>6} {:>8} {:>14} {:>10} {:>7} {:>6} {:>9}\n", what, "operator",
                            "rule", "cells", "kernels", "regret geo/max", "pow2 geo", "nvrtc", "read", "plan ms");
   for (size_t i = 0; i < ops.size(); ++i) {
-    const tune::DynamicKernelCounters &c = kernels[i].counters();
+    const tuning::DynamicKernelCounters &c = kernels[i].counters();
     const rules::Json &p = kernels[i].plan();
     double pow2 = 0;
     for (const rules::Json &b : p.at("baselines"))
@@ -113,7 +114,7 @@ double start(const std::vector<Operator> &ops, const std::vector<ir::PrimFunc> &
     } else {
       for (size_t i = 0; i < ops.size(); ++i) {
         kernels[i].load(0);
-        tune::DynamicMeasureReport r =
+        tuning::DynamicMeasureReport r =
             store.measure(kernels[i], kernels[i].device_timer(0), o.measure_ms / double(ops.size()));
         std::cout << fmt::format("# {}: {}\n", ops[i].name, r.str());
       }
@@ -136,14 +137,14 @@ int main(int argc, char **argv) {
   CLI11_PARSE(app, argc, argv);
   try {
     Arch arch = !o.arch.empty() ? Arch::by_name(o.arch) : Arch::by_name("h100");
-    if (o.arch.empty() && runtime::driver_status() == runtime::DriverStatus::Ok) arch = Arch::detect();
+    if (o.arch.empty() && runtime::driver_status() == runtime::DriverStatus::Ok) arch = runtime::detect_arch();
     std::filesystem::path dir = o.cache;
     bool temporary = dir.empty();
     if (temporary) {
       dir = std::filesystem::temp_directory_path() /
             fmt::format("tessera-dynamic-startup-{}", std::chrono::steady_clock::now().time_since_epoch().count());
     }
-    tune::KernelStore::Paths paths{dir / "kernels", (dir / "tuning.jsonl").string()};
+    tuning::KernelStore::Paths paths{dir / "kernels", (dir / "tuning.jsonl").string()};
     std::vector<ir::PrimFunc> funcs;
     for (const Operator &op : kLayer) {
       ir::PrimFunc f = script::parse_file(std::string(TESSERA_SOURCE_DIR) + "/" + op.file).funcs.at(0);

@@ -118,6 +118,36 @@ std::vector<std::string> Arch::search_path() {
   return dirs;
 }
 
+namespace {
+
+/// arch/*.json as the build found them (EmbedPresets.cmake): file name, text.
+const std::pair<const char *, const char *> kBuiltinPresets[] = {
+#include "ArchPresets.inc"
+};
+
+/// `a`, checked to be named as its file.
+Arch named_as_file(Arch a, const std::string &source, const std::string &stem) {
+  // The file name is what people type and what `ls arch/` shows: it must
+  // not silently disagree with the name the tuning database records.
+  if (a.name != stem)
+    throw ArchError(source, {{"/name", fmt::format("\"{}\" differs from the file name; name the file "
+                                                   "{}.json or change the name",
+                                                   a.name, a.name)}});
+  return a;
+}
+
+}  // namespace
+
+std::vector<Arch> Arch::builtin_presets() {
+  std::vector<Arch> out;
+  for (const auto &[file, text] : kBuiltinPresets) {
+    const std::string source = std::string("<built-in>/arch/") + file;
+    const std::string stem = fs::path(file).stem().string();
+    out.push_back(named_as_file(parse(text, source), source, stem));
+  }
+  return out;
+}
+
 std::vector<Arch> Arch::presets() {
   // Files are read on every call (there are a handful, each a few KB): a
   // cache would hide edits and TESSERA_ARCH_PATH changes from a running tuner.
@@ -130,16 +160,13 @@ std::vector<Arch> Arch::presets() {
       if (e.is_regular_file() && e.path().extension() == ".json") files.push_back(e.path());
     std::sort(files.begin(), files.end());
     for (const fs::path &file : files) {
-      Arch a = load(file.string());
-      // The file name is what people type and what `ls arch/` shows: it must
-      // not silently disagree with the name the tuning database records.
-      if (a.name != file.stem().string())
-        throw ArchError(file.string(), {{"/name", fmt::format("\"{}\" differs from the file name; name the file "
-                                                              "{}.json or change the name",
-                                                              a.name, a.name)}});
+      Arch a = named_as_file(load(file.string()), file.string(), file.stem().string());
       by_name.try_emplace(a.name, std::move(a));
     }
   }
+  // What no directory has: the presets compiled in (an installed library
+  // used from a program with no data folder).
+  for (Arch &a : builtin_presets()) by_name.try_emplace(a.name, std::move(a));
   std::vector<Arch> out;
   for (auto &[name, a] : by_name) out.push_back(std::move(a));
   return out;

@@ -1,7 +1,9 @@
 //===- lib/arch/Detect.cpp - An Arch from a live device --------------------===//
 //
 // The driver knows the limits, the memory sizes and the clocks exactly; it
-// knows nothing of peak throughputs or tensor-core shapes. from_device takes
+// knows nothing of peak throughputs or tensor-core shapes. from_device (a pure
+// function of what the driver reported: runtime::detect_arch, beside the
+// driver, queries the device and calls it) takes
 // the first from the device and the rest from the closest preset, scaling the
 // peaks by how much more (or less) SM x clock the device has, and records the
 // provenance of every field it did not simply copy.
@@ -117,15 +119,6 @@ Arch Arch::from_device(const runtime::DeviceProperties &p, const std::vector<Arc
   std::vector<ArchProblem> problems = check_arch(a);
   if (!problems.empty()) throw ArchError(fmt::format("device {} ({})", p.ordinal, p.name), std::move(problems));
   return a;
-}
-
-Arch Arch::detect(int device) {
-  if (runtime::driver_status() != runtime::DriverStatus::Ok)
-    throw UserError("cannot detect the GPU: no CUDA device (" + runtime::driver_message() + ")");
-  if (device < 0 || device >= runtime::device_count())
-    throw UserError(fmt::format("cannot detect the GPU: device {} does not exist ({} device(s))", device,
-                                runtime::device_count()));
-  return from_device(runtime::query_device(device), presets());
 }
 
 }  // namespace tessera

@@ -88,7 +88,7 @@ int64_t align_up(int64_t bytes) {
 
 class CodegenCUDA : public CodegenC {
  public:
-  explicit CodegenCUDA(const CudaArch &arch) : arch_(arch) {}
+  explicit CodegenCUDA(CudaTarget arch) : arch_(std::move(arch)) {}
 
   std::string generate(const lower::LoweredFunc &f) {
     // Launch variables first, so that program names that clash get a suffix.
@@ -704,7 +704,7 @@ class CodegenCUDA : public CodegenC {
     throw CodegenError("T.reinterpret from " + from.str() + " to " + to.str() + " is not supported");
   }
 
-  const CudaArch &arch_;
+  const CudaTarget arch_;
   bool uses_fp16_ = false, uses_bf16_ = false;
   bool lanes_are_warp_ = false;  ///< threadIdx.x has exactly 32 threads
   bool lanes_are_warpgroups_ = false;  ///< threadIdx.x has a multiple of 128 threads
@@ -724,7 +724,7 @@ std::string cuda_kernel_name(const lower::LoweredFunc &f) {
 }
 
 std::string codegen_cuda(const lower::LoweredFunc &f, const CudaOptions &opts) {
-  return CodegenCUDA(cuda_arch(opts.arch)).generate(f);
+  return CodegenCUDA(cuda_target(opts.arch)).generate(f);
 }
 
 std::string codegen_cuda(const PrimFunc &f, const CudaOptions &opts) { return codegen_cuda(lower::lower(f), opts); }

@@ -1,6 +1,8 @@
 //===- lib/ir/Tma.cpp - Hopper's tensor copies: boxes and their rules ------===//
 #include "tessera/ir/Tma.h"
 
+#include "tessera/support/TensorMapLimits.h"
+
 #include <algorithm>
 
 #include "tessera/ir/Wgmma.h"
@@ -36,22 +38,10 @@ int64_t Box::shared_address(int64_t start, const int64_t *index) const {
   return wgmma::SmemLayout{swizzle_bytes, 0, 0}.swizzle(start + offset * elem_bytes);
 }
 
+static_assert(kMaxDims == support::kTensorMapMaxDims, "ir/Tma.h and support/TensorMapLimits.h disagree");
+
 std::string check_tensor(const std::vector<int64_t> &shape, int elem_bytes) {
-  if (shape.empty() || static_cast<int>(shape.size()) > kMaxDims)
-    return "a tensor map describes 1 to " + std::to_string(kMaxDims) + " dimensions, not " +
-           std::to_string(shape.size());
-  int64_t stride = elem_bytes;
-  for (size_t d = shape.size(); d-- > 0;) {
-    if (shape[d] < 1 || shape[d] > (int64_t{1} << 32))
-      return "dimension " + std::to_string(d) + " is " + std::to_string(shape[d]) +
-             "; a tensor map's dimensions are 1 to 2^32";
-    if (d + 1 < shape.size() && (stride % 16 != 0 || stride >= (int64_t{1} << 40)))
-      return "dimension " + std::to_string(d) + " steps " + std::to_string(stride) +
-             " bytes; a tensor map's strides are multiples of 16 bytes below 2^40 (make the rows a multiple of " +
-             std::to_string(16 / std::min<int64_t>(16, elem_bytes)) + " elements)";
-    stride *= shape[d];
-  }
-  return {};
+  return support::tensor_map_shape_problem(shape, elem_bytes);
 }
 
 }  // namespace tessera::ir::tma

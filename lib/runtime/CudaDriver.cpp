@@ -16,7 +16,6 @@
 #include <mutex>
 
 #include "DriverApi.h"
-#include "tessera/runtime/NDArray.h"
 
 namespace tessera::runtime {
 
@@ -332,12 +331,6 @@ DeviceBuffer::DeviceBuffer(size_t bytes, int device) : size_(bytes), device_(dev
   ptr_ = p;
 }
 
-DeviceBuffer DeviceBuffer::from_host(const NDArray &a, int device) {
-  DeviceBuffer b(a.nbytes(), device);
-  b.copy_from(a);
-  return b;
-}
-
 DeviceBuffer::~DeviceBuffer() {
   // A destructor must not throw; a failing free (the context is being torn
   // down at exit) leaks nothing that outlives the process.
@@ -379,9 +372,6 @@ void DeviceBuffer::copy_to_host(void *dst, size_t bytes) const {
   Device::get(device_);
   cu::check(cu::api().cuMemcpyDtoH(dst, ptr_, bytes), "cuMemcpyDtoH", std::to_string(bytes) + " bytes");
 }
-
-void DeviceBuffer::copy_from(const NDArray &a) { copy_from_host(a.data(), a.nbytes()); }
-void DeviceBuffer::copy_to(NDArray &a) const { copy_to_host(a.data(), a.nbytes()); }
 
 void DeviceBuffer::enqueue_copy_from(const DeviceBuffer &src, size_t bytes) {
   if (bytes > size_ || bytes > src.size_)

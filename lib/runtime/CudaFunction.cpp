@@ -17,7 +17,7 @@
 #include "tessera/ir/Functor.h"
 #include "tessera/ir/Op.h"
 #include "tessera/lower/TensorMaps.h"
-#include "tessera/runtime/TensorMap.h"
+#include "tessera/runtime/TmaEncoding.h"
 #include "tessera/script/Printer.h"
 #include "SolveDimension.h"
 

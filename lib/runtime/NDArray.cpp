@@ -27,6 +27,22 @@ NDArray::NDArray(DataType dtype, std::vector<int64_t> shape) : dtype_(dtype), sh
   bytes_.assign(static_cast<size_t>(numel_) * dtype.bytes(), 0);
 }
 
+NDArray NDArray::wrap(DataType dtype, std::vector<int64_t> shape, void *data) {
+  NDArray a(dtype, {});  // checks the dtype; the shape is checked below
+  a.shape_ = std::move(shape);
+  a.numel_ = 1;
+  for (size_t d = 0; d < a.shape_.size(); ++d) {
+    if (a.shape_[d] < 0)
+      throw UserError("array dimension " + std::to_string(d) + " is negative: " + std::to_string(a.shape_[d]));
+    a.numel_ *= a.shape_[d];
+  }
+  a.bytes_.clear();
+  a.external_bytes_ = static_cast<size_t>(a.numel_) * dtype.bytes();
+  if (!data && a.external_bytes_ > 0) throw UserError("cannot wrap a null pointer as an array of " + dtype.str());
+  a.external_ = static_cast<uint8_t *>(data);
+  return a;
+}
+
 static void check_flat(const NDArray &a, int64_t flat) {
   if (flat < 0 || flat >= a.numel())
     throw UserError("element " + std::to_string(flat) + " is out of range for " + a.type_str());
@@ -34,7 +50,7 @@ static void check_flat(const NDArray &a, int64_t flat) {
 
 double NDArray::get(int64_t flat) const {
   check_flat(*this, flat);
-  const uint8_t *p = bytes_.data() + flat * dtype_.bytes();
+  const uint8_t *p = data() + flat * dtype_.bytes();
   auto rd = [p]<typename T>(T) {
     T v;
     std::memcpy(&v, p, sizeof(T));
@@ -57,7 +73,7 @@ double NDArray::get(int64_t flat) const {
 int64_t NDArray::get_int(int64_t flat) const {
   check_flat(*this, flat);
   if (dtype_.is_float()) return static_cast<int64_t>(std::trunc(get(flat)));
-  const uint8_t *p = bytes_.data() + flat * dtype_.bytes();
+  const uint8_t *p = data() + flat * dtype_.bytes();
   if (dtype_.is_bool()) return *p != 0;
   bool s = dtype_.is_int();
   switch (dtype_.bits()) {
@@ -86,7 +102,7 @@ void NDArray::set_int(int64_t flat, int64_t v) {
     set(flat, static_cast<double>(v));
     return;
   }
-  uint8_t *p = bytes_.data() + flat * dtype_.bytes();
+  uint8_t *p = data() + flat * dtype_.bytes();
   if (dtype_.is_bool()) {
     *p = v != 0;
     return;
@@ -97,7 +113,7 @@ void NDArray::set_int(int64_t flat, int64_t v) {
 
 void NDArray::set(int64_t flat, double v) {
   check_flat(*this, flat);
-  uint8_t *p = bytes_.data() + flat * dtype_.bytes();
+  uint8_t *p = data() + flat * dtype_.bytes();
   if (dtype_.is_bool()) {
     *p = v != 0;
     return;
@@ -153,15 +169,15 @@ void NDArray::fill_random(std::mt19937_64 &rng) {
 }
 
 void NDArray::fill_random_bits(std::mt19937_64 &rng) {
-  for (uint8_t &byte : bytes_) byte = static_cast<uint8_t>(rng() >> 56);
+  for (size_t i = 0; i < nbytes(); ++i) data()[i] = static_cast<uint8_t>(rng() >> 56);
 }
 
 void NDArray::fill_random_bfloat16_halves(std::mt19937_64 &rng) {
   if (dtype_.bits() < 16) throw UserError("bfloat16 halves do not fit elements of " + dtype_.str());
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  for (size_t i = 0; i + 1 < bytes_.size(); i += 2) {
+  for (size_t i = 0; i + 1 < nbytes(); i += 2) {
     uint16_t h = float_to_bfloat16_bits(u(rng));
-    std::memcpy(&bytes_[i], &h, 2);
+    std::memcpy(data() + i, &h, 2);
   }
 }
 

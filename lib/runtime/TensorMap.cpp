@@ -6,6 +6,7 @@
 
 #include "DriverApi.h"
 #include "tessera/runtime/CudaDriver.h"
+#include "tessera/support/TensorMapLimits.h"
 
 namespace tessera::runtime {
 
@@ -29,78 +30,25 @@ TensorMapSwizzle swizzle_of(int swizzle_bytes) {
     case 64: return TensorMapSwizzle::Bytes64;
     case 128: return TensorMapSwizzle::Bytes128;
   }
-  // Box::check refuses every other value before this is reached.
-  TESSERA_UNREACHABLE("a swizzle of " << swizzle_bytes << " bytes passed Box::check");
-  return TensorMapSwizzle::None;
-}
-
-/// The tensor-map type of `dtype`, or none.
-std::optional<TensorMapDataType> data_type_of(ir::DataType dtype) {
-  if (dtype.lanes() == 1) {
-    switch (dtype.code()) {
-      case ir::TypeCode::Float:
-        if (dtype.bits() == 16) return TensorMapDataType::Float16;
-        if (dtype.bits() == 32) return TensorMapDataType::Float32;
-        if (dtype.bits() == 64) return TensorMapDataType::Float64;
-        break;
-      case ir::TypeCode::BFloat:
-        if (dtype.bits() == 16) return TensorMapDataType::BFloat16;
-        break;
-      // A copy moves bits: signed integers without a signed type of their
-      // width go as unsigned ones (there is no INT8 or INT16 in cuda.h).
-      case ir::TypeCode::Int:
-        if (dtype.bits() == 8) return TensorMapDataType::UInt8;
-        if (dtype.bits() == 16) return TensorMapDataType::UInt16;
-        if (dtype.bits() == 32) return TensorMapDataType::Int32;
-        if (dtype.bits() == 64) return TensorMapDataType::Int64;
-        break;
-      case ir::TypeCode::UInt:
-        if (dtype.bits() == 8) return TensorMapDataType::UInt8;
-        if (dtype.bits() == 16) return TensorMapDataType::UInt16;
-        if (dtype.bits() == 32) return TensorMapDataType::UInt32;
-        if (dtype.bits() == 64) return TensorMapDataType::UInt64;
-        break;
-      case ir::TypeCode::Bool:
-      case ir::TypeCode::Handle:
-        break;
-    }
-  }
-  return std::nullopt;
-}
-
-std::string unsupported_type(ir::DataType dtype) {
-  return "TMA cannot copy elements of type " + dtype.str() +
-         ": a tensor map holds 8-, 16-, 32- or 64-bit integers, float16, bfloat16, float32 or float64";
+  throw UserError("a tensor map swizzles 0, 32, 64 or 128 bytes, not " + std::to_string(swizzle_bytes));
 }
 
 }  // namespace
 
-TensorMapDataType tensor_map_data_type(ir::DataType dtype) {
-  if (auto t = data_type_of(dtype)) return *t;
-  throw UserError(unsupported_type(dtype));
-}
-
-TensorMapEncoding tensor_map_encoding(const ir::tma::Box &box, ir::DataType dtype, const std::vector<int64_t> &shape,
+TensorMapEncoding tensor_map_encoding(const TensorMapBox &box, const std::vector<int64_t> &shape,
                                       const std::string &tensor) {
-  const std::string what = "T.tma_load from " + describe(tensor) + " of shape " + shape_str(shape) + " and type " +
-                           dtype.str();
-  TensorMapEncoding e;
-  e.tensor = tensor;
-  if (auto t = data_type_of(dtype)) e.data_type = *t;
-  else throw UserError(what + ": " + unsupported_type(dtype));
-  const int elem_bytes = dtype.bytes();
-  if (std::string bad = box.check(); !bad.empty()) throw UserError(what + ": " + bad);
-  if (std::string bad = ir::tma::check_tensor(shape, elem_bytes); !bad.empty()) throw UserError(what + ": " + bad);
+  const std::string what = "the tensor map of " + describe(tensor) + " of shape " + shape_str(shape);
+  if (std::string bad = support::tensor_map_shape_problem(shape, box.element_bytes); !bad.empty())
+    throw UserError(what + ": " + bad);
   if (box.extent.size() != shape.size())
     throw UserError(what + ": the box has " + std::to_string(box.extent.size()) + " dimensions, the tensor " +
                     std::to_string(shape.size()) + "; a tensor map's box has one extent per dimension");
-  if (box.elem_bytes != elem_bytes)
-    throw UserError(what + ": the box is of " + std::to_string(box.elem_bytes) + "-byte elements, the tensor's are " +
-                    std::to_string(elem_bytes) + " bytes");
-
+  TensorMapEncoding e;
+  e.tensor = tensor;
+  e.data_type = box.data_type;
   e.rank = static_cast<uint32_t>(shape.size());
   // The driver takes every array innermost dimension first.
-  uint64_t stride = static_cast<uint64_t>(elem_bytes);
+  uint64_t stride = static_cast<uint64_t>(box.element_bytes);
   for (size_t d = shape.size(); d-- > 0;) {
     e.global_dim.push_back(static_cast<uint64_t>(shape[d]));
     e.box_dim.push_back(static_cast<uint32_t>(box.extent[d]));

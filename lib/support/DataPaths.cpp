@@ -13,7 +13,7 @@ namespace fs = std::filesystem;
 namespace {
 
 struct Roots {
-  fs::path data, shared;
+  fs::path data;
   std::string origin;
 };
 
@@ -27,15 +27,16 @@ Roots find_roots() {
     fs::path root(home);
     if (!has_arch(root))
       throw UserError("TESSERA_HOME='" + root.string() + "' has no arch/ folder (unset it to use the source tree)");
-    return {root, root / "shared", "TESSERA_HOME"};
+    return {root, "TESSERA_HOME"};
   }
   std::error_code ec;
   fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
-    fs::path data = exe.parent_path().parent_path() / "data";
-    if (has_arch(data)) return {data, data / "shared", "bundle"};
+    fs::path prefix = exe.parent_path().parent_path();
+    if (has_arch(prefix / "data")) return {prefix / "data", "bundle"};
+    if (has_arch(prefix / "share" / "tessera")) return {prefix / "share" / "tessera", "install"};
   }
-  return {fs::path(TESSERA_SOURCE_DIR), fs::path(TESSERA_SHARED_DIR), "source tree"};
+  return {fs::path(TESSERA_SOURCE_DIR), "source tree"};
 }
 
 const Roots &roots() {
@@ -46,7 +47,6 @@ const Roots &roots() {
 }  // namespace
 
 const fs::path &data_root() { return roots().data; }
-const fs::path &shared_root() { return roots().shared; }
 std::string data_root_origin() { return roots().origin; }
 
 fs::path user_cache_path(const char *override_env, const std::string &leaf, const fs::path &fallback) {

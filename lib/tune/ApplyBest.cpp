@@ -5,7 +5,7 @@
 
 #include "tessera/rules/Rule.h"
 
-namespace tessera::tune {
+namespace tessera::tuning {
 
 std::optional<AppliedRecord> apply_best(const ir::PrimFunc &func, const Arch &arch, const Database &db,
                                         const Toolchain &toolchain) {
@@ -36,4 +36,4 @@ std::optional<AppliedRecord> apply_best(const ir::PrimFunc &func, const Arch &ar
   }
 }
 
-}  // namespace tessera::tune
+}  // namespace tessera::tuning

@@ -9,7 +9,7 @@
 #include "tessera/runtime/Verify.h"
 #include "tessera/support/Error.h"
 
-namespace tessera::tune {
+namespace tessera::tuning {
 
 CpuTuneResult tune_for_cpu(const ir::PrimFunc &f, const cpu::CpuArch &arch, const CpuTuneOptions &options) {
   std::unique_ptr<runtime::Backend> llvm = runtime::make_backend("llvm", {.fuse_multiply_add = true});
@@ -62,4 +62,4 @@ CpuTuneResult tune_for_cpu(const ir::PrimFunc &f, const cpu::CpuArch &arch, cons
   return result;
 }
 
-}  // namespace tessera::tune
+}  // namespace tessera::tuning

@@ -20,7 +20,7 @@
 #include "tessera/support/DataPaths.h"
 #include "tessera/support/Version.h"
 
-namespace tessera::tune {
+namespace tessera::tuning {
 
 namespace {
 
@@ -201,4 +201,4 @@ void Database::append(std::vector<Record> batch) {
   for (Record &r : batch) records_.push_back(std::move(r));
 }
 
-}  // namespace tessera::tune
+}  // namespace tessera::tuning

@@ -24,7 +24,7 @@
 #include "tessera/tune/DynamicKernel.h"
 #include "tessera/tune/TuningKey.h"
 
-namespace tessera::tune {
+namespace tessera::tuning {
 
 namespace {
 
@@ -214,17 +214,17 @@ DynamicMeasureReport DynamicKernel::measure(const KernelTimerFn &time, const Dyn
   // Exact cells (M = 1, a hot batch size) first: an engine serves them most.
   std::vector<size_t> order;
   std::vector<PlanCell> cells;
-  for (const rules::Json &j : cells_json) cells.push_back(read_cell(j, symbols_));
+  for (const rules::Json &j : cells_json) cells.push_back(read_cell(j, symbols()));
   for (int pass = 0; pass < 2; ++pass)
     for (size_t i = 0; i < cells.size(); ++i)
       if (cells[i].exact() == (pass == 0)) order.push_back(i);
 
-  const RecordContext ctx{func_, arch_, symbols_, rule_, configs_, options.db != nullptr};
+  const RecordContext ctx{func_, arch_, symbols(), rule_, configs_, options.db != nullptr};
   auto in_budget = [&] { return elapsed_ms() < options.budget_ms; };
   size_t next = 0;
   for (; next < order.size() && in_budget(); ++next) {
     CellOutcome o = measure_cell(ctx, order[next], cells[order[next]], time, options.runner_up_within, in_budget);
-    if (o.fastest >= 0) kernel_of_cell_.set(o.index, o.fastest);
+    if (o.fastest >= 0) kernel_plan_->cells.set(o.index, o.fastest);
     tally.add(o, cells_json, options);
   }
   if (options.background && next < order.size()) {
@@ -235,7 +235,7 @@ DynamicMeasureReport DynamicKernel::measure(const KernelTimerFn &time, const Dyn
     std::vector<std::pair<size_t, PlanCell>> rest;
     for (; next < order.size(); ++next) rest.emplace_back(order[next], cells[order[next]]);
     tally.report.background_cells = static_cast<int64_t>(rest.size());
-    bg->thread = std::thread([state = bg.get(), table = kernel_of_cell_, ctx, rest = std::move(rest), time,
+    bg->thread = std::thread([state = bg.get(), table = kernel_plan_->cells, ctx, rest = std::move(rest), time,
                               within = options.runner_up_within] {
       auto go = [state] { return !state->stop.load(); };
       for (const auto &[i, cell] : rest) {
@@ -276,16 +276,14 @@ KernelTimerFn DynamicKernel::device_timer(int device, const runtime::TimingOptio
   if (!loaded_) throw UserError("device_timer: load(device) first");
   // The shape of each of the function's buffer parameters, in order, as
   // programs over the symbols (a workspace buffer has its own).
-  std::vector<PlannedKernel::BufferShape> shapes;
-  for (const ir::Var &p : func_.params())
-    if (ir::Buffer buffer = func_.buffer_of(p); buffer.defined())
-      shapes.push_back(PlannedKernel::BufferShape::of(buffer, symbols_));
+  std::vector<dispatch::BufferShape> shapes;
+  for (const dispatch::Argument &a : kernel_plan_->arguments) shapes.push_back(a.buffer);
   return [this, device, timing, shapes](int kernel, const std::vector<int64_t> &sizes) -> double {
-    if (kernel < 0 || kernel >= int(kernels_.size())) throw UserError("no kernel " + std::to_string(kernel));
+    if (kernel < 0 || kernel >= int(kernels().size())) throw UserError("no kernel " + std::to_string(kernel));
     std::vector<runtime::DeviceBuffer> buffers;
     std::vector<uint64_t> pointers;
     size_t total = 0;
-    for (const PlannedKernel::BufferShape &shape : shapes) {
+    for (const dispatch::BufferShape &shape : shapes) {
       const size_t bytes = size_t(shape.bytes(sizes.data()));
       std::vector<uint8_t> zeros(std::max<size_t>(bytes, 16), 0);
       buffers.emplace_back(zeros.size(), device);
@@ -300,4 +298,4 @@ KernelTimerFn DynamicKernel::device_timer(int device, const runtime::TimingOptio
   };
 }
 
-}  // namespace tessera::tune
+}  // namespace tessera::tuning

@@ -13,7 +13,7 @@
 #include "tessera/schedule/Schedule.h"
 #include "tessera/support/Error.h"
 
-namespace tessera::tune {
+namespace tessera::tuning {
 
 namespace {
 
@@ -579,4 +579,4 @@ RegretCurve predict_regret(const ir::PrimFunc &original, const DynamicSpec &spec
   return curve;
 }
 
-}  // namespace tessera::tune
+}  // namespace tessera::tuning

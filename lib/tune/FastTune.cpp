@@ -26,7 +26,7 @@
 #include "tessera/tune/Database.h"
 #include "tessera/tune/SassCheck.h"
 
-namespace tessera::tune {
+namespace tessera::tuning {
 
 const char *to_string(CandidateStatus s) {
   switch (s) {
@@ -487,4 +487,4 @@ nlohmann::ordered_json to_json(const TuneResult &r) {
   return out;
 }
 
-}  // namespace tessera::tune
+}  // namespace tessera::tuning

@@ -1,7 +1,7 @@
 //===- lib/tune/KernelStore.cpp - What an engine opens once per process ----===//
 #include "tessera/tune/KernelStore.h"
 
-namespace tessera::tune {
+namespace tessera::tuning {
 
 KernelStore::KernelStore(const Paths &paths) : cache_(paths.kernels) {
   if (!paths.database.empty()) db_ = Database::create(paths.database);
@@ -20,4 +20,4 @@ DynamicMeasureReport KernelStore::measure(DynamicKernel &kernel, const KernelTim
   return kernel.measure(time, {.budget_ms = budget_ms, .db = database(), .cache = &cache_});
 }
 
-}  // namespace tessera::tune
+}  // namespace tessera::tuning

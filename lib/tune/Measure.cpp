@@ -16,7 +16,7 @@
 #include "tessera/runtime/Verify.h"
 #include "tessera/tune/Reference.h"
 
-namespace tessera::tune {
+namespace tessera::tuning {
 
 namespace {
 
@@ -208,4 +208,4 @@ MeasureStats measure_candidates(const ir::PrimFunc &func, const Arch &arch, cons
   return stats;
 }
 
-}  // namespace tessera::tune
+}  // namespace tessera::tuning

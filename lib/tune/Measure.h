@@ -15,7 +15,7 @@
 #include "tessera/runtime/Backend.h"
 #include "tessera/tune/FastTune.h"
 
-namespace tessera::tune {
+namespace tessera::tuning {
 
 using Clock = std::chrono::steady_clock;
 
@@ -50,4 +50,4 @@ runtime::DimBindings complete_dims(const ir::PrimFunc &func, const runtime::DimB
 double argument_bytes(const ir::PrimFunc &func, const runtime::DimBindings &dims);
 
 
-}  // namespace tessera::tune
+}  // namespace tessera::tuning

@@ -7,7 +7,7 @@
 
 #include "tessera/tune/Database.h"
 
-namespace tessera::tune {
+namespace tessera::tuning {
 
 namespace {
 
@@ -141,4 +141,4 @@ std::string utc_timestamp() {
   return text;
 }
 
-}  // namespace tessera::tune
+}  // namespace tessera::tuning

@@ -6,7 +6,7 @@
 #include "tessera/runtime/Backend.h"
 #include "tessera/runtime/LlvmJit.h"
 
-namespace tessera::tune {
+namespace tessera::tuning {
 
 namespace {
 
@@ -55,4 +55,4 @@ ComputedReference reference_for(const ir::PrimFunc &f, const std::vector<runtime
   return {run_reference(*runtime::make_backend("interpreter"), program.func, program, f, inputs), "interpreter"};
 }
 
-}  // namespace tessera::tune
+}  // namespace tessera::tuning

@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-namespace tessera::tune {
+namespace tessera::tuning {
 
 int expected_access_bytes(const ir::PrimFunc &func, const nlohmann::ordered_json &config) {
   auto it = config.find("vector");
@@ -48,4 +48,4 @@ std::string sass_warning(const ir::PrimFunc &func, const nlohmann::ordered_json 
                      config["vector"].get<int64_t>(), expected, widest);
 }
 
-}  // namespace tessera::tune
+}  // namespace tessera::tuning

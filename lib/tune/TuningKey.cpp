@@ -10,7 +10,7 @@
 #include "tessera/script/Printer.h"
 #include "tessera/support/Version.h"
 
-namespace tessera::tune {
+namespace tessera::tuning {
 
 namespace {
 
@@ -91,4 +91,4 @@ Json workload_summary(const ir::PrimFunc &func) {
   return Json{{"name", func.name()}, {"buffers", buffers}};
 }
 
-}  // namespace tessera::tune
+}  // namespace tessera::tuning

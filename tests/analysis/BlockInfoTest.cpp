@@ -13,7 +13,7 @@ namespace {
 FuncInfo analyze_text(const std::string &text) { return analyze(script::parse_func(text, "test.py")); }
 
 FuncInfo analyze_longtail(const std::string &name) {
-  std::ifstream in(std::string(TESSERA_SHARED_DIR) + "/examples/longtail/" + name);
+  std::ifstream in(std::string(TESSERA_LONGTAIL_DIR) + "/" + name);
   std::stringstream ss;
   ss << in.rdbuf();
   return analyze(script::parse_func(ss.str(), name));

@@ -33,7 +33,7 @@ std::string why(const std::string &text, const std::string &loop) {
 }
 
 std::string longtail(const std::string &name, const std::string &loop) {
-  return why_not_parallel(loop_named(parse_file(std::string(TESSERA_SHARED_DIR) + "/examples/longtail/" + name), loop));
+  return why_not_parallel(loop_named(parse_file(std::string(TESSERA_LONGTAIL_DIR) + "/" + name), loop));
 }
 
 TEST(Parallel, LongTailLoops) {

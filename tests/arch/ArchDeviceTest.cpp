@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "tessera/arch/Arch.h"
+#include "tessera/runtime/DetectArch.h"
 #include "tessera/runtime/CudaDriver.h"
 
 namespace tessera {
@@ -13,7 +14,7 @@ TEST(ArchDetectOnDevice, AgreesWithTheDriver) {
   if (runtime::driver_status() != runtime::DriverStatus::Ok)
     GTEST_SKIP() << "no CUDA device: " << runtime::driver_message();
   runtime::DeviceProperties p = runtime::query_device(0);
-  Arch a = Arch::detect(0);
+  Arch a = runtime::detect_arch(0);
   EXPECT_TRUE(check_arch(a).empty());
   EXPECT_EQ(a.compute.sm_count, p.sm_count);
   EXPECT_EQ(a.limits.smem_per_block_optin_bytes, p.smem_per_block_optin);
@@ -28,7 +29,7 @@ TEST(ArchDetectOnDevice, AgreesWithTheDriver) {
 TEST(ArchDetectOnDevice, MissingOrdinalIsAUserError) {
   if (runtime::driver_status() != runtime::DriverStatus::Ok)
     GTEST_SKIP() << "no CUDA device: " << runtime::driver_message();
-  EXPECT_THROW(Arch::detect(runtime::device_count()), UserError);
+  EXPECT_THROW(runtime::detect_arch(runtime::device_count()), UserError);
 }
 
 }  // namespace

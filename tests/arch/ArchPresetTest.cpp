@@ -44,6 +44,18 @@ TEST(ArchPresets, EveryKnownGpuHasOneValidFile) {
   EXPECT_EQ(files, static_cast<int>(expected.size()));
 }
 
+TEST(ArchPresets, TheCompiledInPresetsAreTheFiles) {
+  // What a program linked against an installed tessera finds with no data
+  // folder: arch/*.json as they were at build time, each equal to its file.
+  std::vector<Arch> builtin = Arch::builtin_presets();
+  ASSERT_EQ(builtin.size(), all_presets().size());
+  for (size_t i = 0; i < builtin.size(); ++i) {
+    SCOPED_TRACE(builtin[i].name);
+    EXPECT_EQ(builtin[i], all_presets()[i]);
+    EXPECT_EQ(builtin[i], Arch::load(std::string(TESSERA_ARCH_SOURCE_DIR) + "/" + builtin[i].name + ".json"));
+  }
+}
+
 TEST(ArchPresets, JsonRoundTripIsExact) {
   for (const Arch &a : all_presets()) {
     SCOPED_TRACE(a.name);

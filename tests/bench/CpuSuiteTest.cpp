@@ -6,7 +6,7 @@
 // report written as JSON, Markdown and SVG. Skips without the LLVM JIT.
 //
 //===----------------------------------------------------------------------===//
-#include "CpuSuite.h"
+#include "tessera/bench/CpuSuite.h"
 
 #include <gtest/gtest.h>
 

@@ -10,7 +10,7 @@
 
 #include <algorithm>
 
-#include "TuneSuite.h"
+#include "tessera/bench/TuneSuite.h"
 #include "tessera/runtime/CudaDriver.h"
 
 namespace tessera::bench {

@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include <gtest/gtest.h>
 
-#include "WorkloadFacts.h"
+#include "tessera/bench/WorkloadFacts.h"
 #include "Workloads.h"
 #include "tessera/analysis/Specialize.h"
 #include "tessera/script/Parser.h"

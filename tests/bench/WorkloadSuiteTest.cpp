@@ -14,7 +14,7 @@
 #include <fstream>
 #include <sys/wait.h>
 
-#include "WorkloadRunner.h"
+#include "tessera/bench/WorkloadRunner.h"
 #include "tessera/runtime/CudaDriver.h"
 
 namespace tessera::bench {

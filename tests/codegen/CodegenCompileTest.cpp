@@ -11,6 +11,7 @@
 #include "tessera/codegen/CodegenCUDA.h"
 #include "tessera/ir/Functor.h"
 #include "tessera/runtime/NVRTC.h"
+#include "../support/TuringArch.h"
 
 using namespace tessera;
 using tessera::test::kernel_names;
@@ -21,6 +22,7 @@ namespace {
 class CompileTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(CompileTest, CompilesForSm75Sm80AndSm90) {
+  test::use_turing_description();
   ir::PrimFunc f = load_kernel(GetParam());
   lower::LoweredFunc lowered = lower::lower(f);
   // sm_75 computes bfloat16 in float; the others natively.

@@ -12,9 +12,11 @@
 #include <fstream>
 #include <sstream>
 
+#include "tessera/arch/Arch.h"
 #include "tessera/codegen/CodegenCUDA.h"
 #include "tessera/lower/Passes.h"
 #include "tessera/script/Parser.h"
+#include "../support/TuringArch.h"
 
 namespace fs = std::filesystem;
 using namespace tessera;
@@ -95,14 +97,21 @@ TEST(DynamicSharedMemory, SharedDynScopeGoesToThePoolAtSixteenByteOffsets) {
   EXPECT_TRUE(contains(cuda, "dynamic shared memory 16 bytes")) << cuda;
 }
 
-TEST(CudaArch, TableOfSharedMemoryLimits) {
-  EXPECT_EQ(codegen::cuda_arch("sm_80").max_shared_bytes_per_block, 166912);
-  EXPECT_EQ(codegen::cuda_arch("sm_86").max_shared_bytes_per_block, 101376);
-  EXPECT_EQ(codegen::cuda_arch("sm_89").max_shared_bytes_per_block, 101376);
-  EXPECT_EQ(codegen::cuda_arch("sm_90").max_shared_bytes_per_block, 232448);
-  EXPECT_EQ(codegen::cuda_arch("sm_90a").compute_capability, 90);
-  EXPECT_FALSE(codegen::cuda_arch("sm_75").has_bfloat16_arithmetic());
-  EXPECT_TRUE(codegen::cuda_arch("sm_80").has_bfloat16_arithmetic());
+TEST(CudaArch, SharedMemoryLimitsAreTheGpuDescriptions) {
+  test::use_turing_description();
+  // Read from arch/*.json, not a table of the code generator's: every
+  // preset's opt-in limit is its compute capability's.
+  for (const Arch &a : Arch::presets())
+    EXPECT_EQ(codegen::cuda_target(a.arch_flag()).max_shared_bytes_per_block, a.limits.smem_per_block_optin_bytes)
+        << a.name;
+  EXPECT_EQ(codegen::cuda_target("sm_75").max_shared_bytes_per_block, 65536);
+  EXPECT_EQ(codegen::cuda_target("sm_80").max_shared_bytes_per_block, 166912);
+  EXPECT_EQ(codegen::cuda_target("sm_86").max_shared_bytes_per_block, 101376);
+  EXPECT_EQ(codegen::cuda_target("sm_89").max_shared_bytes_per_block, 101376);
+  EXPECT_EQ(codegen::cuda_target("sm_90").max_shared_bytes_per_block, 232448);
+  EXPECT_EQ(codegen::cuda_target("sm_90a").compute_capability, 90);
+  EXPECT_FALSE(codegen::cuda_target("sm_75").has_bfloat16_arithmetic());
+  EXPECT_TRUE(codegen::cuda_target("sm_80").has_bfloat16_arithmetic());
 }
 
 void expect_arch_error(const std::string &arch, const std::string &fragment) {
@@ -115,13 +124,16 @@ void expect_arch_error(const std::string &arch, const std::string &fragment) {
 }
 
 TEST(CudaArch, MalformedAndUnknownNamesAreRejected) {
+  test::use_turing_description();
   for (const char *bad : {"", "80", "sm80", "sm_", "sm_8x", "compute_80", "SM_80", "sm_80b"})
     expect_arch_error(bad, "malformed CUDA architecture '" + std::string(bad) + "': expected sm_XX");
   expect_arch_error("sm_70", "unknown CUDA architecture 'sm_70': tessera knows sm_75, sm_80, sm_86");
   expect_arch_error("sm_81", "unknown CUDA architecture 'sm_81'");
+  expect_arch_error("sm_100a", "(those of its GPU descriptions, arch/*.json; add one for another)");
 }
 
 TEST(CudaArch, SharedMemoryBeyondTheArchLimitIsRejected) {
+  test::use_turing_description();
   // 120 KB of shared memory: fits sm_80 (163 KB) and sm_90 (227 KB), not sm_86/sm_89 (99 KB).
   lower::LoweredFunc f = lower::lower(two_buffers(15360, "shared", 15360));
   EXPECT_EQ(f.dynamic_shared_bytes, 122880);
@@ -133,7 +145,7 @@ TEST(CudaArch, SharedMemoryBeyondTheArchLimitIsRejected) {
       ADD_FAILURE() << "expected CodegenError for " << arch;
     } catch (const codegen::CodegenError &e) {
       std::string want = "kernel 'main_kernel' uses 122880 bytes of shared memory per thread block, more than the " +
-                         std::to_string(codegen::cuda_arch(arch).max_shared_bytes_per_block) + " bytes " + arch +
+                         std::to_string(codegen::cuda_target(arch).max_shared_bytes_per_block) + " bytes " + arch +
                          " allows";
       EXPECT_EQ(e.what(), want);
     }
@@ -145,6 +157,7 @@ TEST(CudaArch, SharedMemoryBeyondTheArchLimitIsRejected) {
 }
 
 TEST(CudaArch, BFloat16ArithmeticGoesThroughFloatBeforeSm80) {
+  test::use_turing_description();
   std::string sm80 = codegen::codegen_cuda(load_kernel("math_bf16"), {.arch = "sm_80"});
   std::string sm75 = codegen::codegen_cuda(load_kernel("math_bf16"), {.arch = "sm_75"});
   EXPECT_TRUE(contains(sm80, "hexp(")) << sm80;

@@ -203,9 +203,9 @@ TEST(Wgmma, CodeWithWgmmaCompilesForTheArchitectureSpecificTarget) {
   // where it is generated, with the reason.
   EXPECT_EQ(codegen::cuda_target_for("sm_80", hopper.body()), "sm_80");
   EXPECT_EQ(codegen::cuda_target_for("sm_100", hopper.body()), "sm_100");
-  EXPECT_TRUE(codegen::cuda_arch("sm_90a").has_wgmma());
-  EXPECT_FALSE(codegen::cuda_arch("sm_90").has_wgmma());
-  EXPECT_FALSE(codegen::cuda_arch("sm_100a").has_wgmma());
+  EXPECT_TRUE(codegen::cuda_target("sm_90a").has_wgmma());
+  EXPECT_FALSE(codegen::cuda_target("sm_90").has_wgmma());
+  EXPECT_THROW(codegen::cuda_target("sm_100a"), codegen::CodegenError) << "no GPU description of compute capability 10.0";
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "RuleTestUtil.h"
 #include "tessera/policies/Policy.h"
+#include "tessera/runtime/DetectArch.h"
 #include "tessera/rules/Fallback.h"
 #include "tessera/rules/Matmul.h"
 #include "tessera/runtime/CudaFunction.h"
@@ -26,13 +27,13 @@ TEST_P(WorkloadFullSizeGpuTest, DefaultScheduleMatchesTheReferenceOnTheGpu) {
   ir::PrimFunc f = analysis::specialize(load_func(e), e.specialized(e.full));
   runtime::DimBindings dims;
   for (const std::string &v : e.symbolic) dims[v] = e.full.at(v);
-  Arch arch = Arch::detect();
+  Arch arch = runtime::detect_arch();
   rules::DefaultSchedule best = rules::apply_default_schedule(f, arch);
 
   std::mt19937_64 rng(11);
   std::vector<runtime::NDArray> got = runtime::make_random_args(f, dims, 5);
   prepare_inputs(e, got, rng);
-  tune::ComputedReference want = tune::reference_for(f, got, dims, arch);
+  tuning::ComputedReference want = tuning::reference_for(f, got, dims, arch);
   runtime::CudaFunction::build(best.func).run(got);
   expect_outputs_match(e.name + " (rule " + best.rule + ", reference: " + want.how + ")", f, got, want.ref);
 }
@@ -43,7 +44,7 @@ TEST_P(WorkloadFullSizeGpuTest, DefaultScheduleMatchesTheReferenceOnTheGpu) {
 TEST(SimtMatmulGpu, PipelinedKernelsMatchTheReferenceOnTheGpu) {
   if (runtime::driver_status() != runtime::DriverStatus::Ok)
     GTEST_SKIP() << "no CUDA device: " << runtime::driver_message();
-  Arch arch = Arch::detect();
+  Arch arch = runtime::detect_arch();
   if (!arch.memory.cp_async) GTEST_SKIP() << arch.name << " has no cp.async";
   const rules::Rule &rule = rules::matmul_rule();
   for (const char *name : {"matmul_nn_f32", "matmul_nt_f32"})
@@ -65,7 +66,7 @@ TEST(SimtMatmulGpu, PipelinedKernelsMatchTheReferenceOnTheGpu) {
       std::mt19937_64 rng(11);
       std::vector<runtime::NDArray> inputs = runtime::make_random_args(f, {}, 5);
       prepare_inputs(e, inputs, rng);
-      tune::ComputedReference want = tune::reference_for(f, inputs, {}, arch);
+      tuning::ComputedReference want = tuning::reference_for(f, inputs, {}, arch);
       for (const rules::MatmulConfig &c : configs) {
         std::vector<runtime::NDArray> got = inputs;
         runtime::CudaFunction::build(rule.apply(f, **m, c).func()).run(got);

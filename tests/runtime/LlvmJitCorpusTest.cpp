@@ -41,7 +41,7 @@ namespace fs = std::filesystem;
 std::vector<std::string> programs() {
   std::vector<std::string> out;
   for (const fs::path &dir : {support::data_root() / "tests" / "corpus", support::data_root() / "workloads",
-                              support::data_root() / "examples", support::shared_root() / "examples" / "longtail",
+                              support::data_root() / "examples", support::data_root() / "workloads" / "longtail",
                               support::data_root() / "tests" / "codegen" / "kernels",
                               support::data_root() / "tests" / "codegen" / "hopper"}) {
     std::error_code ec;
@@ -150,7 +150,7 @@ TEST_P(LlvmJitCorpus, SameBitsAsTheInterpreter) {
       for (const std::string &s : symbols) dims[s] = n;
       std::string what = f.name() + " n=" + std::to_string(n);
       // Full-size workloads with constant shapes are too slow to interpret here.
-      if (tune::loop_iterations(f, dims) > (int64_t(1) << 21)) break;
+      if (tuning::loop_iterations(f, dims) > (int64_t(1) << 21)) break;
       std::vector<NDArray> inputs;
       try {
         inputs = make_random_args(f, dims, 17);

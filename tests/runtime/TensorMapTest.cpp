@@ -14,7 +14,7 @@
 
 #include "tessera/lower/TensorMaps.h"
 #include "tessera/runtime/CudaDriver.h"
-#include "tessera/runtime/TensorMap.h"
+#include "tessera/runtime/TmaEncoding.h"
 #include "tessera/script/Parser.h"
 #include "tessera/support/DataPaths.h"
 

@@ -629,7 +629,7 @@ def main(var_A: T.handle, var_B: T.handle):
 class LongtailExample : public ::testing::TestWithParam<const char *> {};
 
 TEST_P(LongtailExample, Parses) {
-  std::string path = std::string(TESSERA_SHARED_DIR) + "/examples/longtail/" + GetParam();
+  std::string path = std::string(TESSERA_LONGTAIL_DIR) + "/" + GetParam();
   ir::Module m = script::parse_file(path);
   ASSERT_EQ(m.funcs.size(), 1u);
   EXPECT_NE(find_block(m.funcs[0], "block") != nullptr || find_block(m.funcs[0], "block1") != nullptr, false);
@@ -638,7 +638,7 @@ INSTANTIATE_TEST_SUITE_P(Shared, LongtailExample,
                          ::testing::Values("if_nest.py", "inplace.py", "nonzero_start.py", "prefix_sum.py"));
 
 TEST(Parser, LongtailDetails) {
-  std::string dir = std::string(TESSERA_SHARED_DIR) + "/examples/longtail/";
+  std::string dir = std::string(TESSERA_LONGTAIL_DIR) + "/";
   PrimFunc inplace = script::parse_file(dir + "inplace.py").funcs[0];
   EXPECT_EQ(regions_str(find_block(inplace, "block")->reads), "B[i] A[i]");
   EXPECT_EQ(regions_str(find_block(inplace, "block")->writes), "B[i]");

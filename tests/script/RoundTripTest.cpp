@@ -45,7 +45,7 @@ const fs::path kCorpus = fs::path(TESSERA_TEST_DATA_DIR) / "corpus";
 
 std::vector<std::string> round_trip_files() {
   std::vector<std::string> files = python_files(kCorpus);
-  for (const std::string &f : python_files(fs::path(TESSERA_SHARED_DIR) / "examples" / "longtail"))
+  for (const std::string &f : python_files(fs::path(TESSERA_LONGTAIL_DIR)))
     files.push_back(f);
   return files;
 }
@@ -89,7 +89,7 @@ INSTANTIATE_TEST_SUITE_P(Corpus, RoundTripTest, testing::ValuesIn(round_trip_fil
 
 TEST(RoundTripCorpusTest, HasAtLeastFortyPrograms) {
   EXPECT_GE(python_files(kCorpus).size(), 40u) << "corpus at " << kCorpus;
-  EXPECT_EQ(python_files(fs::path(TESSERA_SHARED_DIR) / "examples" / "longtail").size(), 4u);
+  EXPECT_EQ(python_files(fs::path(TESSERA_LONGTAIL_DIR)).size(), 4u);
 }
 
 class CanonicalTest : public testing::TestWithParam<std::string> {};

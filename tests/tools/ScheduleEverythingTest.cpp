@@ -26,7 +26,7 @@ namespace fs = std::filesystem;
 std::vector<std::string> programs() {
   std::vector<std::string> out;
   for (const fs::path &dir : {support::data_root() / "tests" / "corpus", support::data_root() / "workloads",
-                              support::shared_root() / "examples" / "longtail"}) {
+                              support::data_root() / "workloads" / "longtail"}) {
     std::error_code ec;
     for (const auto &e : fs::directory_iterator(dir, ec))
       if (e.path().extension() == ".py") out.push_back(e.path().string());

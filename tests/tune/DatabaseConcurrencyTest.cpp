@@ -23,17 +23,17 @@
 namespace tessera::test {
 namespace {
 
-using tune::Database;
-using tune::Record;
+using tuning::Database;
+using tuning::Record;
 
 constexpr int kRecordsPerWriter = 200;
 
-Record numbered_record(const tune::TuningKey &key, int writer, int index) {
+Record numbered_record(const tuning::TuningKey &key, int writer, int index) {
   Record r = ok_record(key, 32 * (1 + index % 32), 1.0 + index);
   r.rule = "writer" + std::to_string(writer);
   r.config["index"] = index;
   if (index % 3 == 0) {
-    r.status = tune::RecordStatus::CompileError;
+    r.status = tuning::RecordStatus::CompileError;
     r.time_us.reset();
     r.error = std::string(20000 + 997 * (index % 40), static_cast<char>('a' + writer));
   }
@@ -41,7 +41,7 @@ Record numbered_record(const tune::TuningKey &key, int writer, int index) {
 }
 
 /// The child's work; returns its exit status (0: every append succeeded).
-int append_as_writer(const std::string &path, const tune::TuningKey &key, int writer, int go_fd) {
+int append_as_writer(const std::string &path, const tuning::TuningKey &key, int writer, int go_fd) {
   char go = 0;
   if (read(go_fd, &go, 1) != 1) return 2;
   try {
@@ -63,7 +63,7 @@ int append_as_writer(const std::string &path, const tune::TuningKey &key, int wr
 TEST(TuningDatabaseConcurrency, TwoProcessesAppendingNeverInterleave) {
   ScratchDir dir;
   std::string path = dir.file("shared.jsonl");
-  tune::TuningKey key = tune::TuningKey::of(add_func(), Arch::by_name("h100"),
+  tuning::TuningKey key = tuning::TuningKey::of(add_func(), Arch::by_name("h100"),
                                             {.nvrtc = "13.0", .driver = "13.0", .tessera = "0.1.0"});
   int go[2];
   ASSERT_EQ(pipe(go), 0);

@@ -11,13 +11,13 @@
 namespace tessera::test {
 namespace {
 
-using tune::Database;
-using tune::Json;
-using tune::Record;
-using tune::RecordStatus;
-using tune::TuningKey;
+using tuning::Database;
+using tuning::Json;
+using tuning::Record;
+using tuning::RecordStatus;
+using tuning::TuningKey;
 
-const tune::Toolchain kToolchain{.nvrtc = "13.0", .driver = "13.0", .tessera = "0.1.0"};
+const tuning::Toolchain kToolchain{.nvrtc = "13.0", .driver = "13.0", .tessera = "0.1.0"};
 
 TuningKey key_of(const AddSpec &spec, const char *arch = "h100") {
   return TuningKey::of(add_func(spec), Arch::by_name(arch), kToolchain);
@@ -41,7 +41,7 @@ TEST(TuningDatabase, RecordsRoundTripThroughTheFile) {
   std::string path = dir.file("db.jsonl");
   TuningKey key = key_of({});
   Record ok = ok_record(key, 128, 3.25);
-  ok.workload = tune::workload_summary(add_func());
+  ok.workload = tuning::workload_summary(add_func());
   Record failed{.key = key,
                 .rule = "elementwise",
                 .config = ok.config,
@@ -199,7 +199,7 @@ TEST(TuningDatabase, AppendRefusesARecordThatWouldNotReadBack) {
   try {
     db.append({ok_record(key_of({}), 64, 2.0), no_time});
     FAIL() << "an ok record without a time was written";
-  } catch (const tune::DatabaseError &e) {
+  } catch (const tuning::DatabaseError &e) {
     EXPECT_NE(
         std::string(e.what()).find("record 1 of the batch is not valid: an \"ok\" record needs the field "
                                    "'time_us'"),
@@ -212,12 +212,12 @@ TEST(TuningDatabase, AppendRefusesARecordThatWouldNotReadBack) {
 
 TEST(TuningDatabase, UnusablePathsAreErrorsNamingThem) {
   ScratchDir dir;
-  EXPECT_THROW(Database::open(dir.file("")), tune::DatabaseError);  // a directory
+  EXPECT_THROW(Database::open(dir.file("")), tuning::DatabaseError);  // a directory
   Database db = Database::open(dir.file("no/such/dir/db.jsonl"));
   try {
     db.append({ok_record(key_of({}), 32, 1.0)});
     FAIL() << "appended into a missing directory";
-  } catch (const tune::DatabaseError &e) {
+  } catch (const tuning::DatabaseError &e) {
     EXPECT_NE(std::string(e.what()).find(dir.file("no/such/dir/db.jsonl") + ": cannot open for appending"),
               std::string::npos)
         << e.what();
@@ -227,13 +227,13 @@ TEST(TuningDatabase, UnusablePathsAreErrorsNamingThem) {
 TEST(TuningDatabase, StatusNamesRoundTrip) {
   for (RecordStatus s : {RecordStatus::Ok, RecordStatus::CompileError, RecordStatus::LaunchError,
                          RecordStatus::WrongAnswer, RecordStatus::Skipped})
-    EXPECT_EQ(tune::parse_record_status(tune::to_string(s)), s);
-  EXPECT_EQ(std::string(tune::to_string(RecordStatus::WrongAnswer)), "wrong_answer");
-  EXPECT_FALSE(tune::parse_record_status("OK"));
+    EXPECT_EQ(tuning::parse_record_status(tuning::to_string(s)), s);
+  EXPECT_EQ(std::string(tuning::to_string(RecordStatus::WrongAnswer)), "wrong_answer");
+  EXPECT_FALSE(tuning::parse_record_status("OK"));
 }
 
 TEST(TuningDatabase, TimestampIsUtcIso8601) {
-  std::string t = tune::utc_timestamp();
+  std::string t = tuning::utc_timestamp();
   ASSERT_EQ(t.size(), 20u) << t;
   EXPECT_EQ(t[4], '-');
   EXPECT_EQ(t[10], 'T');

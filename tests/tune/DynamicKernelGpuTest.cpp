@@ -18,12 +18,13 @@
 #include "HopperPlan.h"
 #include "Workloads.h"
 #include "tessera/analysis/Specialize.h"
+#include "tessera/runtime/DetectArch.h"
 #include "tessera/runtime/CudaDriver.h"
 #include "tessera/runtime/Interpreter.h"
 #include "tessera/runtime/Verify.h"
 #include "tessera/tune/DynamicKernel.h"
 
-namespace tessera::tune {
+namespace tessera::tuning {
 namespace {
 
 /// Random inputs at M = m and their float64 reference (the interpreter's: the
@@ -59,7 +60,7 @@ void expect_launch_matches(const ir::PrimFunc &f, const Case &c,
 TEST(DynamicKernelGpu, EveryCellsKernelMatchesTheReference) {
   if (runtime::driver_status() != runtime::DriverStatus::Ok || runtime::device_count() == 0)
     GTEST_SKIP() << "no CUDA device: " << runtime::driver_message();
-  const Arch arch = Arch::detect();
+  const Arch arch = runtime::detect_arch();
   // N and K that no tile divides: every kernel masks its edges.
   ir::PrimFunc f = analysis::specialize(test::load_func(test::find_entry("matmul_nn_f16")), {{"n", 72}, {"k", 40}});
   DynamicSpec spec = DynamicSpec::parse({"m=1:1024"}, {"m=1"}, 4);
@@ -80,7 +81,7 @@ TEST(DynamicKernelGpu, EveryCellsKernelMatchesTheReference) {
 TEST(DynamicKernelGpu, MeasuredOnTheDeviceEveryKernelStaysRight) {
   if (runtime::driver_status() != runtime::DriverStatus::Ok || runtime::device_count() == 0)
     GTEST_SKIP() << "no CUDA device: " << runtime::driver_message();
-  const Arch arch = Arch::detect();
+  const Arch arch = runtime::detect_arch();
   ir::PrimFunc f = analysis::specialize(test::load_func(test::find_entry("matmul_nn_f16")), {{"n", 128}, {"k", 64}});
   DynamicSpec spec = DynamicSpec::parse({"m=1:1024"}, {"m=1"}, 4);
   DynamicKernel k = DynamicKernel::create(f, spec, arch);
@@ -107,7 +108,7 @@ TEST(DynamicKernelGpu, AFunctionOfTwoKernelsLaunchesBothWithItsWorkspace) {
   if (runtime::driver_status() != runtime::DriverStatus::Ok || runtime::device_count() == 0)
     GTEST_SKIP() << "no CUDA device: " << runtime::driver_message();
   ir::PrimFunc f = test::avg_pool_dynamic_batch();
-  DynamicKernel k = DynamicKernel::create(f, DynamicSpec::parse({"n=1:64"}, {}, 2), Arch::detect());
+  DynamicKernel k = DynamicKernel::create(f, DynamicSpec::parse({"n=1:64"}, {}, 2), runtime::detect_arch());
   ASSERT_GE(k.kernels().at(0).steps.size(), 2u);
   k.load(0);
   for (int64_t n : {1, 3, 17, 64}) {
@@ -126,7 +127,7 @@ TEST(DynamicKernelGpu, AFunctionOfTwoKernelsLaunchesBothWithItsWorkspace) {
 TEST(DynamicKernelGpu, TmaKernelsLaunchWithTheirTensorMaps) {
   if (runtime::driver_status() != runtime::DriverStatus::Ok || runtime::device_count() == 0)
     GTEST_SKIP() << "no CUDA device: " << runtime::driver_message();
-  const Arch arch = Arch::detect();
+  const Arch arch = runtime::detect_arch();
   if (!arch.tensor_cores.wgmma || !arch.memory.tma) GTEST_SKIP() << arch.name << " has no wgmma and TMA";
   ir::PrimFunc f =
       analysis::specialize(test::load_func(test::find_entry("matmul_nt_f16")), {{"n", 128}, {"k", 128}});
@@ -142,4 +143,4 @@ TEST(DynamicKernelGpu, TmaKernelsLaunchWithTheirTensorMaps) {
 }
 
 }  // namespace
-}  // namespace tessera::tune
+}  // namespace tessera::tuning

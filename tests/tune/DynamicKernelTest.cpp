@@ -31,8 +31,9 @@
 #include "tessera/runtime/NVRTC.h"
 #include "tessera/runtime/Verify.h"
 #include "tessera/support/Error.h"
+#include "tessera/tune/PlanKernel.h"
 
-namespace tessera::tune {
+namespace tessera::tuning {
 namespace {
 
 namespace fs = std::filesystem;
@@ -43,7 +44,7 @@ fs::path fresh_dir() { return test::scratch_dir("tessera_dynamic_kernel_test"); 
 std::vector<std::vector<uint8_t>> cubins(const DynamicKernel &k) {
   std::vector<std::vector<uint8_t>> out;
   for (const PlannedKernel &pk : k.kernels())
-    for (const PlannedKernel::Step &st : pk.steps) out.push_back(st.cubin);
+    for (const dispatch::KernelStep &st : pk.steps) out.push_back(st.cubin);
   return out;
 }
 
@@ -62,17 +63,17 @@ TEST(SizeProgram, EvaluatesAndReadsBack) {
   ir::Var m("m", ir::DataType::int32()), n("n", ir::DataType::int32());
   ir::Expr e = ir::floordiv(m + ir::make_int(m.dtype(), 127), ir::make_int(m.dtype(), 128)) *
                ir::min(n, ir::make_int(n.dtype(), 3));
-  SizeProgram p = SizeProgram::compile(e, {"m", "n"});
+  dispatch::SizeProgram p = compile_size_program(e, {"m", "n"});
   int64_t v[] = {129, 7};
   EXPECT_EQ(p.eval(v), 2 * 3);
   int64_t w[] = {1, 2};
   EXPECT_EQ(p.eval(w), 2);
-  SizeProgram q = SizeProgram::from_json(p.to_json(), 2);
+  dispatch::SizeProgram q = dispatch::SizeProgram::from_json(p.to_json(), 2);
   EXPECT_EQ(q.eval(v), 6);
-  EXPECT_THROW(SizeProgram::from_json(p.to_json(), 1), UserError) << "symbol slot 1 of 1";
-  EXPECT_THROW(SizeProgram::from_json(rules::Json::parse(R"([["const", 1], "add"])"), 1), UserError);
-  EXPECT_THROW(SizeProgram::from_json(rules::Json::parse(R"([["jump", 1]])"), 1), UserError);
-  EXPECT_THROW(SizeProgram::compile(m, {"n"}), UserError) << "m is not a symbol of the plan";
+  EXPECT_THROW(dispatch::SizeProgram::from_json(p.to_json(), 1), UserError) << "symbol slot 1 of 1";
+  EXPECT_THROW(dispatch::SizeProgram::from_json(rules::Json::parse(R"([["const", 1], "add"])"), 1), UserError);
+  EXPECT_THROW(dispatch::SizeProgram::from_json(rules::Json::parse(R"([["jump", 1]])"), 1), UserError);
+  EXPECT_THROW(compile_size_program(m, {"n"}), UserError) << "m is not a symbol of the plan";
 }
 
 TEST(DynamicKernel, AWarmStartBuildsNothing) {
@@ -272,9 +273,9 @@ TEST(DynamicKernel, AFunctionOfSeveralKernelsIsOnePlanKernelOfSeveralSteps) {
     for (int64_t n : {1, 12}) EXPECT_EQ(pk.workspace[0].bytes(&n), n * 8 * 10 * 10 * 4);
     // The first step writes it and the second reads it: both take it, in
     // the workspace slot, and the input and output by their places.
-    for (const PlannedKernel::Step &st : pk.steps) {
+    for (const dispatch::KernelStep &st : pk.steps) {
       int workspace = 0;
-      for (const PlannedKernel::Param &p : st.params) {
+      for (const dispatch::KernelParam &p : st.params) {
         workspace += p.workspace == 0;
         if (p.buffer >= 0) EXPECT_EQ(p.name, (std::vector<std::string>{"x", "pool_avg"}[size_t(p.buffer)]));
       }
@@ -317,15 +318,16 @@ TEST(DynamicKernel, TmaKernelsRecordTheirTensorMapsAndEncodeThemPerSize) {
   DynamicPlan plan = test::tma_plan(f, spec, arch);
   DynamicKernel cold = DynamicKernel::create_many({{f, spec, &plan}}, arch, {.cache = &cache}).at(0);
   ASSERT_EQ(cold.kernels().size(), 1u);
-  const PlannedKernel::Step &st = cold.kernels()[0].steps.at(0);
+  const dispatch::KernelStep &st = cold.kernels()[0].steps.at(0);
   EXPECT_EQ(st.target, "sm_90a");
   // A and B copied in (128 x 64 boxes), C stored out (16 x 64: 128 bytes of float16).
   ASSERT_EQ(st.tensor_maps.size(), 3u);
   std::vector<std::pair<int, std::vector<int64_t>>> maps;
-  for (const PlannedKernel::TensorMap &m : st.tensor_maps) {
+  for (const dispatch::TensorMapParam &m : st.tensor_maps) {
     maps.emplace_back(m.buffer, m.box.extent);
     EXPECT_EQ(m.box.swizzle_bytes, 128);
-    EXPECT_EQ(m.dtype, ir::DataType::float16());
+    EXPECT_EQ(m.box.data_type, runtime::TensorMapDataType::Float16);
+    EXPECT_EQ(m.box.element_bytes, 2);
   }
   EXPECT_EQ(maps, (std::vector<std::pair<int, std::vector<int64_t>>>{
                       {0, {128, 64}}, {1, {128, 64}}, {2, {16, 64}}}));
@@ -343,7 +345,7 @@ TEST(DynamicKernel, TmaKernelsRecordTheirTensorMapsAndEncodeThemPerSize) {
   // Warm: the same maps, read back from the manifest.
   DynamicKernel warm = DynamicKernel::create_many({{f, spec, &plan}}, arch, {.cache = &cache}).at(0);
   EXPECT_TRUE(warm.counters().warm);
-  const PlannedKernel::Step &ws = warm.kernels()[0].steps.at(0);
+  const dispatch::KernelStep &ws = warm.kernels()[0].steps.at(0);
   ASSERT_EQ(ws.tensor_maps.size(), 3u);
   for (size_t i = 0; i < 3; ++i) {
     EXPECT_EQ(ws.tensor_maps[i].buffer, st.tensor_maps[i].buffer);
@@ -363,4 +365,4 @@ TEST(DynamicKernel, TmaKernelsRecordTheirTensorMapsAndEncodeThemPerSize) {
 }
 
 }  // namespace
-}  // namespace tessera::tune
+}  // namespace tessera::tuning

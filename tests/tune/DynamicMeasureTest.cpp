@@ -28,7 +28,7 @@
 #include "tessera/tune/DynamicKernel.h"
 #include "tessera/tune/KernelStore.h"
 
-namespace tessera::tune {
+namespace tessera::tuning {
 namespace {
 
 namespace fs = std::filesystem;
@@ -250,4 +250,4 @@ TEST(KernelStore, OpenedPerProcessItServesEveryStartAndKeepsTheMeasurements) {
 }
 
 }  // namespace
-}  // namespace tessera::tune
+}  // namespace tessera::tuning

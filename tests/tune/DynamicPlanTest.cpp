@@ -20,7 +20,7 @@
 #include "tessera/schedule/Schedule.h"
 #include "tessera/support/Error.h"
 
-namespace tessera::tune {
+namespace tessera::tuning {
 namespace {
 
 using test::find_entry;
@@ -229,4 +229,4 @@ TEST(DynamicPlan, ErrorsNameWhatIsWrong) {
 }
 
 }  // namespace
-}  // namespace tessera::tune
+}  // namespace tessera::tuning

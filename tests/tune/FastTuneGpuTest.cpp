@@ -10,11 +10,12 @@
 #include "../workloads/Workloads.h"
 #include "TuneTestUtil.h"
 #include "tessera/analysis/Specialize.h"
+#include "tessera/runtime/DetectArch.h"
 #include "tessera/runtime/CudaDriver.h"
 #include "tessera/tune/Database.h"
 #include "tessera/tune/FastTune.h"
 
-namespace tessera::tune {
+namespace tessera::tuning {
 namespace {
 
 #define TESSERA_REQUIRE_GPU()                                                  \
@@ -48,7 +49,7 @@ void expect_measured_and_consistent(const TuneResult &r) {
 
 TEST(FastTuneGpu, EveryCandidateVerifiedAndTheFastestKept) {
   TESSERA_REQUIRE_GPU();
-  Arch arch = Arch::detect();
+  Arch arch = runtime::detect_arch();
   // Small: the interpreter is the reference. Full size: the fallback kernel is.
   for (bool full : {false, true})
     for (const char *name : {"add_f16", "softmax_f16", "matmul_nn_f16", "gemv_int4", "reduce_sum_outer_f32"}) {
@@ -63,7 +64,7 @@ TEST(FastTuneGpu, TheDatabaseAnswersTheSecondCall) {
   TESSERA_REQUIRE_GPU();
   test::ScratchDir dir;
   Database db = Database::open(dir.file("db.jsonl"));
-  Arch arch = Arch::detect();
+  Arch arch = runtime::detect_arch();
   ir::PrimFunc f = workload("reduce_sum_f32", true);
   TuneResult first = fast_tune(f, arch, {.topk = 5, .db = &db});
   expect_measured_and_consistent(first);
@@ -77,4 +78,4 @@ TEST(FastTuneGpu, TheDatabaseAnswersTheSecondCall) {
 }
 
 }  // namespace
-}  // namespace tessera::tune
+}  // namespace tessera::tuning

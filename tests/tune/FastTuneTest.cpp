@@ -21,7 +21,7 @@
 #include "tessera/tune/Reference.h"
 #include "Measure.h"  // lib/tune: the private sizing helpers
 
-namespace tessera::tune {
+namespace tessera::tuning {
 namespace {
 
 ir::PrimFunc small_workload(const std::string &name) {
@@ -148,9 +148,9 @@ TEST(FastTuneSass, EveryBuiltCandidateCarriesItsSassSummary) {
 }
 
 }  // namespace
-}  // namespace tessera::tune
+}  // namespace tessera::tuning
 
-namespace tessera::tune {
+namespace tessera::tuning {
 namespace {
 
 TEST(FastTuneMeasure, SizesOfArgumentsAndLoopsWithSymbolicDimensions) {
@@ -206,4 +206,4 @@ def main(x: T.handle, n: T.int64) -> None:
 }
 
 }  // namespace
-}  // namespace tessera::tune
+}  // namespace tessera::tuning

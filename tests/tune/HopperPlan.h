@@ -15,8 +15,8 @@
 
 namespace tessera::test {
 
-inline tune::DynamicPlan tma_plan(const ir::PrimFunc &f, const tune::DynamicSpec &spec, const Arch &arch) {
-  tune::DynamicPlan plan = tune::plan_dynamic(f, spec, arch);
+inline tuning::DynamicPlan tma_plan(const ir::PrimFunc &f, const tuning::DynamicSpec &spec, const Arch &arch) {
+  tuning::DynamicPlan plan = tuning::plan_dynamic(f, spec, arch);
   auto c = std::make_unique<rules::TensorCoreConfig>();
   c->wgmma = c->tma = c->warp_specialized = c->tma_store = true;
   c->block_m = 128, c->block_n = 128, c->block_k = 64, c->warps_m = 8, c->warps_n = 1;
@@ -24,7 +24,7 @@ inline tune::DynamicPlan tma_plan(const ir::PrimFunc &f, const tune::DynamicSpec
   c->validate(arch);
   plan.configs.clear();
   plan.configs.push_back(std::move(c));
-  for (tune::Cell &cell : plan.cells) cell.config = 0, cell.kernel_us.assign(1, cell.predicted_us);
+  for (tuning::Cell &cell : plan.cells) cell.config = 0, cell.kernel_us.assign(1, cell.predicted_us);
   return plan;
 }
 

@@ -1,6 +1,6 @@
 //===- tests/tune/ReferenceTest.cpp - The device reference, up to the cubin ---===//
 //
-// tune::reference_for runs a large workload's reference program (float64
+// tuning::reference_for runs a large workload's reference program (float64
 // values and error variances, runtime/Verify.h) on the device as the fallback
 // rule schedules it. Without a device everything before the launch is
 // checked here, for every workload of the corpus: the fallback accepts the
@@ -21,7 +21,7 @@
 #include "tessera/runtime/Verify.h"
 #include "tessera/tune/Reference.h"
 
-namespace tessera::tune {
+namespace tessera::tuning {
 namespace {
 
 class DeviceReference : public ::testing::TestWithParam<test::Entry> {};
@@ -83,4 +83,4 @@ INSTANTIATE_TEST_SUITE_P(Corpus, DeviceReference, ::testing::ValuesIn(entries())
                          [](const auto &info) { return info.param.name; });
 
 }  // namespace
-}  // namespace tessera::tune
+}  // namespace tessera::tuning

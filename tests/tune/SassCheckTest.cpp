@@ -10,7 +10,7 @@
 #include "tessera/script/Parser.h"
 #include "tessera/tune/SassCheck.h"
 
-namespace tessera::tune {
+namespace tessera::tuning {
 namespace {
 
 using Json = nlohmann::ordered_json;
@@ -78,4 +78,4 @@ TEST(SassCheck, AWgmmaConfigAsksForWarpgroupMma) {
 }
 
 }  // namespace
-}  // namespace tessera::tune
+}  // namespace tessera::tuning

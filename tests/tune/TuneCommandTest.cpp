@@ -56,7 +56,7 @@ TEST(TuneCommand, WithoutADeviceCompilesEveryCandidateAndWritesTheBest) {
   EXPECT_EQ(report["rule"], "elementwise");
   EXPECT_GE(report["candidates"].size(), 2u);
   // Nothing measured: the database stays empty.
-  EXPECT_TRUE(tune::Database::open(dir.file("db.jsonl")).records().empty());
+  EXPECT_TRUE(tuning::Database::open(dir.file("db.jsonl")).records().empty());
 }
 
 // The table's SASS column (with cuobjdump) or the hint saying how to get one.
@@ -110,9 +110,9 @@ TEST(TuneCommand, SecondRunAnswersFromTheDatabase) {
   test::ScratchDir dir;
   // What a measured run on this "device" stored: the elementwise rule with 128 threads.
   ir::PrimFunc f = analysis::specialize(script::parse_file(workload("add_f16.py")).funcs[0], {{"rows", 64}, {"cols", 96}});
-  tune::TuningKey key = tune::TuningKey::of(f, Arch::by_name("h100"));
-  tune::Database db = tune::Database::open(dir.file("db.jsonl"));
-  tune::Record rec = test::ok_record(key, 128, 3.5);
+  tuning::TuningKey key = tuning::TuningKey::of(f, Arch::by_name("h100"));
+  tuning::Database db = tuning::Database::open(dir.file("db.jsonl"));
+  tuning::Record rec = test::ok_record(key, 128, 3.5);
   db.append({rec});
   CommandRun r = tune({.file = workload("add_f16.py"), .arch = "h100", .db = dir.file("db.jsonl"),
                 .output_dir = dir.file("out"), .dims = {"rows=64", "cols=96"}, .no_measure = true});

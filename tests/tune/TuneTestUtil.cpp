@@ -53,10 +53,10 @@ std::string ScratchDir::file(const std::string &name) const {
   return path_ + "/" + name;
 }
 
-tune::Record ok_record(const tune::TuningKey &key, int64_t threads, double time_us) {
+tuning::Record ok_record(const tuning::TuningKey &key, int64_t threads, double time_us) {
   rules::ElementwiseConfig config;
   config.threads = threads;
-  return tune::Record{.key = key, .rule = "elementwise", .config = config.to_json(), .time_us = time_us};
+  return tuning::Record{.key = key, .rule = "elementwise", .config = config.to_json(), .time_us = time_us};
 }
 
 std::string read_text(const std::string &path) {

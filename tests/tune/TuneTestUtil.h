@@ -50,7 +50,7 @@ class ScratchDir {
 };
 
 /// An "ok" record of `key` for the elementwise rule with `threads` threads.
-tune::Record ok_record(const tune::TuningKey &key, int64_t threads, double time_us);
+tuning::Record ok_record(const tuning::TuningKey &key, int64_t threads, double time_us);
 
 /// The whole file as text.
 std::string read_text(const std::string &path);

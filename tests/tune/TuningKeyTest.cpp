@@ -14,8 +14,8 @@
 namespace tessera::test {
 namespace {
 
-using tune::Toolchain;
-using tune::TuningKey;
+using tuning::Toolchain;
+using tuning::TuningKey;
 
 const Toolchain kToolchain{.nvrtc = "13.0", .driver = "13.0", .tessera = "0.1.0"};
 
@@ -70,8 +70,8 @@ TEST(TuningKey, WorkloadIsSixteenHexDigitsAndToJsonHasEveryField) {
   TuningKey k = key_of({});
   EXPECT_EQ(k.workload.size(), 16u);
   EXPECT_EQ(k.workload.find_first_not_of("0123456789abcdef"), std::string::npos) << k.workload;
-  tune::Json j = k.to_json();
-  EXPECT_EQ(j, (tune::Json{{"workload", k.workload},
+  tuning::Json j = k.to_json();
+  EXPECT_EQ(j, (tuning::Json{{"workload", k.workload},
                            {"arch", "h100_sxm/sm_90/132sm"},
                            {"nvrtc", "13.0"},
                            {"driver", "13.0"},
@@ -90,21 +90,21 @@ TEST(TuningKey, SymbolicShapesAreRefusedByName) {
 }
 
 TEST(TuningKey, NormalizeRenamesAndDropsTheGlobalSymbol) {
-  ir::PrimFunc n = tune::normalize_workload(add_func({.func = "k", .noalias = "tirx.noalias"}));
+  ir::PrimFunc n = tuning::normalize_workload(add_func({.func = "k", .noalias = "tirx.noalias"}));
   EXPECT_EQ(n.name(), "main");
   EXPECT_EQ(n.attrs(), (ir::Annotations{{"tir.noalias", true}}));
 }
 
 TEST(TuningKey, SummaryListsTheBuffersForPeople) {
-  tune::Json s = tune::workload_summary(add_func({.func = "k", .dtype = "float16", .rows = 4, .cols = 8}));
-  tune::Json buffer = {{"name", "A"}, {"dtype", "float16"}, {"shape", {4, 8}}};
+  tuning::Json s = tuning::workload_summary(add_func({.func = "k", .dtype = "float16", .rows = 4, .cols = 8}));
+  tuning::Json buffer = {{"name", "A"}, {"dtype", "float16"}, {"shape", {4, 8}}};
   EXPECT_EQ(s["name"], "k");
   ASSERT_EQ(s["buffers"].size(), 3u);
   EXPECT_EQ(s["buffers"][0], buffer);
   EXPECT_EQ(s["buffers"][2]["name"], "C");
   // A symbolic dimension is written by name.
-  EXPECT_EQ(tune::workload_summary(add_func({.symbolic_rows = true}))["buffers"][0]["shape"],
-            (tune::Json{"rows", 32}));
+  EXPECT_EQ(tuning::workload_summary(add_func({.symbolic_rows = true}))["buffers"][0]["shape"],
+            (tuning::Json{"rows", 32}));
 }
 
 TEST(TuningKey, CurrentToolchainNamesThisBuild) {

@@ -325,7 +325,7 @@ const std::map<std::string, Reference> &references() {
          }
          return y;
        }},
-      // The long tail (static shapes, see /work/shared/examples/longtail).
+      // The long tail (static shapes, workloads/longtail/).
       {"if_nest",
        [](const Arrays &in) {
          NDArray a = result_like(in[0]);
@@ -547,7 +547,7 @@ TEST(WorkloadManifest, IsWellFormed) {
       EXPECT_NE(value % 16, 0) << "small size " << var << " = " << value << " divides typical tiles";
     }
     EXPECT_EQ(kLongTail.contains(e.name), e.rule == "fallback");
-    EXPECT_EQ(kLongTail.contains(e.name), e.file.starts_with("shared:examples/longtail/"));
+    EXPECT_EQ(kLongTail.contains(e.name), e.file.starts_with("longtail/"));
     EXPECT_TRUE(references().contains(e.name)) << "no reference in this test";
   }
   for (const std::string &name : kLongTail)

@@ -7,7 +7,7 @@
 #   BUNDLE.txt            git hash, date, toolkit, programs, size
 #   bin/                  tessera, the GPU benchmarks, every gpu-labelled test (stripped)
 #   lib/                  every shared library a bare CUDA machine lacks (RUNPATH $ORIGIN/../lib)
-#   data/                 arch/, workloads/, bench/suites/, examples/, tests/ data, shared/examples/
+#   data/                 arch/, workloads/, bench/suites/, examples/, tests/ data
 # The programs find data/ beside bin/ by themselves (support/DataPaths.h).
 # Libraries allowed to come from the GPU machine (never carried): glibc's,
 # libstdc++, libgcc_s, and libnvrtc.so.13 (the driver and cuBLAS are dlopen'ed).
@@ -15,7 +15,6 @@ set -euo pipefail
 build=$(cd "$1" && pwd)
 bundle=$2
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-shared=$(cd "$src/../shared" 2>/dev/null && pwd || true)
 max_mib=${TESSERA_BUNDLE_MAX_MIB:-56}  # the device tool carries 64 MiB in all
 
 # The sonames a GPU machine provides; anything else NEEDED travels in lib/.
@@ -66,12 +65,6 @@ mkdir -p "$bundle/data/bench"
 cp -r "$src/bench/suites" "$bundle/data/bench/"
 (cd "$src" && find tests -type f ! -name '*.cpp' ! -name '*.h' ! -name 'CMakeLists.txt' -print0 |
   xargs -0 cp --parents -t "$bundle/data/")
-if [[ -n $shared && -d $shared/examples ]]; then
-  mkdir -p "$bundle/data/shared"
-  cp -r "$shared/examples" "$bundle/data/shared/"
-else
-  echo "make-bundle: warning: no shared/examples beside the checkout; the long-tail workloads will be missing" >&2
-fi
 cp "$src/tools/bundle/run-gpu.sh" "$bundle/run-gpu.sh"
 cp "$src/tools/bundle/torch-baseline.py" "$bundle/torch-baseline.py"
 chmod +x "$bundle/run-gpu.sh" "$bundle/torch-baseline.py"

@@ -294,12 +294,12 @@ sanitize memcheck general_reduction $(tune_small "$W/softmax_f16.py" --dim rows=
 sanitize memcheck matmul $(tune_small "$W/matmul_nn_f16.py" --dim m=67 --dim n=45 --dim k=40)
 sanitize memcheck conv2d $(tune_small "$W/conv2d_nhwc_f16.py" --dim n=2 --dim h=9 --dim w=11 --dim ci=6 --dim co=10)
 sanitize memcheck gemv $(tune_small "$W/gemv_int4.py" --dim m=37 --dim k=300)
-sanitize memcheck fallback $(tune_small "$TESSERA_HOME/shared/examples/longtail/prefix_sum.py")
+sanitize memcheck fallback $(tune_small "$TESSERA_HOME/workloads/longtail/prefix_sum.py")
 sanitize racecheck cross_thread_reduction run "$TESSERA_HOME/tests/codegen/kernels/row_reduce_cross_thread.py" --device cuda
 sanitize racecheck matmul_tensor_core $(tune_small "$W/matmul_nn_f16.py" --dim m=67 --dim n=45 --dim k=40)
 sanitize racecheck software_pipeline run "$TESSERA_HOME/tests/codegen/kernels/matmul_pipelined_f32.py" --device cuda
 sanitize memcheck matmul_tensor_core_batched $(tune_small "$W/bmm_symbolic_m_f16.py" --dim b=3 --dim m=7 --dim n=45 --dim k=40)
-sanitize racecheck fallback $(tune_small "$TESSERA_HOME/shared/examples/longtail/if_nest.py" --rule fallback)
+sanitize racecheck fallback $(tune_small "$TESSERA_HOME/workloads/longtail/if_nest.py" --rule fallback)
 # Hopper's TMA copies and mbarriers: the hand-scheduled kernel (tensor maps encoded at launch).
 sanitize memcheck tma run "$TESSERA_HOME/tests/codegen/hopper/tma_wgmma_nt_f16.py" --device cuda
 

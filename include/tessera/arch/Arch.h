@@ -7,13 +7,14 @@
 // GPU's name (DESIGN.md decisions 4 and 5).
 //
 // Descriptions live in arch/*.json, one file per GPU, documented field by
-// field in arch/SCHEMA.md. Nothing here needs a device except detect():
+// field in arch/SCHEMA.md. Nothing here needs a device or links anything of
+// CUDA; a live device's Arch is runtime::detect_arch (runtime/DetectArch.h):
 //
 //   Arch h100 = Arch::by_name("h100");            // alias of h100_sxm
 //   int64_t smem = h100.max_smem_per_block();     // 232448: the opt-in maximum
 //   double bw = h100.memory.dram_bandwidth_gbps;  // 3350
 //   if (const MmaSupport *m = h100.find_mma("float16", "float32")) ... m->shapes ...
-//   Arch here = Arch::detect();                   // a live device, else UserError
+//   Arch here = runtime::detect_arch();           // a live device, else UserError
 //
 // Loading validates everything and reports every problem at once, each with
 // the file and the JSON path:
@@ -164,7 +165,7 @@ struct ArchSources {
   bool operator==(const ArchSources &) const = default;
 };
 
-/// Present only on an Arch built by detect()/from_device(): which fields the
+/// Present only on an Arch built by from_device() (runtime::detect_arch): which fields the
 /// device reported and which were rescaled from the base preset.
 struct ArchDetection {
   std::string device_name;  ///< as the driver names it
@@ -200,12 +201,17 @@ struct Arch {
   static Arch load(const std::string &path);
 
   /// The directories searched for presets, in order: each entry of the
-  /// colon-separated TESSERA_ARCH_PATH, then the source tree's arch/.
+  /// colon-separated TESSERA_ARCH_PATH, then <data root>/arch
+  /// (support/DataPaths.h: the source tree's, a bundle's or an install's).
   static std::vector<std::string> search_path();
-  /// Every *.json in the search path, sorted by name; a name found in an
-  /// earlier directory hides the same name later. Any invalid file is an
-  /// ArchError (a broken description is never skipped silently).
+  /// Every *.json in the search path, then every built-in preset whose name
+  /// none of them has, sorted by name; a name found earlier hides the same
+  /// name later. Any invalid file is an ArchError (a broken description is
+  /// never skipped silently).
   static std::vector<Arch> presets();
+  /// arch/*.json as they were when tessera was built, compiled into the
+  /// library: what presets() falls back on where no directory has them.
+  static std::vector<Arch> builtin_presets();
   /// The preset whose name or alias matches, ignoring case and treating '-',
   /// ' ' and '.' as '_' ("H100" and "GeForce RTX 4090" work). A string that
   /// ends in ".json" is loaded as a file. Unknown names are a UserError
@@ -216,15 +222,12 @@ struct Arch {
   /// then nearest DRAM size, then name. nullptr when none qualifies.
   static const Arch *closest_preset(ComputeCapability cc, int sm_count, int64_t dram_bytes,
                                     const std::vector<Arch> &presets);
-  /// The pure half of detect(): what the driver reports (every field > 0) comes
+  /// The pure half of runtime::detect_arch: what the driver reports (every field > 0) comes
   /// from `props`; the rest from closest_preset, with peak throughputs scaled by
   /// the (SMs x clock) ratio and derived fields recomputed; `detected` records
   /// which is which. UserError when no preset qualifies; ArchError when the
   /// result is inconsistent.
   static Arch from_device(const runtime::DeviceProperties &props, const std::vector<Arch> &presets);
-  /// from_device(runtime::query_device(device), presets()). Without a usable
-  /// device: UserError carrying the driver's message.
-  static Arch detect(int device = 0);
 
   /// The canonical JSON (SCHEMA.md field order); from_json(to_json()) == *this.
   ArchJson to_json() const;

@@ -34,6 +34,8 @@
 // The architecture (CudaOptions::arch) decides: the shared memory a kernel
 // may use (more -> CodegenError), and whether bfloat16 arithmetic is native
 // (sm_80 on) or computed in float, one rounding per operation as before.
+// Its limits are data: the GPU description (arch/*.json, Arch) of that
+// compute capability, not a table of the code generator's.
 //
 // Not yet: asynchronous copies (cp.async), tensor cores.
 //
@@ -48,17 +50,21 @@
 namespace tessera::codegen {
 
 struct CudaOptions {
-  /// Target architecture, one of cuda_arch's table ("sm_80", "sm_90", ...).
+  /// The NVRTC target: "sm_XX", or "sm_XXa" (the architecture-specific
+  /// target; sm_90a has wgmma) of a compute capability some GPU description
+  /// has ("sm_80", "sm_90", ...).
   std::string arch = "sm_80";
 };
 
-/// What the generated code depends on for one CUDA architecture.
-struct CudaArch {
-  std::string_view name;  ///< "sm_80"
-  int compute_capability;  ///< 80
+/// What the generated code depends on for one CUDA architecture: its
+/// target, and the limits of its GPU description.
+struct CudaTarget {
+  std::string name;            ///< "sm_80", "sm_90a"
+  int compute_capability = 0;  ///< 80
   /// The most shared memory one thread block may use (with the opt-in
-  /// attribute for more than 48 KB), in bytes: 166912 for sm_80.
-  int64_t max_shared_bytes_per_block;
+  /// attribute for more than 48 KB), in bytes: 166912 for sm_80 (the
+  /// description's limits.smem_per_block_optin_bytes).
+  int64_t max_shared_bytes_per_block = 0;
   bool has_bfloat16_arithmetic() const { return compute_capability >= 80; }
   /// mma.sync m16n8k16, ldmatrix and cp.async (Ampere and later).
   bool has_ampere_tensor_cores() const { return compute_capability >= 80; }
@@ -70,10 +76,13 @@ struct CudaArch {
   bool has_wgmma() const { return arch_specific && compute_capability == 90; }
 };
 
-/// The architecture named `arch`: "sm_XX" with an optional "a" suffix
-/// (sm_90a: wgmma; another "a" target has its base's features). Throws CodegenError when `arch` is malformed or not one of
-/// sm_75, sm_80, sm_86, sm_87, sm_89, sm_90, sm_100, sm_120.
-const CudaArch &cuda_arch(std::string_view arch);
+/// The target named `arch`: "sm_XX" with an optional "a" suffix (sm_90a:
+/// wgmma; another "a" target has its base's features), its limits those of
+/// the first GPU preset (Arch::presets(), by name) of that compute
+/// capability: all the presets of one compute capability share them.
+/// Throws CodegenError when `arch` is malformed or no preset has its compute
+/// capability (the message lists those that do).
+CudaTarget cuda_target(std::string_view arch);
 
 /// The NVRTC target that compiles `body` for a GPU whose target is `arch`:
 /// "sm_90a" for "sm_90" when the code uses an instruction only the
@@ -88,7 +97,7 @@ std::string cuda_target_for(const std::string &arch, const ir::Stmt &body);
 std::string cuda_kernel_name(const lower::LoweredFunc &f);
 
 /// CUDA C source for one lowered kernel. Throws CodegenError for an unknown
-/// arch, a kernel whose shared memory exceeds the arch's limit (the message
+/// arch (cuda_target), a kernel whose shared memory exceeds the arch's limit (the message
 /// names the kernel), and constructs the code generator does not support.
 /// Requires (not checkable here; the launch must ensure it): each buffer
 /// argument is 16-byte aligned, or vector accesses fault.

@@ -29,7 +29,7 @@
 
 namespace tessera::ir::tma {
 
-/// The most dimensions a tensor map describes.
+/// The most dimensions a tensor map describes (support/TensorMapLimits.h).
 inline constexpr int kMaxDims = 5;
 /// The largest box extent along any dimension.
 inline constexpr int64_t kMaxBoxExtent = 256;
@@ -78,7 +78,8 @@ struct Box {
 /// Empty when a row-major tensor of `shape` with `elem_bytes`-byte
 /// elements can be described by a tensor map, else why not (too many
 /// dimensions, an empty or too large dimension, a stride not a multiple of
-/// 16 bytes).
+/// 16 bytes): support::tensor_map_shape_problem, the rule the driver layer
+/// checks too.
 std::string check_tensor(const std::vector<int64_t> &shape, int elem_bytes);
 
 }  // namespace tessera::ir::tma

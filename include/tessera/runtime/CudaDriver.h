@@ -19,6 +19,9 @@
 //
 // Only lib/runtime queries a device (STYLE.md 3.8 rule 5). Needs no CUDA
 // headers: the library builds identically with or without the toolkit.
+// This layer (tessera_driver: this header, runtime/TensorMap.h,
+// runtime/KernelTimer.h, runtime/DetectArch.h) links nothing of the compiler:
+// the dispatch library (dispatch/Dispatcher.h) stands on it.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -33,8 +36,6 @@
 #include "tessera/support/Error.h"
 
 namespace tessera::runtime {
-
-class NDArray;
 
 /// A failing CUDA driver call. what() reads like
 ///   "cuLaunchKernel: CUDA_ERROR_INVALID_VALUE (invalid argument) launching
@@ -141,8 +142,14 @@ class DeviceBuffer {
   DeviceBuffer() = default;
   /// Allocates `bytes` (uninitialised) on `device`.
   explicit DeviceBuffer(size_t bytes, int device = 0);
-  /// Allocates nbytes() and copies the array in.
-  static DeviceBuffer from_host(const NDArray &a, int device = 0);
+  /// Allocates a.nbytes() and copies the host array in (anything with
+  /// data() and nbytes(): a runtime::NDArray).
+  template <typename HostArray>
+  static DeviceBuffer from_host(const HostArray &a, int device = 0) {
+    DeviceBuffer b(a.nbytes(), device);
+    b.copy_from_host(a.data(), a.nbytes());
+    return b;
+  }
   ~DeviceBuffer();
   DeviceBuffer(DeviceBuffer &&o) noexcept;
   DeviceBuffer &operator=(DeviceBuffer &&o) noexcept;
@@ -155,10 +162,17 @@ class DeviceBuffer {
 
   void copy_from_host(const void *src, size_t bytes);
   void copy_to_host(void *dst, size_t bytes) const;
-  /// The array's bytes must fit in the buffer; UserError otherwise.
-  void copy_from(const NDArray &a);
-  /// Fills `a` from the start of the buffer; UserError when `a` is larger.
-  void copy_to(NDArray &a) const;
+  /// The host array's bytes must fit in the buffer; UserError otherwise.
+  template <typename HostArray>
+  void copy_from(const HostArray &a) {
+    copy_from_host(a.data(), a.nbytes());
+  }
+  /// Fills the host array `a` from the start of the buffer; UserError when
+  /// `a` is larger.
+  template <typename HostArray>
+  void copy_to(HostArray &a) const {
+    copy_to_host(a.data(), a.nbytes());
+  }
   /// Sets every byte to `value`.
   void fill_bytes(uint8_t value);
   /// Enqueues a device-to-device copy of `bytes` from `src` on the default

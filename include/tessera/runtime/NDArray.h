@@ -27,17 +27,22 @@ class NDArray {
   /// for scalar parameters). A negative dimension or a vector/handle/void
   /// dtype is a UserError.
   NDArray(ir::DataType dtype, std::vector<int64_t> shape);
+  /// An array over `data`, memory it does not own (a DLPack tensor's, say):
+  /// its elements are read and written there, in place, and copies of it
+  /// alias the same memory. `data` must hold numel x element bytes and stay
+  /// valid while the array is used. Errors as the constructor's.
+  static NDArray wrap(ir::DataType dtype, std::vector<int64_t> shape, void *data);
 
   ir::DataType dtype() const { return dtype_; }
   const std::vector<int64_t> &shape() const { return shape_; }
   int64_t numel() const { return numel_; }
-  size_t nbytes() const { return bytes_.size(); }
-  uint8_t *data() { return bytes_.data(); }
-  const uint8_t *data() const { return bytes_.data(); }
+  size_t nbytes() const { return external_ ? external_bytes_ : bytes_.size(); }
+  uint8_t *data() { return external_ ? external_ : bytes_.data(); }
+  const uint8_t *data() const { return external_ ? external_ : bytes_.data(); }
   template <typename T>
-  T *data_as() { return reinterpret_cast<T *>(bytes_.data()); }
+  T *data_as() { return reinterpret_cast<T *>(data()); }
   template <typename T>
-  const T *data_as() const { return reinterpret_cast<const T *>(bytes_.data()); }
+  const T *data_as() const { return reinterpret_cast<const T *>(data()); }
 
   /// Element `flat` (row-major) as a double; integers exactly up to 2^53,
   /// uint64 as its unsigned value. `flat` outside [0, numel) is a UserError
@@ -85,6 +90,9 @@ class NDArray {
   int64_t numel_ = 0;
   /// Starts a cache line: the JIT's vector accesses do not straddle two.
   std::vector<uint8_t, support::CacheLineAllocator<uint8_t>> bytes_;
+  /// The memory of a wrapped array (wrap()); null for an owning one.
+  uint8_t *external_ = nullptr;
+  size_t external_bytes_ = 0;
 };
 
 /// The address of each of `arrays`, in order: the argument list

@@ -5,7 +5,8 @@
 // fills each from the array bound to the tensor's buffer parameter, in two
 // steps:
 //
-//   TensorMapEncoding e = tensor_map_encoding(box, ir::DataType::float16(), {100, 200}, "A");
+//   TensorMapBox box{TensorMapDataType::Float16, 2, {64, 64}, 128};
+//   TensorMapEncoding e = tensor_map_encoding(box, {100, 200}, "A");
 //   // pure: e.global_dim == {200, 100}, e.global_strides == {400}, ...
 //   std::array<unsigned char, 128> map = encode_tensor_map(e, buffer.ptr());
 //   args.raw(map.data(), map.size(), kTensorMapAlignment);
@@ -14,6 +15,7 @@
 // the address, needs no driver and is what the unit tests check;
 // encode_tensor_map calls the driver (CudaDriver.h). The enum values are
 // cuda.h's (DriverApiCheck.cpp compares them whenever the toolkit is present).
+// The box of an IR copy (ir::tma::Box and a dtype) is runtime/TmaEncoding.h's.
 //
 // Errors: UserError for a tensor or box a tensor map cannot describe (the
 // reason, and the tensor's name when given), a device pointer not 16-byte
@@ -29,8 +31,6 @@
 #include <string>
 #include <vector>
 
-#include "tessera/ir/DataType.h"
-#include "tessera/ir/Tma.h"
 
 namespace tessera::runtime {
 
@@ -85,18 +85,23 @@ struct TensorMapEncoding {
   TensorMapOobFill oob_fill = TensorMapOobFill::None;
 };
 
-/// The element type a tensor map uses for `dtype`; UserError naming the
-/// dtype when TMA has none of its width (bool, vectors, sub-byte types).
-TensorMapDataType tensor_map_data_type(ir::DataType dtype);
+/// What a tensor map copies, besides the tensor's shape: the element type,
+/// and the box (outermost extent first) with its swizzle. The compiler side
+/// makes it from an IR box (runtime/TensorMapOfBox.h); a kernel package
+/// stores it (dispatch/KernelPlan.h).
+struct TensorMapBox {
+  TensorMapDataType data_type = TensorMapDataType::UInt8;
+  int element_bytes = 1;
+  std::vector<int64_t> extent;  ///< outermost first, as the tensor's dimensions
+  int swizzle_bytes = 0;        ///< 0, 32, 64 or 128
+};
 
 /// The encoding of a tensor map that copies `box` out of a row-major,
-/// contiguous tensor of `shape` (outermost first) and `dtype`. No driver is
-/// needed. UserError, naming `tensor` when given, when the box breaks a rule
-/// of ir/Tma.h (Box::check), the tensor cannot be described
-/// (ir::tma::check_tensor: e.g. rows not a multiple of 16 bytes), the box
-/// and the tensor differ in rank or element size, or the dtype has no
-/// tensor-map type.
-TensorMapEncoding tensor_map_encoding(const ir::tma::Box &box, ir::DataType dtype, const std::vector<int64_t> &shape,
+/// contiguous tensor of `shape` (outermost first). No driver is needed.
+/// UserError, naming `tensor` when given, when the tensor cannot be described
+/// (support::tensor_map_shape_problem: e.g. rows not a multiple of 16 bytes)
+/// or the box and the tensor differ in rank.
+TensorMapEncoding tensor_map_encoding(const TensorMapBox &box, const std::vector<int64_t> &shape,
                                       const std::string &tensor = "");
 
 /// The 128-byte CUtensorMap for `encoding` over the tensor at

@@ -5,7 +5,7 @@
 // this GPU and toolchain, without measuring anything again:
 //
 //   Database db = Database::open("tuning.jsonl");
-//   if (auto best = apply_best(func, Arch::detect(), db))
+//   if (auto best = apply_best(func, runtime::detect_arch(), db))
 //     compile(best->func);               // best->record says which rule, config and time
 //   else
 //     ...tune, or rules::apply_default_schedule(func, arch)
@@ -23,7 +23,7 @@
 #include "tessera/ir/Func.h"
 #include "tessera/tune/Database.h"
 
-namespace tessera::tune {
+namespace tessera::tuning {
 
 /// A function scheduled by a database record.
 struct AppliedRecord {
@@ -40,4 +40,4 @@ struct AppliedRecord {
 std::optional<AppliedRecord> apply_best(const ir::PrimFunc &func, const Arch &arch, const Database &db,
                                         const Toolchain &toolchain = Toolchain::current());
 
-}  // namespace tessera::tune
+}  // namespace tessera::tuning

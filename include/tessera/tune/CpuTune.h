@@ -25,7 +25,7 @@
 #include "tessera/ir/Func.h"
 #include "tessera/runtime/KernelTimer.h"
 
-namespace tessera::tune {
+namespace tessera::tuning {
 
 struct CpuCandidate {
   /// "plain (as written)", "matmul {config}" or "loops {config}".
@@ -63,4 +63,4 @@ struct CpuTuneOptions {
 /// `f` still has symbolic sizes (bind them first: analysis::specialize).
 CpuTuneResult tune_for_cpu(const ir::PrimFunc &f, const cpu::CpuArch &arch, const CpuTuneOptions &options = {});
 
-}  // namespace tessera::tune
+}  // namespace tessera::tuning

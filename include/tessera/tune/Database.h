@@ -62,7 +62,7 @@
 #include "tessera/support/Error.h"
 #include "tessera/tune/TuningKey.h"
 
-namespace tessera::tune {
+namespace tessera::tuning {
 
 /// An unusable database file (cannot be read, created or written) or a record
 /// that cannot be stored (it would not read back): the message names the path.
@@ -164,4 +164,4 @@ class Database {
   std::vector<DatabaseWarning> warnings_;
 };
 
-}  // namespace tessera::tune
+}  // namespace tessera::tuning

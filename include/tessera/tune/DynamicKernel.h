@@ -16,7 +16,9 @@
 // The manifest's key covers the function's text, the spec, the Arch, and
 // the NVRTC and tessera versions. select(sizes) finds the cell by a binary
 // search per symbol and evaluates the launch extents (no lock, no
-// allocation, no IR); launch() runs it on a device.
+// allocation, no IR); launch() runs it on a device. Both are the dispatch
+// library's (dispatch/KernelPlan.h, dispatch/Dispatcher.h), which a program
+// that only launches saved plans links alone; building stays here.
 //
 //   runtime::KernelCache cache(runtime::KernelCache::default_dir());
 //   DynamicKernel k = DynamicKernel::create(f, spec, arch, {.cache = &cache});
@@ -45,6 +47,8 @@
 #include <string>
 #include <vector>
 
+#include "tessera/dispatch/Dispatcher.h"
+#include "tessera/dispatch/KernelPlan.h"
 #include "tessera/runtime/CudaDriver.h"
 #include "tessera/runtime/KernelCache.h"
 #include "tessera/runtime/KernelTimer.h"
@@ -52,9 +56,8 @@
 #include "tessera/runtime/TensorMap.h"
 #include "tessera/tune/Database.h"
 #include "tessera/tune/DynamicPlan.h"
-#include "tessera/tune/SizeProgram.h"
 
-namespace tessera::tune {
+namespace tessera::tuning {
 
 struct DynamicKernelOptions {
   /// Where cubins and the manifest are kept; null: build cold, keep nothing.
@@ -63,55 +66,13 @@ struct DynamicKernelOptions {
   unsigned threads = 0;
 };
 
-/// The dimensions of one kernel launch.
-struct LaunchDims {
-  runtime::Dim3 grid, block;
-  size_t dynamic_shared_bytes = 0;
-  /// False when an extent is zero for these sizes (nothing to launch).
-  bool has_work = true;
-};
-
-/// What serves these sizes: the cell, the plan kernel, and the dimensions of
-/// each of its launches (one for a function that runs as one kernel).
-struct KernelLaunch {
-  static constexpr int kMaxSteps = 8;
-  int cell = -1, kernel = -1;
-  int steps = 0;
-  LaunchDims step[kMaxSteps];
-  /// Whether any step has work.
-  bool has_work() const;
-};
-
-/// A launch with its arguments bound (for CUDA graph capture, or to launch
-/// later): per step the kernel and its argument block, no allocation.
-struct BoundLaunch {
-  static constexpr int kMaxParams = 32;
-  static constexpr int kMaxTensorMaps = 4;
-  KernelLaunch dims;
-  struct Step {
-    const runtime::Kernel *kernel = nullptr;
-    /// One 8-byte slot per kernel parameter (a device address or a size).
-    uint64_t values[kMaxParams];
-    int count = 0;
-    /// The tensor maps (runtime/TensorMap.h) that follow them, encoded.
-    alignas(runtime::kTensorMapAlignment) unsigned char maps[kMaxTensorMaps][runtime::kTensorMapBytes];
-    int map_count = 0;
-  };
-  Step step[KernelLaunch::kMaxSteps];
-  /// cuLaunchKernel's `void **` over step `s`'s values, then its tensor maps
-  /// (valid while this object lives and until the next call for the same step).
-  void **params(int s = 0) {
-    for (int i = 0; i < step[s].count; ++i) pointers_[i] = &step[s].values[i];
-    for (int i = 0; i < step[s].map_count; ++i) pointers_[step[s].count + i] = step[s].maps[i];
-    return pointers_;
-  }
-  /// Enqueues its steps, in order, on `stream` (a CUstream; null: the
-  /// default stream); steps without work are skipped.
-  void launch(void *stream = nullptr);
-
- private:
-  void *pointers_[kMaxParams + kMaxTensorMaps];
-};
+// What a plan is made of, and its launches, are the dispatch library's
+// (dispatch/KernelPlan.h, dispatch/Dispatcher.h): a dynamic kernel builds a
+// dispatch::KernelPlan and launches it through a dispatch::Dispatcher.
+using dispatch::BoundLaunch;
+using dispatch::KernelLaunch;
+using dispatch::LaunchDims;
+using PlannedKernel = dispatch::PlanKernel;
 
 /// What a start did.
 struct DynamicKernelCounters {
@@ -119,54 +80,6 @@ struct DynamicKernelCounters {
   int64_t kernels = 0, nvrtc_compiles = 0, cache_reads = 0, rule_applications = 0, policy_calls = 0;
   double plan_ms = 0, build_ms = 0, total_ms = 0;
   std::string str() const;
-};
-
-/// A built kernel of the plan: the function at one config, as one or more
-/// CUDA kernels launched in order, and the intermediate buffers they share.
-struct PlannedKernel {
-  /// A kernel parameter: the function's buffer (its index among the
-  /// function's buffer parameters), a workspace buffer, or a plan symbol.
-  struct Param {
-    std::string name;
-    int symbol = -1;     ///< the plan symbol a scalar parameter is
-    int bytes = 0;       ///< a scalar's width (4 or 8)
-    int buffer = -1;     ///< the function's buffer parameter it is
-    int workspace = -1;  ///< the workspace buffer it is
-  };
-  /// A buffer's shape as programs of the symbols (the workspace: the
-  /// intermediate buffers in global memory).
-  struct BufferShape {
-    std::string name;
-    std::vector<SizeProgram> shape;
-    int64_t element_bits = 0;
-    /// Its bytes at `sizes` (0 for an empty shape).
-    int64_t bytes(const int64_t *sizes) const;
-    /// `buffer`'s name, element width and shape over `symbols`.
-    static BufferShape of(const ir::Buffer &buffer, const std::vector<std::string> &symbols);
-  };
-  /// A tensor map a kernel takes after its other parameters
-  /// (lower/TensorMaps.h): the box it copies of one of the function's
-  /// buffers, encoded at bind() from the buffer's address and its shape at
-  /// the sizes.
-  struct TensorMap {
-    int buffer = -1;  ///< the function's buffer parameter it describes
-    BufferShape tensor;
-    ir::DataType dtype;
-    ir::tma::Box box;
-  };
-  /// One CUDA kernel.
-  struct Step {
-    std::string entry;
-    std::vector<uint8_t> cubin;
-    std::string cache_key;
-    std::string target;  ///< the NVRTC target it was compiled for ("sm_90", "sm_90a")
-    std::vector<Param> params;
-    std::vector<TensorMap> tensor_maps;
-    SizeProgram grid[3], block[3];
-    int64_t dynamic_shared_bytes = 0;
-  };
-  std::vector<Step> steps;
-  std::vector<BufferShape> workspace;
 };
 
 /// Times plan kernel `kernel` at `sizes` (one per symbol): its median time
@@ -227,16 +140,20 @@ class DynamicKernel {
   static std::vector<DynamicKernel> create_many(const std::vector<DynamicRequest> &requests, const Arch &arch,
                                                 const DynamicKernelOptions &options = {});
 
-  const std::vector<std::string> &symbols() const { return symbols_; }
+  const std::vector<std::string> &symbols() const { return kernel_plan_->symbols; }
   /// The cells with their kernel (bounds, config index, estimates) and the
   /// configs as JSON (also after a warm start).
   const rules::Json &plan() const { return plan_; }
-  const std::vector<PlannedKernel> &kernels() const { return kernels_; }
+  const std::vector<PlannedKernel> &kernels() const { return kernel_plan_->kernels; }
   const DynamicKernelCounters &counters() const { return counters_; }
+  /// What dispatch launches: the kernels, their launch metadata and the cell
+  /// table (shared with the loaded dispatcher, and with copies of this
+  /// object); what Kernel::save writes into a kernel package.
+  std::shared_ptr<const dispatch::KernelPlan> kernel_plan() const { return kernel_plan_; }
 
   /// The launch for `sizes` (one per symbol, in order). UserError naming the
   /// size and range when one is outside the plan.
-  KernelLaunch select(const int64_t *sizes) const;
+  KernelLaunch select(const int64_t *sizes) const { return kernel_plan_->select(sizes); }
   KernelLaunch select(const std::vector<int64_t> &sizes) const { return select(sizes.data()); }
 
   /// The scheduled function of kernel `i`: kept from a cold start, re-applied
@@ -247,6 +164,10 @@ class DynamicKernel {
   /// allocates the workspace for the plan's largest sizes. Launching needs it
   /// first, so the launch path takes no lock.
   void load(int device = 0);
+  /// Whether load() was called.
+  bool loaded() const { return loaded_ != nullptr; }
+  /// What load() made; UserError before it.
+  const dispatch::Dispatcher &dispatcher() const;
   /// The launch for `sizes` with the device addresses of the function's
   /// buffer parameters (in order; the scalar sizes and the workspace are
   /// added), bound: no lock, no allocation but for a kernel that takes
@@ -260,7 +181,9 @@ class DynamicKernel {
   /// of plan kernel `kernel` takes at `sizes`, in parameter order; empty for
   /// a step without TMA. Needs no driver. UserError when a tensor cannot be
   /// described at these sizes (e.g. rows not a multiple of 16 bytes).
-  std::vector<runtime::TensorMapEncoding> tensor_map_encodings(int kernel, int step, const int64_t *sizes) const;
+  std::vector<runtime::TensorMapEncoding> tensor_map_encodings(int kernel, int step, const int64_t *sizes) const {
+    return kernel_plan_->tensor_map_encodings(kernel, step, sizes);
+  }
   /// bind() with plan kernel `kernel` instead of the cell's (to measure it).
   BoundLaunch bind_kernel(int kernel, const int64_t *sizes, const uint64_t *buffers, size_t buffer_count) const;
 
@@ -295,12 +218,6 @@ class DynamicKernel {
                              std::vector<runtime::CompileJob> &jobs);
   /// Takes the cubins of a cold kernel from `built` and writes its manifest.
   void finish(std::vector<runtime::CompileOutcome> &built, double wave_ms, runtime::KernelCache *cache);
-  /// l.kernel's launch dimensions at `sizes`.
-  void fill_dims(KernelLaunch &l, const int64_t *sizes) const;
-  /// The plan kernel of a scheduled function: its steps' parameters and
-  /// launch extents, its workspace; a compile job per step appended to `jobs`.
-  PlannedKernel plan_kernel(const ir::PrimFunc &scheduled, const std::string &sm, runtime::KernelCache *cache,
-                            std::vector<runtime::CompileJob> &jobs) const;
   /// The plan and the kernels, as a warm start reads them back.
   void write_manifest(runtime::KernelCache &cache) const;
 
@@ -308,47 +225,18 @@ class DynamicKernel {
   std::string manifest_;   ///< its name in the kernel cache
   size_t first_job_ = 0;   ///< its first job in the compile wave
   Arch arch_;
-  std::vector<std::string> symbols_;
   rules::Json plan_;
   std::string rule_;
   std::vector<rules::Json> configs_;
-  std::vector<PlannedKernel> kernels_;
+  /// The symbols and their cells, the cell table, the kernels (tune/PlanKernel.h).
+  std::shared_ptr<dispatch::KernelPlan> kernel_plan_;
   mutable std::vector<ir::PrimFunc> scheduled_;
-  /// Per symbol, the upper end of each of its cells (ascending) and its lower end.
-  std::vector<std::vector<int64_t>> ends_;
-  std::vector<int64_t> lows_;
-  /// Cell -> kernel, dense, the symbols' cells in row-major order; read by
-  /// select() without a lock while a background measurement writes it
-  /// (copies of the object share it).
-  class CellKernels {
-   public:
-    void assign(const std::vector<int> &kernels);
-    int operator[](size_t cell) const { return (*table_)[cell].load(std::memory_order_acquire); }
-    void set(size_t cell, int kernel) const { (*table_)[cell].store(kernel, std::memory_order_release); }
-    size_t size() const { return table_ ? table_->size() : 0; }
-
-   private:
-    std::shared_ptr<std::vector<std::atomic<int>>> table_;
-  };
-  CellKernels kernel_of_cell_;
   /// The measurement going on in the background, if any (DynamicMeasure.cpp).
   struct Background;
   std::shared_ptr<Background> background_;
   DynamicKernelCounters counters_;
-  /// What load() made: the modules, the kernels (by plan kernel, then step)
-  /// and the workspace, with each plan kernel's workspace buffers' offsets.
-  struct Loaded {
-    int device = 0;
-    std::vector<runtime::Module> modules;
-    std::vector<std::vector<runtime::Kernel>> kernels;
-    runtime::DeviceBuffer workspace;
-    /// Per plan kernel and workspace buffer: its offset and the bytes reserved.
-    std::vector<std::vector<std::pair<size_t, int64_t>>> spans;
-  };
-  std::shared_ptr<Loaded> loaded_;
-  /// The address of workspace buffer `w` of plan kernel `kernel`; UserError
-  /// when `sizes` need more than load() allocated.
-  uint64_t workspace_address(int kernel, int w, const int64_t *sizes) const;
+  /// What load() made (the modules, the workspace).
+  std::shared_ptr<const dispatch::Dispatcher> loaded_;
 };
 
-}  // namespace tessera::tune
+}  // namespace tessera::tuning

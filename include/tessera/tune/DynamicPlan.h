@@ -57,7 +57,7 @@
 #include "tessera/ir/Func.h"
 #include "tessera/rules/Rule.h"
 
-namespace tessera::tune {
+namespace tessera::tuning {
 
 /// One symbol's range: `m=1:4096`.
 struct SymbolRange {
@@ -172,4 +172,4 @@ std::vector<std::pair<int64_t, int64_t>> symbol_cells(const SymbolRange &range, 
 /// Plans kernels for `f` over `spec` (see the file comment).
 DynamicPlan plan_dynamic(const ir::PrimFunc &f, const DynamicSpec &spec, const Arch &arch);
 
-}  // namespace tessera::tune
+}  // namespace tessera::tuning

@@ -2,7 +2,7 @@
 //
 // One call from a function to its best kernel:
 //
-//   tune::TuneResult r = tune::fast_tune(func, Arch::by_name("h100"), {.topk = 20});
+//   tuning::TuneResult r = tuning::fast_tune(func, Arch::by_name("h100"), {.topk = 20});
 //   r.best_func;            // the scheduled PrimFunc of the winner
 //   r.candidates[r.best];   // its config, status, time, CUDA source, cubin
 //
@@ -63,7 +63,7 @@
 #include "tessera/runtime/Sass.h"
 #include "tessera/support/Error.h"
 
-namespace tessera::tune {
+namespace tessera::tuning {
 
 class Database;
 
@@ -207,4 +207,4 @@ TuneResult fast_tune(const ir::PrimFunc &func, const Arch &arch, const TuneOptio
 /// score, resources, the SASS summary and its warning), without sources and cubins.
 nlohmann::ordered_json to_json(const TuneResult &r);
 
-}  // namespace tessera::tune
+}  // namespace tessera::tuning

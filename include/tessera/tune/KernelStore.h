@@ -5,8 +5,8 @@
 // cubins, and the manifests of the dynamic kernels) and a tuning database,
 // and creates every operator's DynamicKernel through it:
 //
-//   tune::KernelStore store = tune::KernelStore::open();   // $TESSERA_CACHE, $TESSERA_DB
-//   std::vector<tune::DynamicKernel> ops = store.create(requests, arch);
+//   tuning::KernelStore store = tuning::KernelStore::open();   // $TESSERA_CACHE, $TESSERA_DB
+//   std::vector<tuning::DynamicKernel> ops = store.create(requests, arch);
 //   for (auto &k : ops) k.load(0);
 //   store.measure(ops[0], ops[0].device_timer(0), 2000);    // a GPU: the fastest kept, recorded
 //
@@ -27,7 +27,7 @@
 #include "tessera/tune/Database.h"
 #include "tessera/tune/DynamicKernel.h"
 
-namespace tessera::tune {
+namespace tessera::tuning {
 
 class KernelStore {
  public:
@@ -58,4 +58,4 @@ class KernelStore {
   std::optional<Database> db_;
 };
 
-}  // namespace tessera::tune
+}  // namespace tessera::tuning

@@ -8,7 +8,7 @@
 // on the device, and the interpreter is the last resort when that fails.
 // fast_tune, the benchmarks and the GPU tests judge every candidate against it.
 //
-//   runtime::Reference ref = tune::reference_for(f, inputs, dims, arch);
+//   runtime::Reference ref = tuning::reference_for(f, inputs, dims, arch);
 //   std::vector<runtime::OutputCheck> c = runtime::check_outputs(f, got, ref);
 //
 //===----------------------------------------------------------------------===//
@@ -23,7 +23,7 @@
 #include "tessera/runtime/Oracle.h"
 #include "tessera/runtime/Verify.h"
 
-namespace tessera::tune {
+namespace tessera::tuning {
 
 /// Stores the unscheduled `func` executes with `dims` bound, counted where they
 /// stand (a block's init not counted: it runs once per output, its body at
@@ -71,4 +71,4 @@ ComputedReference reference_for(const ir::PrimFunc &f, const std::vector<runtime
                                 const runtime::DimBindings &dims, const Arch &arch,
                                 const ReferenceOptions &options = {});
 
-}  // namespace tessera::tune
+}  // namespace tessera::tuning

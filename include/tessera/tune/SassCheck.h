@@ -28,7 +28,7 @@
 #include "tessera/ir/Func.h"
 #include "tessera/runtime/Sass.h"
 
-namespace tessera::tune {
+namespace tessera::tuning {
 
 /// The global access width in bytes that `config` (a rule's config JSON) asks
 /// of the machine code, or 0 when it asks for none. "vector": v > 1 asks for
@@ -46,4 +46,4 @@ int expected_access_bytes(const ir::PrimFunc &func, const nlohmann::ordered_json
 std::string sass_warning(const ir::PrimFunc &func, const nlohmann::ordered_json &config,
                          const runtime::SassSummary &sass);
 
-}  // namespace tessera::tune
+}  // namespace tessera::tuning

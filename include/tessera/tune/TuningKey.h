@@ -36,7 +36,7 @@
 #include "tessera/ir/Func.h"
 #include "tessera/support/Error.h"
 
-namespace tessera::tune {
+namespace tessera::tuning {
 
 /// JSON as the tuning database writes it: objects keep their field order.
 using Json = nlohmann::ordered_json;
@@ -88,4 +88,4 @@ std::string workload_hash(const ir::PrimFunc &func);
 /// Parameter buffers in parameter order; a symbolic dimension is its name.
 Json workload_summary(const ir::PrimFunc &func);
 
-}  // namespace tessera::tune
+}  // namespace tessera::tuning
