@@ -3,8 +3,10 @@
 // What an inference engine that only runs kernels built earlier links:
 // tessera::dispatch, with no compiler in it. Loads a kernel package (written
 // by `tessera tune ... --save FILE` or Kernel::save), prints what it holds,
-// selects the kernel for the sizes given, and on a GPU binds it to device
-// buffers and launches it.
+// selects the kernel for the sizes given and binds it: on a GPU to device
+// buffers, then launches it; without one to placeholder addresses, printing
+// the argument block each kernel would get (the tensor maps of a TMA kernel
+// need the driver).
 //
 //   tessera_dispatch_consumer PACKAGE [SIZE...]     (one SIZE per symbol)
 //
@@ -46,6 +48,18 @@ int main(int argc, char **argv) {
     std::printf("\n");
 
     if (runtime::driver_status() != runtime::DriverStatus::Ok) {
+      // Buffer i at 0x1000000 * (i + 1), the workspace at 0x70000000.
+      std::vector<uint64_t> placeholders;
+      for (size_t i = 0; i < plan.arguments.size(); ++i) placeholders.push_back(0x1000000ull * (i + 1));
+      const dispatch::KernelPlan::WorkspaceLayout layout = plan.workspace_layout();
+      for (int s = 0; s < l.steps; ++s) {
+        uint64_t values[dispatch::KernelPlan::kMaxParams];
+        int n = plan.bind_values(l.kernel, s, sizes.data(), placeholders.data(), placeholders.size(), 0x70000000ull,
+                                 layout, values);
+        std::printf("bound %s:", plan.kernels[size_t(l.kernel)].steps[size_t(s)].entry.c_str());
+        for (int i = 0; i < n; ++i) std::printf(" 0x%llx", (unsigned long long)values[i]);
+        std::printf("\n");
+      }
       std::printf("no CUDA device (%s): not launched\n", runtime::driver_message().c_str());
       return 0;
     }

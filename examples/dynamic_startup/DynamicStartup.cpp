@@ -3,10 +3,10 @@
 // What an inference engine does at startup with tessera: the operators of an
 // LLM decoder layer (7B-class: hidden 4096, MLP 11008) have symbolic sizes
 // (the tokens of a step, M in [1, 4096]; the context length of attention);
-// each becomes a DynamicKernel (tune/DynamicKernel.h): a plan of a few
+// each becomes a tessera::DynamicKernel (tessera/tessera.h): a plan of a few
 // kernels covering its ranges, built once in a parallel NVRTC wave, kept in
-// the process's KernelStore (tune/KernelStore.h: the compiled kernels and
-// the tuning database), and read back on every later start.
+// a kernel cache (beside it, the tuning database its measurements go to),
+// and read back on every later start.
 //
 //   tessera_dynamic_startup [--arch h100] [--cache DIR] [--max-kernels 8] [--plans] [--measure MS]
 //
@@ -21,6 +21,8 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <iostream>
 #include <map>
 #include <string>
@@ -30,38 +32,41 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "tessera/analysis/Specialize.h"
-#include "tessera/runtime/DetectArch.h"
-#include "tessera/arch/Arch.h"
-#include "tessera/runtime/CudaDriver.h"
-#include "tessera/script/Parser.h"
-#include "tessera/support/Error.h"
-#include "tessera/tune/DynamicKernel.h"
-#include "tessera/tune/KernelStore.h"
+#include <nlohmann/json.hpp>
+
+#include "tessera/tessera.h"
 
 namespace {
 
-using namespace tessera;
+std::string read(const std::string &path) {
+  std::ifstream in(path);
+  if (!in) throw tessera::UserError("cannot read " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
 
 struct Operator {
   std::string name, file;
   std::map<std::string, int64_t> bind;  ///< sizes fixed by the model
-  std::vector<std::string> ranges, hot;
+  std::map<std::string, tessera::SizeRange> ranges;
 };
 
-/// A 7B-class decoder layer: hidden 4096, 32 heads, MLP 11008.
+/// A 7B-class decoder layer: hidden 4096, 32 heads, MLP 11008. Tokens (and
+/// rows) from 1 to 4096, one token (decode) served all the time.
+const tessera::SizeRange kTokens{1, 4096, {1}};
 const std::vector<Operator> kLayer = {
-    {"rmsnorm", "workloads/rmsnorm_f16.py", {{"cols", 4096}}, {"rows=1:4096"}, {"rows=1"}},
-    {"qkv_proj", "workloads/matmul_nt_f16.py", {{"n", 12288}, {"k", 4096}}, {"m=1:4096"}, {"m=1"}},
+    {"rmsnorm", "workloads/rmsnorm_f16.py", {{"cols", 4096}}, {{"rows", kTokens}}},
+    {"qkv_proj", "workloads/matmul_nt_f16.py", {{"n", 12288}, {"k", 4096}}, {{"m", kTokens}}},
     // Attention scores: M = tokens, N = the context so far (two symbols).
-    {"attn_scores", "workloads/matmul_nt_f16.py", {{"k", 128}}, {"m=1:4096", "n=16:4096"}, {}},
+    {"attn_scores", "workloads/matmul_nt_f16.py", {{"k", 128}}, {{"m", {1, 4096}}, {"n", {16, 4096}}}},
     // Their softmax: rows = tokens, columns = the context (two symbols, one
     // general_reduction kernel per cell).
-    {"attn_softmax", "workloads/softmax_f16.py", {}, {"rows=1:4096", "cols=16:4096"}, {}},
-    {"o_proj", "workloads/matmul_nt_f16.py", {{"n", 4096}, {"k", 4096}}, {"m=1:4096"}, {"m=1"}},
-    {"gate_up_proj", "workloads/matmul_nt_f16.py", {{"n", 22016}, {"k", 4096}}, {"m=1:4096"}, {"m=1"}},
-    {"down_proj", "workloads/matmul_nt_f16.py", {{"n", 4096}, {"k", 11008}}, {"m=1:4096"}, {"m=1"}},
-    {"decode_int4_gemv", "workloads/gemv_int4.py", {{"m", 11008}, {"k", 4096}}, {}, {}},
+    {"attn_softmax", "workloads/softmax_f16.py", {}, {{"rows", {1, 4096}}, {"cols", {16, 4096}}}},
+    {"o_proj", "workloads/matmul_nt_f16.py", {{"n", 4096}, {"k", 4096}}, {{"m", kTokens}}},
+    {"gate_up_proj", "workloads/matmul_nt_f16.py", {{"n", 22016}, {"k", 4096}}, {{"m", kTokens}}},
+    {"down_proj", "workloads/matmul_nt_f16.py", {{"n", 4096}, {"k", 11008}}, {{"m", kTokens}}},
+    {"decode_int4_gemv", "workloads/gemv_int4.py", {{"m", 11008}, {"k", 4096}}, {}},
 };
 
 struct Options {
@@ -72,32 +77,29 @@ struct Options {
 };
 
 
-/// Every operator of the layer as a DynamicKernel, through a store opened as
-/// a new process would (one create: the plans in parallel, then every kernel
-/// in one NVRTC wave); one row each. With --measure and a GPU, the cells are
+/// Every operator of the layer as a tessera::DynamicKernel, in one call as a
+/// new process would make it (the plans in parallel, then every kernel in
+/// one NVRTC wave); one row each. With --measure and a GPU, the cells are
 /// measured afterwards (the next start uses what was measured).
-double start(const std::vector<Operator> &ops, const std::vector<ir::PrimFunc> &funcs, const Arch &arch,
-             const tuning::KernelStore::Paths &paths, const Options &o, const char *what, bool measure) {
-  tuning::KernelStore store(paths);
+double start(const std::vector<tessera::DynamicRequest> &requests, const tessera::Target &target,
+             const std::filesystem::path &dir, const Options &o, const char *what, bool measure) {
   auto t0 = std::chrono::steady_clock::now();
-  std::vector<tuning::DynamicRequest> requests;
-  for (size_t i = 0; i < ops.size(); ++i) {
-    tuning::DynamicSpec spec = tuning::DynamicSpec::parse(ops[i].ranges, ops[i].hot, o.max_kernels);
-    requests.push_back({funcs[i], spec});
-  }
-  std::vector<tuning::DynamicKernel> kernels = store.create(requests, arch);
+  std::vector<tessera::DynamicKernel> kernels =
+      tessera::dynamic(requests, target,
+                       {.max_kernels = o.max_kernels, .kernel_cache = (dir / "kernels").string(),
+                        .database = (dir / "tuning.jsonl").string()});
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  tuning::DynamicKernelCounters sum;
+  tessera::DynamicCounters sum;
   std::cout << fmt::format("\n{} start\n{:<18} {:<20} {:>6} {:>8} {:>14} {:>10} {:>7} {:>6} {:>9}\n", what, "operator",
                            "rule", "cells", "kernels", "regret geo/max", "pow2 geo", "nvrtc", "read", "plan ms");
-  for (size_t i = 0; i < ops.size(); ++i) {
-    const tuning::DynamicKernelCounters &c = kernels[i].counters();
-    const rules::Json &p = kernels[i].plan();
+  for (size_t i = 0; i < kLayer.size(); ++i) {
+    const tessera::DynamicCounters c = kernels[i].counters();
+    const nlohmann::json p = nlohmann::json::parse(kernels[i].plan());
     double pow2 = 0;
-    for (const rules::Json &b : p.at("baselines"))
+    for (const nlohmann::json &b : p.at("baselines"))
       if (b.at("name") == "power-of-two buckets") pow2 = b.at("geomean_regret").get<double>();
     std::cout << fmt::format("{:<18} {:<20} {:>6} {:>8} {:>7.3f}/{:<6.3f} {:>10.3f} {:>7} {:>6} {:>9.1f}\n",
-                             ops[i].name, p.at("rule").get<std::string>(), p.at("cells").size(), c.kernels,
+                             kLayer[i].name, p.at("rule").get<std::string>(), p.at("cells").size(), c.kernels,
                              p.at("geomean_regret").get<double>(), p.at("max_regret").get<double>(), pow2,
                              c.nvrtc_compiles, c.cache_reads, c.plan_ms);
     if (o.plans) std::cout << p.dump(1) << "\n";
@@ -106,18 +108,14 @@ double start(const std::vector<Operator> &ops, const std::vector<ir::PrimFunc> &
   }
   std::cout << fmt::format("# {} start: {} operators, {} kernels, {} NVRTC compiles, {} read from the cache, {} rule "
                            "applications, {} policy calls; {:.1f} ms on {} cores\n",
-                           what, ops.size(), sum.kernels, sum.nvrtc_compiles, sum.cache_reads, sum.rule_applications,
+                           what, kLayer.size(), sum.kernels, sum.nvrtc_compiles, sum.cache_reads, sum.rule_applications,
                            sum.policy_calls, ms, std::thread::hardware_concurrency());
   if (measure) {
-    if (runtime::driver_status() != runtime::DriverStatus::Ok || runtime::device_count() == 0) {
-      std::cout << "# --measure: no CUDA device (" << runtime::driver_message() << "): the predicted kernels stay\n";
+    if (!tessera::Target::detect().is_gpu()) {
+      std::cout << "# --measure: no CUDA device: the predicted kernels stay\n";
     } else {
-      for (size_t i = 0; i < ops.size(); ++i) {
-        kernels[i].load(0);
-        tuning::DynamicMeasureReport r =
-            store.measure(kernels[i], kernels[i].device_timer(0), o.measure_ms / double(ops.size()));
-        std::cout << fmt::format("# {}: {}\n", ops[i].name, r.str());
-      }
+      for (size_t i = 0; i < kLayer.size(); ++i)
+        std::cout << fmt::format("# {}: {}\n", kLayer[i].name, kernels[i].measure(o.measure_ms / double(kLayer.size())));
     }
   }
   return ms;
@@ -136,24 +134,21 @@ int main(int argc, char **argv) {
       ->check(CLI::NonNegativeNumber);
   CLI11_PARSE(app, argc, argv);
   try {
-    Arch arch = !o.arch.empty() ? Arch::by_name(o.arch) : Arch::by_name("h100");
-    if (o.arch.empty() && runtime::driver_status() == runtime::DriverStatus::Ok) arch = runtime::detect_arch();
+    const tessera::Target target = !o.arch.empty() ? tessera::Target::gpu(o.arch) : tessera::Target::detect_gpu("h100");
     std::filesystem::path dir = o.cache;
     bool temporary = dir.empty();
     if (temporary) {
       dir = std::filesystem::temp_directory_path() /
             fmt::format("tessera-dynamic-startup-{}", std::chrono::steady_clock::now().time_since_epoch().count());
     }
-    tuning::KernelStore::Paths paths{dir / "kernels", (dir / "tuning.jsonl").string()};
-    std::vector<ir::PrimFunc> funcs;
+    std::vector<tessera::DynamicRequest> requests;
     for (const Operator &op : kLayer) {
-      ir::PrimFunc f = script::parse_file(std::string(TESSERA_SOURCE_DIR) + "/" + op.file).funcs.at(0);
-      funcs.push_back(op.bind.empty() ? f : analysis::specialize(f, op.bind));
+      tessera::ir::Module m = tessera::parse(read(std::string(TESSERA_SOURCE_DIR) + "/" + op.file), op.file);
+      requests.push_back({m.funcs.at(0), op.ranges, op.bind});
     }
-    std::cout << fmt::format("# a decoder layer's kernels for {} ({}), kernel store {}\n", arch.name,
-                             arch.arch_flag(), dir.string());
-    double first = start(kLayer, funcs, arch, paths, o, temporary ? "cold" : "first", o.measure_ms > 0);
-    double second = start(kLayer, funcs, arch, paths, o, "warm", false);
+    std::cout << fmt::format("# a decoder layer's kernels for {}, kernel store {}\n", target.str(), dir.string());
+    double first = start(requests, target, dir, o, temporary ? "cold" : "first", o.measure_ms > 0);
+    double second = start(requests, target, dir, o, "warm", false);
     std::cout << fmt::format("# startup: {:.0f} ms, then {:.1f} ms from the cache\n", first, second);
     if (temporary) std::filesystem::remove_all(dir);
     return 0;

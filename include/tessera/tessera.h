@@ -221,6 +221,27 @@ struct DynamicOptions {
   unsigned threads = 0;
   /// As TuneOptions::kernel_cache; a warm start needs one.
   std::string kernel_cache = "default";
+  /// Where measure() records what it times (a JSON-lines tuning database);
+  /// "" = nowhere.
+  std::string database;
+};
+
+/// One function of a model and the ranges of its sizes, for dynamic() of
+/// several at once.
+struct DynamicRequest {
+  ir::PrimFunc func;
+  std::map<std::string, SizeRange> ranges;
+  /// Sizes the model fixes (bound first).
+  std::map<std::string, int64_t> dims;
+};
+
+/// What a start of a dynamic kernel did.
+struct DynamicCounters {
+  bool warm = false;
+  int64_t kernels = 0, nvrtc_compiles = 0, cache_reads = 0, rule_applications = 0, policy_calls = 0;
+  double plan_ms = 0, build_ms = 0, total_ms = 0;
+  /// "cold start: 8 kernels, 8 NVRTC compiles, ...".
+  std::string str() const;
 };
 
 /// A function's kernels for ranges of its sizes: a Kernel whose run() picks
@@ -229,13 +250,17 @@ class DynamicKernel : public Kernel {
  public:
   using Kernel::Kernel;
   /// Whether this start read everything back from the kernel cache.
-  bool warm() const;
-  /// "cold start: 8 kernels, 8 NVRTC compiles, ...".
-  std::string counters() const;
+  bool warm() const { return counters().warm; }
+  DynamicCounters counters() const;
+  /// The plan as JSON: its rule, its cells (bounds, kernel, estimates), the
+  /// predicted regret against the best estimate, and two baselines (one
+  /// kernel for the hint; power-of-two buckets).
+  std::string plan() const;
   /// Times, within `budget_ms`, each cell's kernel and its close runners-up
   /// on the device and keeps the fastest (a GPU needed: UserError without
-  /// one); the kernel cache's plan is rewritten so later starts use it.
-  /// Returns what it did, one line.
+  /// one); the kernel cache's plan is rewritten so later starts use it, and
+  /// each time is recorded in DynamicOptions::database. Returns what it did,
+  /// one line.
   std::string measure(double budget_ms = 5000);
 };
 
@@ -244,6 +269,10 @@ class DynamicKernel : public Kernel {
 /// symbol without a range, or a function no rule schedules.
 DynamicKernel dynamic(const ir::PrimFunc &func, const Target &target, const std::map<std::string, SizeRange> &ranges,
                       const DynamicOptions &options = {});
+/// A model's functions at once: their plans in parallel, then every kernel
+/// of every cold one in one NVRTC wave (warm ones are read back).
+std::vector<DynamicKernel> dynamic(const std::vector<DynamicRequest> &requests, const Target &target,
+                                   const DynamicOptions &options = {});
 
 /// A saved kernel (Kernel::save), ready to run: a GPU one as it was built, a
 /// CPU one compiled by the LLVM JIT. UserError naming the file for one that

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "KernelImpl.h"
+#include "tessera/analysis/Specialize.h"
 #include "tessera/dispatch/Package.h"
 #include "tessera/ir/DataType.h"
 #include "tessera/runtime/CudaDriver.h"
@@ -34,6 +35,18 @@ void check_dtypes(const std::vector<runtime::NDArray> &args, const std::vector<d
 }
 
 }  // namespace
+
+std::unique_ptr<runtime::KernelCache> open_cache(const std::string &option) {
+  if (option.empty()) return nullptr;
+  return std::make_unique<runtime::KernelCache>(option == "default" ? runtime::KernelCache::default_dir()
+                                                                    : std::filesystem::path(option));
+}
+
+ir::PrimFunc bound(const ir::PrimFunc &f, const std::map<std::string, int64_t> &dims) {
+  if (dims.empty()) return f;
+  runtime::DimBindings b(dims.begin(), dims.end());
+  return analysis::specialize(f, b);
+}
 
 const dispatch::Dispatcher &Kernel::Impl::dispatcher() const {
   std::lock_guard<std::mutex> lock(mutex_);

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -17,6 +18,7 @@
 
 #include "tessera/dispatch/Dispatcher.h"
 #include "tessera/runtime/Backend.h"
+#include "tessera/runtime/KernelCache.h"
 #include "tessera/tessera.h"
 #include "tessera/tune/DynamicKernel.h"
 
@@ -31,8 +33,9 @@ struct Kernel::Impl {
   // GPU.
   std::shared_ptr<const dispatch::KernelPlan> plan;
   std::shared_ptr<tuning::DynamicKernel> dynamic;
-  /// Where a dynamic kernel's plan is kept (DynamicOptions::kernel_cache).
-  std::string kernel_cache;
+  /// Where a dynamic kernel's plan is kept and its measurements recorded
+  /// (DynamicOptions::kernel_cache, ::database).
+  std::string kernel_cache, database;
 
   // CPU.
   ir::PrimFunc func;
@@ -46,6 +49,13 @@ struct Kernel::Impl {
   mutable std::mutex mutex_;
   mutable std::unique_ptr<dispatch::Dispatcher> dispatcher_;
 };
+
+/// The kernel cache an option names (TuneOptions::kernel_cache): "" none,
+/// "default" the user's (runtime::KernelCache::default_dir()), else a directory.
+std::unique_ptr<runtime::KernelCache> open_cache(const std::string &option);
+
+/// `f` with `dims` bound (analysis::specialize); `f` when there are none.
+ir::PrimFunc bound(const ir::PrimFunc &f, const std::map<std::string, int64_t> &dims);
 
 /// The CPU kernel of a scheduled function: compiled by the LLVM JIT now.
 std::shared_ptr<Kernel::Impl> cpu_kernel(const ir::PrimFunc &scheduled, Report report);

@@ -22,19 +22,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-/// The kernel cache an option names: "" none, "default" the user's, else a directory.
-std::unique_ptr<runtime::KernelCache> open_cache(const std::string &option) {
-  if (option.empty()) return nullptr;
-  return std::make_unique<runtime::KernelCache>(option == "default" ? runtime::KernelCache::default_dir()
-                                                                    : std::filesystem::path(option));
-}
-
-ir::PrimFunc bound(const ir::PrimFunc &f, const std::map<std::string, int64_t> &dims) {
-  if (dims.empty()) return f;
-  runtime::DimBindings b(dims.begin(), dims.end());
-  return analysis::specialize(f, b);
-}
-
 /// The candidates of a GPU tune in the report's order: measured ones by
 /// time, else the policy's order; failures last.
 Report gpu_report(const tuning::TuneResult &r, const Target &target) {
@@ -182,57 +169,6 @@ Kernel tune(std::string_view text, const Target &target, const TuneOptions &opti
   std::string names;
   for (const ir::PrimFunc &f : m.funcs) names += (names.empty() ? "" : ", ") + f.name();
   throw UserError(file + " holds several functions (" + names + "): choose one with TuneOptions::func");
-}
-
-DynamicKernel dynamic(const ir::PrimFunc &func, const Target &target, const std::map<std::string, SizeRange> &ranges,
-                      const DynamicOptions &options) {
-  if (target.is_cpu())
-    throw UserError("tessera::dynamic plans GPU kernels; on the CPU target tune the function at its sizes "
-                    "(tessera::tune with TuneOptions::dims)");
-  const ir::PrimFunc f = bound(func, options.dims);
-  tuning::DynamicSpec spec;
-  spec.max_kernels = options.max_kernels;
-  for (const auto &[name, r] : ranges) spec.symbols.push_back({name, r.lo, r.hi, r.hot});
-  // The plan's symbols in the function's order.
-  std::vector<tuning::SymbolRange> ordered;
-  for (const ir::Var &v : f.shape_vars()) {
-    auto it = std::find_if(spec.symbols.begin(), spec.symbols.end(), [&](auto &s) { return s.name == v.name(); });
-    if (it == spec.symbols.end())
-      throw UserError("'" + f.name() + "' has the symbolic size '" + v.name() + "' but no range for it (or a value in dims)");
-    ordered.push_back(*it);
-  }
-  for (const tuning::SymbolRange &s : spec.symbols)
-    if (std::none_of(ordered.begin(), ordered.end(), [&](auto &o) { return o.name == s.name; }))
-      throw UserError("'" + f.name() + "' has no symbolic size '" + s.name + "'");
-  spec.symbols = std::move(ordered);
-  std::unique_ptr<runtime::KernelCache> cache = open_cache(options.kernel_cache);
-  auto dk = std::make_shared<tuning::DynamicKernel>(
-      tuning::DynamicKernel::create(f, spec, target.arch(), {.cache = cache.get(), .threads = options.threads}));
-  auto impl = std::make_shared<Kernel::Impl>();
-  impl->target = target;
-  impl->name = f.name();
-  impl->script = script::print(f);
-  impl->symbols = dk->symbols();
-  impl->report.target = target.str();
-  impl->report.rule = dk->plan().value("rule", "");
-  impl->report.why_unmeasured = "a dynamic plan: the policy's estimates (DynamicKernel::measure times them)";
-  impl->report.json = dk->plan().dump();
-  impl->report.tune_ms = dk->counters().total_ms;
-  impl->dynamic = std::move(dk);
-  impl->kernel_cache = options.kernel_cache;
-  return DynamicKernel(std::move(impl));
-}
-
-bool DynamicKernel::warm() const { return impl().dynamic->counters().warm; }
-
-std::string DynamicKernel::counters() const { return impl().dynamic->counters().str(); }
-
-std::string DynamicKernel::measure(double budget_ms) {
-  tuning::DynamicKernel &k = *impl_->dynamic;
-  impl_->dispatcher();  // loads it on device 0 (UserError without one)
-  std::unique_ptr<runtime::KernelCache> cache = open_cache(impl_->kernel_cache);
-  tuning::DynamicMeasureOptions o{.budget_ms = budget_ms, .cache = cache.get()};
-  return k.measure(k.device_timer(0), o).str();
 }
 
 }  // namespace tessera

@@ -12,29 +12,6 @@ namespace tessera::dispatch {
 
 namespace {
 
-/// Every combination of the cells' edges, one value per symbol: where a
-/// workspace size is largest when it grows or shrinks with each symbol.
-template <typename Fn>
-void for_each_cell_corner(const std::vector<std::vector<int64_t>> &ends, const std::vector<int64_t> &lows, Fn &&fn) {
-  std::vector<std::vector<int64_t>> values(ends.size());
-  for (size_t s = 0; s < ends.size(); ++s) {
-    values[s].push_back(lows[s]);
-    for (size_t i = 0; i < ends[s].size(); ++i) {
-      values[s].push_back(ends[s][i]);
-      if (i + 1 < ends[s].size()) values[s].push_back(ends[s][i] + 1);
-    }
-  }
-  std::vector<int64_t> at(ends.size());
-  std::vector<size_t> index(ends.size(), 0);
-  while (true) {
-    for (size_t s = 0; s < ends.size(); ++s) at[s] = values[s][index[s]];
-    fn(at.data());
-    size_t s = ends.size();
-    while (s > 0 && ++index[s - 1] == values[s - 1].size()) index[--s] = 0;
-    if (s == 0) return;
-  }
-}
-
 /// The DLPack type of a TVMScript dtype name ("float16", "int32",
 /// "bfloat16", "float16x4"); false for one DLPack has no code for.
 bool dlpack_type(const std::string &dtype, DLDataType &out) {
@@ -89,8 +66,7 @@ struct Dispatcher::Loaded {
   /// By plan kernel, then step.
   std::vector<std::vector<runtime::Kernel>> kernels;
   runtime::DeviceBuffer workspace;
-  /// Per plan kernel and workspace buffer: its offset and the bytes reserved.
-  std::vector<std::vector<std::pair<size_t, int64_t>>> spans;
+  KernelPlan::WorkspaceLayout layout;
 };
 
 Dispatcher::Dispatcher(std::shared_ptr<const KernelPlan> plan, int device) : plan_(std::move(plan)), device_(device) {
@@ -103,23 +79,8 @@ Dispatcher::Dispatcher(std::shared_ptr<const KernelPlan> plan, int device) : pla
         throw UserError("'" + p.name + "': kernel " + st.entry + " is compiled for " + st.target + "; device " +
                         std::to_string(device) + " (" + props.name + ") is " + props.arch());
   auto loaded = std::make_shared<Loaded>();
-  // One workspace for the whole plan (a launch uses one plan kernel's
-  // buffers), each buffer reserved at its largest over the cells' edges.
-  size_t total = 0;
-  for (const PlanKernel &k : p.kernels) {
-    std::vector<std::pair<size_t, int64_t>> spans;
-    size_t offset = 0;
-    for (const BufferShape &w : k.workspace) {
-      int64_t most = 0;
-      for_each_cell_corner(p.ends, p.lows, [&](const int64_t *sizes) { most = std::max(most, w.bytes(sizes)); });
-      offset = (offset + 255) / 256 * 256;
-      spans.emplace_back(offset, most);
-      offset += size_t(most);
-    }
-    total = std::max(total, offset);
-    loaded->spans.push_back(std::move(spans));
-  }
-  if (total > 0) loaded->workspace = runtime::DeviceBuffer(total, device);
+  loaded->layout = p.workspace_layout();
+  if (loaded->layout.bytes > 0) loaded->workspace = runtime::DeviceBuffer(loaded->layout.bytes, device);
   for (const PlanKernel &k : p.kernels) {
     std::vector<runtime::Kernel> steps;
     for (const KernelStep &st : k.steps) {
@@ -130,16 +91,6 @@ Dispatcher::Dispatcher(std::shared_ptr<const KernelPlan> plan, int device) : pla
     loaded->kernels.push_back(std::move(steps));
   }
   loaded_ = std::move(loaded);
-}
-
-uint64_t Dispatcher::workspace_address(int kernel, int w, const int64_t *sizes) const {
-  const auto [offset, reserved] = loaded_->spans[size_t(kernel)][size_t(w)];
-  const BufferShape &ws = plan_->kernels[size_t(kernel)].workspace[size_t(w)];
-  if (ws.bytes(sizes) > reserved)
-    throw UserError("launch: the workspace buffer '" + ws.name + "' needs " + std::to_string(ws.bytes(sizes)) +
-                    " bytes at these sizes, more than its largest at the cells' edges (" + std::to_string(reserved) +
-                    ")");
-  return loaded_->workspace.ptr() + offset;
 }
 
 BoundLaunch Dispatcher::bind(const int64_t *sizes, const uint64_t *buffers, size_t buffer_count) const {
@@ -177,22 +128,8 @@ BoundLaunch Dispatcher::bind_kernel(int kernel, const int64_t *sizes, const uint
         std::memcpy(out.maps[out.map_count++], map.data(), map.size());
       }
     }
-    for (const KernelParam &kp : st.params) {
-      if (out.count == BoundLaunch::kMaxParams)
-        throw UserError(st.entry + " has more parameters than a bound launch holds");
-      uint64_t &v = out.values[out.count++];
-      if (kp.symbol >= 0) {
-        const int64_t size = sizes[size_t(kp.symbol)];
-        v = kp.bytes == 8 ? uint64_t(size) : uint64_t(uint32_t(int32_t(size)));  // a 4-byte scalar: the low 4 bytes
-      } else if (kp.workspace >= 0) {
-        v = workspace_address(b.dims.kernel, kp.workspace, sizes);
-      } else {
-        if (size_t(kp.buffer) >= buffer_count)
-          throw UserError("launch: " + std::to_string(buffer_count) + " buffers for kernel " + st.entry +
-                          ", which reads buffer " + std::to_string(kp.buffer + 1) + " ('" + kp.name + "')");
-        v = buffers[kp.buffer];
-      }
-    }
+    out.count = p.bind_values(b.dims.kernel, int(s), sizes, buffers, buffer_count, loaded_->workspace.ptr(),
+                              loaded_->layout, out.values);
   }
   return b;
 }

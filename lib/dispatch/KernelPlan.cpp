@@ -97,6 +97,29 @@ KernelStep step_from_json(const Json &s, size_t symbols, const std::function<std
   return st;
 }
 
+/// Every combination of the cells' edges, one value per symbol: where a
+/// workspace size is largest when it grows or shrinks with each symbol.
+template <typename Fn>
+void for_each_cell_corner(const std::vector<std::vector<int64_t>> &ends, const std::vector<int64_t> &lows, Fn &&fn) {
+  std::vector<std::vector<int64_t>> values(ends.size());
+  for (size_t s = 0; s < ends.size(); ++s) {
+    values[s].push_back(lows[s]);
+    for (size_t i = 0; i < ends[s].size(); ++i) {
+      values[s].push_back(ends[s][i]);
+      if (i + 1 < ends[s].size()) values[s].push_back(ends[s][i] + 1);
+    }
+  }
+  std::vector<int64_t> at(ends.size());
+  std::vector<size_t> index(ends.size(), 0);
+  while (true) {
+    for (size_t s = 0; s < ends.size(); ++s) at[s] = values[s][index[s]];
+    fn(at.data());
+    size_t s = ends.size();
+    while (s > 0 && ++index[s - 1] == values[s - 1].size()) index[--s] = 0;
+    if (s == 0) return;
+  }
+}
+
 }  // namespace
 
 int64_t BufferShape::bytes(const int64_t *sizes) const {
@@ -204,6 +227,54 @@ std::vector<runtime::TensorMapEncoding> KernelPlan::tensor_map_encodings(int ker
   for (const TensorMapParam &m : kernels[size_t(kernel)].steps[size_t(step)].tensor_maps)
     out.push_back(runtime::tensor_map_encoding(m.box, m.tensor.at(sizes), m.tensor.name));
   return out;
+}
+
+KernelPlan::WorkspaceLayout KernelPlan::workspace_layout() const {
+  WorkspaceLayout layout;
+  for (const PlanKernel &k : kernels) {
+    std::vector<std::pair<size_t, int64_t>> spans;
+    size_t offset = 0;
+    for (const BufferShape &w : k.workspace) {
+      int64_t most = 0;
+      for_each_cell_corner(ends, lows, [&](const int64_t *sizes) { most = std::max(most, w.bytes(sizes)); });
+      offset = (offset + 255) / 256 * 256;
+      spans.emplace_back(offset, most);
+      offset += size_t(most);
+    }
+    layout.bytes = std::max(layout.bytes, offset);
+    layout.spans.push_back(std::move(spans));
+  }
+  return layout;
+}
+
+int KernelPlan::bind_values(int kernel, int step, const int64_t *sizes, const uint64_t *buffers, size_t buffer_count,
+                            uint64_t workspace, const WorkspaceLayout &layout, uint64_t *values) const {
+  const KernelStep &st = kernels[size_t(kernel)].steps[size_t(step)];
+  if (st.params.size() > size_t(kMaxParams))
+    throw UserError(st.entry + " has " + std::to_string(st.params.size()) + " parameters; a launch binds " +
+                    std::to_string(kMaxParams));
+  int count = 0;
+  for (const KernelParam &p : st.params) {
+    uint64_t &v = values[count++];
+    if (p.symbol >= 0) {
+      const int64_t size = sizes[size_t(p.symbol)];
+      v = p.bytes == 8 ? uint64_t(size) : uint64_t(uint32_t(int32_t(size)));  // a 4-byte scalar: the low 4 bytes
+    } else if (p.workspace >= 0) {
+      const auto [offset, reserved] = layout.spans[size_t(kernel)][size_t(p.workspace)];
+      const BufferShape &ws = kernels[size_t(kernel)].workspace[size_t(p.workspace)];
+      if (ws.bytes(sizes) > reserved)
+        throw UserError("launch: the workspace buffer '" + ws.name + "' needs " + std::to_string(ws.bytes(sizes)) +
+                        " bytes at these sizes, more than its largest at the cells' edges (" +
+                        std::to_string(reserved) + ")");
+      v = workspace + offset;
+    } else {
+      if (size_t(p.buffer) >= buffer_count)
+        throw UserError("launch: " + std::to_string(buffer_count) + " buffers for kernel " + st.entry +
+                        ", which reads buffer " + std::to_string(p.buffer + 1) + " ('" + p.name + "')");
+      v = buffers[p.buffer];
+    }
+  }
+  return count;
 }
 
 void KernelPlan::validate() const {

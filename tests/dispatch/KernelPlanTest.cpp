@@ -135,6 +135,32 @@ TEST(KernelPlan, SymbolsComeFromTheArgumentsShapes) {
   EXPECT_ERROR(q.sizes_of({{37, 200}, {37, 200}}), "the size 'n' of 'scale' is no dimension of an argument");
 }
 
+TEST(KernelPlan, BindsArgumentsWithoutADevice) {
+  KernelPlan p = two_cell_plan();
+  // One workspace for the plan: the second kernel's m float32s at the largest m.
+  KernelPlan::WorkspaceLayout layout = p.workspace_layout();
+  EXPECT_EQ(layout.bytes, 4096u * 4);
+  ASSERT_EQ(layout.spans.size(), 2u);
+  EXPECT_TRUE(layout.spans[0].empty());
+  EXPECT_EQ(layout.spans[1], (std::vector<std::pair<size_t, int64_t>>{{0, 4096 * 4}}));
+  const uint64_t buffers[] = {0x1000, 0x2000}, workspace = 0x9000;
+  uint64_t v[KernelPlan::kMaxParams];
+  int64_t sizes[] = {-2, 3};  // a 4-byte scalar is its low 4 bytes; an 8-byte one whole
+  EXPECT_EQ(p.bind_values(0, 0, sizes, buffers, 2, workspace, layout, v), 4);
+  EXPECT_EQ(std::vector<uint64_t>(v, v + 4), (std::vector<uint64_t>{0x1000, 0x2000, 0xfffffffeu, 3}));
+  int64_t large[] = {100, 1};
+  EXPECT_EQ(p.bind_values(1, 0, large, buffers, 2, workspace, layout, v), 3);
+  EXPECT_EQ(std::vector<uint64_t>(v, v + 3), (std::vector<uint64_t>{0x1000, 0x9000, 100}));
+  EXPECT_EQ(p.bind_values(1, 1, large, buffers, 2, workspace, layout, v), 2);
+  EXPECT_EQ(std::vector<uint64_t>(v, v + 2), (std::vector<uint64_t>{0x9000, 0x2000}));
+  EXPECT_ERROR(p.bind_values(0, 0, sizes, buffers, 1, workspace, layout, v),
+               "launch: 1 buffers for kernel scale_kernel, which reads buffer 2 ('y')");
+  KernelPlan::WorkspaceLayout small = layout;
+  small.spans[1][0].second = 64;
+  EXPECT_ERROR(p.bind_values(1, 0, large, buffers, 2, workspace, small, v),
+               "the workspace buffer 'sums' needs 400 bytes at these sizes, more than its largest at the cells' edges (64)");
+}
+
 TEST(KernelPlan, JsonRoundTripKeepsEverythingButTheCubinsBytes) {
   KernelPlan p = two_cell_plan();
   Json j = p.to_json();

@@ -60,6 +60,10 @@ else
     fail "installed tessera tune --save: $out"
   out=$("$tmp/consumer/tessera_dispatch_consumer" "$tmp/softmax.tsk" 2>&1) || fail "tessera_dispatch_consumer: $out"
   grep -q "'softmax' for sm_90: 1 kernels, 1 cells, 0 symbols" <<<"$out" || fail "tessera_dispatch_consumer: $out"
+  if ! "$prefix/bin/tessera" devices | grep -q "^CUDA driver"; then
+    # Bound to the placeholder addresses of A (buffer 0) and B (buffer 1).
+    grep -q "^bound softmax_kernel: 0x1000000 0x2000000" <<<"$out" || fail "tessera_dispatch_consumer did not bind: $out"
+  fi
   echo "$out"
 fi
 echo "ok: installed into $prefix, found by find_package, consumed"

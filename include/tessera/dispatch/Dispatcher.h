@@ -35,7 +35,7 @@ namespace tessera::dispatch {
 /// A launch with its arguments bound (for CUDA graph capture, or to launch
 /// later): per step the kernel and its argument block, no allocation.
 struct BoundLaunch {
-  static constexpr int kMaxParams = 32;
+  static constexpr int kMaxParams = KernelPlan::kMaxParams;
   static constexpr int kMaxTensorMaps = 4;
   KernelLaunch dims;
   struct Step {
@@ -89,8 +89,6 @@ class Dispatcher {
   void launch(const DLTensor *const *tensors, size_t count, void *stream = nullptr) const;
 
  private:
-  uint64_t workspace_address(int kernel, int w, const int64_t *sizes) const;
-
   std::shared_ptr<const KernelPlan> plan_;
   int device_ = 0;
   struct Loaded;

@@ -132,6 +132,9 @@ class CellTable {
 
 class KernelPlan {
  public:
+  /// The most parameters one step takes (a launch's argument block).
+  static constexpr int kMaxParams = 32;
+
   /// The function's name (for messages).
   std::string name;
   /// The GPU architecture the cubins are for ("sm_90") and the Arch's
@@ -164,6 +167,25 @@ class KernelPlan {
   /// without TMA. Needs no driver. UserError when a tensor cannot be
   /// described at these sizes.
   std::vector<runtime::TensorMapEncoding> tensor_map_encodings(int kernel, int step, const int64_t *sizes) const;
+  /// Where each workspace buffer of each kernel lives in one workspace of
+  /// `bytes`: per kernel and buffer its offset (256-byte aligned) and the
+  /// bytes reserved, its largest over the edges of the cells (a launch uses
+  /// one kernel's buffers, so the kernels share the workspace).
+  struct WorkspaceLayout {
+    std::vector<std::vector<std::pair<size_t, int64_t>>> spans;
+    size_t bytes = 0;
+  };
+  WorkspaceLayout workspace_layout() const;
+  /// The 8-byte values of the parameters of step `step` of kernel `kernel`
+  /// at `sizes`, in order, into `values` (room for kMaxParams): the
+  /// function's buffers from `buffers` (device addresses, in order), the
+  /// sizes, and the workspace buffers at `workspace` + their offset in
+  /// `layout`. Returns how many; the tensor maps that follow them are the
+  /// driver's (Dispatcher::bind). No driver needed. UserError for too few
+  /// buffers, more parameters than kMaxParams, or a workspace buffer that
+  /// needs more at these sizes than `layout` reserved.
+  int bind_values(int kernel, int step, const int64_t *sizes, const uint64_t *buffers, size_t buffer_count,
+                  uint64_t workspace, const WorkspaceLayout &layout, uint64_t *values) const;
   /// Checks that every index in the plan names something that exists
   /// (slots, kernels, cells); UserError saying what does not. from_json runs it.
   void validate() const;
