@@ -252,6 +252,9 @@ class DynamicKernel : public Kernel {
   /// Whether this start read everything back from the kernel cache.
   bool warm() const { return counters().warm; }
   DynamicCounters counters() const;
+  /// Which of its kernels serves `sizes` (one per symbol, in symbols()
+  /// order). UserError naming the size outside the planned ranges.
+  int kernel_for(const std::vector<int64_t> &sizes) const;
   /// The plan as JSON: its rule, its cells (bounds, kernel, estimates), the
   /// predicted regret against the best estimate, and two baselines (one
   /// kernel for the hint; power-of-two buckets).

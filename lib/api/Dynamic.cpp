@@ -85,6 +85,14 @@ DynamicCounters DynamicKernel::counters() const {
           c.build_ms, c.total_ms};
 }
 
+int DynamicKernel::kernel_for(const std::vector<int64_t> &sizes) const {
+  const tuning::DynamicKernel &k = *impl().dynamic;
+  if (sizes.size() != k.symbols().size())
+    throw UserError("'" + name() + "' has " + std::to_string(k.symbols().size()) + " symbolic sizes, not " +
+                    std::to_string(sizes.size()));
+  return k.select(sizes).kernel;
+}
+
 std::string DynamicKernel::plan() const { return impl().dynamic->plan().dump(); }
 
 std::string DynamicKernel::measure(double budget_ms) {

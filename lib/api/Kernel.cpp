@@ -137,7 +137,8 @@ void Kernel::save(const std::string &path) const {
             {"cuda_source", k.cuda_source},
             {"report", report_json(k.report)},
             {"tessera", std::string(tessera::version())}};
-  if (k.target.is_gpu()) p.plan = std::make_shared<dispatch::KernelPlan>(k.dynamic ? k.dispatcher().plan() : *k.plan);
+  // A dynamic kernel's plan as it stands (with what measure() reassigned); no device needed.
+  if (k.target.is_gpu()) p.plan = std::make_shared<dispatch::KernelPlan>(k.dynamic ? *k.dynamic->kernel_plan() : *k.plan);
   dispatch::save_package(path, p);
 }
 

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "../support/ExpectError.h"
 #include "../support/ScratchDir.h"
 #include "tessera/dispatch/Package.h"
 #include "tessera/runtime/CudaDriver.h"
@@ -59,21 +60,6 @@ def softmax(var_A: T.handle, var_B: T.handle) -> None:
             v_i, v_j = T.axis.remap("SS", [i, j])
             B[v_i, v_j] = A_exp[v_i, v_j] / A_sum[v_i]
 )";
-
-std::string error_of(const std::function<void()> &f) {
-  try {
-    f();
-  } catch (const Error &e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
-#define EXPECT_ERROR(call, fragment)                              \
-  do {                                                            \
-    std::string what_ = error_of([&] { call; });                  \
-    EXPECT_NE(what_.find(fragment), std::string::npos) << what_;  \
-  } while (0)
 
 /// B checked against the function's float64 reference on A.
 void expect_verified(const ir::PrimFunc &f, std::vector<runtime::NDArray> &args) {
@@ -229,6 +215,36 @@ TEST(Facade, ASymbolicGpuKernelServesTheSizesOfItsArguments) {
     EXPECT_TRUE(p.plan->select(&rows).has_work());
   }
   EXPECT_ERROR(p.plan->sizes_of({{4, 128}, {5, 128}}), "has shape (5, 128); the others make it (4, 128)");
+}
+
+TEST(Facade, ADynamicKernelSavesItsCells) {
+  if (!runtime::nvrtc_available()) GTEST_SKIP() << "NVRTC is not available";
+  const std::filesystem::path dir = test::scratch_dir("tessera_api_test");
+  ir::PrimFunc f = parse(kSoftmax).funcs.at(0);
+  DynamicKernel d = dynamic(f, Target::gpu("h100"), {{"rows", {1, 4096, {1}}}},
+                            {.max_kernels = 3, .kernel_cache = (dir / "kernels").string()});
+  EXPECT_FALSE(d.warm());
+  EXPECT_EQ(d.counters().nvrtc_compiles, d.counters().kernels);
+  EXPECT_EQ(d.symbols(), (std::vector<std::string>{"rows"}));
+  EXPECT_NE(d.plan().find("\"cells\""), std::string::npos);
+  const std::string path = (dir / "softmax_dynamic.tsk").string();
+  d.save(path);
+  dispatch::Package p = dispatch::load_package(path);
+  ASSERT_TRUE(p.plan);
+  EXPECT_GT(p.plan->cell_count(), 10u);
+  EXPECT_LE(p.plan->kernels.size(), 3u);
+  // Every size selects the kernel the dynamic kernel selects.
+  for (int64_t rows : {1, 2, 3, 17, 100, 1000, 4096}) EXPECT_EQ(p.plan->select(&rows).kernel, d.kernel_for({rows})) << rows;
+  EXPECT_ERROR(d.kernel_for({5000}), "rows = 5000 is outside the planned range 1:4096");
+  EXPECT_ERROR(d.kernel_for({1, 2}), "'softmax' has 1 symbolic sizes, not 2");
+  // A second start reads everything back.
+  DynamicKernel warm = dynamic(f, Target::gpu("h100"), {{"rows", {1, 4096, {1}}}},
+                               {.max_kernels = 3, .kernel_cache = (dir / "kernels").string()});
+  EXPECT_TRUE(warm.warm());
+  EXPECT_EQ(warm.counters().nvrtc_compiles, 0);
+  EXPECT_ERROR(dynamic(f, Target::gpu("h100"), {}), "has the symbolic size 'rows' but no range for it");
+  EXPECT_ERROR(dynamic(f, Target::gpu("h100"), {{"rows", {1, 8}}, {"cols", {1, 8}}}), "has no symbolic size 'cols'");
+  EXPECT_ERROR(d.measure(100), "no CUDA device");
 }
 
 }  // namespace

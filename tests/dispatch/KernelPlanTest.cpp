@@ -15,6 +15,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "../support/ExpectError.h"
 #include "../support/ScratchDir.h"
 #include "tessera/dispatch/Dispatcher.h"
 #include "tessera/dispatch/KernelPlan.h"
@@ -25,21 +26,6 @@ namespace tessera::dispatch {
 namespace {
 
 using Op = SizeProgram::Op;
-
-std::string error_of(const std::function<void()> &f) {
-  try {
-    f();
-  } catch (const UserError &e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
-#define EXPECT_ERROR(call, fragment)                                     \
-  do {                                                                   \
-    std::string what_ = error_of([&] { call; });                         \
-    EXPECT_NE(what_.find(fragment), std::string::npos) << what_;         \
-  } while (0)
 
 SizeProgram sym(int s) { return SizeProgram::from_steps({{Op::Sym, s}}, 2); }
 

@@ -254,6 +254,18 @@ else
   skip dynamic-launch "$( ((gpu)) && echo "tessera_bench_dynamic_select not built" || echo "$why_none")"
 fi
 
+# A kernel package (issue 37): tuned and saved by tessera, then loaded, bound
+# and launched by a program linked against tessera::dispatch alone.
+if [[ -x $bin/tessera_dispatch_example ]]; then
+  step package-save 60 20 "$bin/tessera" tune "$TESSERA_HOME/examples/softmax.py" --arch "$( ((gpu)) && echo auto || echo h100)" \
+    --dim rows=4096 --topk 4 --db none --cache none --no-sass --save "$out/bench/softmax.tsk" -o "$out/package"
+  finish package-save "$(first_line '^# kernel package' | cut -c3-150)"
+  step package-dispatch 30 10 "$bin/tessera_dispatch_example" "$out/bench/softmax.tsk"
+  finish package-dispatch "$(grep -E '^(launched|no CUDA device)' "$log" | head -1 | cut -c1-150)"
+else
+  skip package-dispatch "tessera_dispatch_example not in the bundle"
+fi
+
 # --- d. the tune suites, in what is left ------------------------------------------------
 if ((gpu)); then
   for suite in tensor_core seed004 llm_decode; do
