@@ -184,6 +184,12 @@ class Kernel {
   /// stream) without copies. Compact row-major tensors of the parameters'
   /// dtypes; the symbolic sizes are read from their shapes.
   void run(const std::vector<DLTensor *> &args, void *stream = nullptr) const;
+  /// Runs a GPU kernel on device pointers, one per buffer parameter, at
+  /// `sizes` (one per symbol, in symbols() order), enqueued on `stream`.
+  /// UserError on the CPU target, for sizes outside the kernel's ranges or
+  /// too few pointers.
+  void run(const std::vector<uint64_t> &device_pointers, const std::vector<int64_t> &sizes,
+           void *stream = nullptr) const;
 
   /// Writes the kernel package (dispatch/Package.h): for a GPU the cubins,
   /// launch metadata and tensor-map encodings of every cell, for the CPU the

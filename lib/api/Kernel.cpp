@@ -127,6 +127,12 @@ void Kernel::run(const std::vector<DLTensor *> &args, void *stream) const {
   k.executable->run(views);
 }
 
+void Kernel::run(const std::vector<uint64_t> &device_pointers, const std::vector<int64_t> &sizes, void *stream) const {
+  const Impl &k = checked(impl_);
+  if (k.target.is_cpu()) throw UserError("'" + k.name + "' is a CPU kernel: run it on arrays or host tensors");
+  k.dispatcher().launch(device_pointers, sizes, stream);
+}
+
 void Kernel::save(const std::string &path) const {
   const Impl &k = checked(impl_);
   dispatch::Package p;

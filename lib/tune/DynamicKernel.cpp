@@ -4,17 +4,12 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cstring>
 #include <exception>
 #include <optional>
 #include <thread>
-#include <unordered_map>
 
 #include <fmt/format.h>
 
-#include "tessera/codegen/CodegenCUDA.h"
-#include "tessera/lower/Lower.h"
-#include "tessera/lower/TensorMaps.h"
 #include "tessera/runtime/NVRTC.h"
 #include "tessera/tune/PlanKernel.h"
 #include "tessera/schedule/Schedule.h"

@@ -145,6 +145,7 @@ TEST(Facade, WrongArgumentsAndEmptyKernelsAreRefused) {
                                           runtime::NDArray(ir::DataType::float32(), {9, 128})};
   EXPECT_THROW(k.run(shaped), Error) << "rows is 8 in this kernel";
   EXPECT_ERROR(Kernel().report(), "an empty tessera::Kernel");
+  EXPECT_ERROR(k.run(std::vector<uint64_t>{0x1000, 0x2000}, {}), "'softmax' is a CPU kernel: run it on arrays");
   EXPECT_ERROR(tune(kSoftmax, Target::cpu(), {.func = "nope"}, "softmax.py"), "softmax.py: no function named 'nope'");
   EXPECT_ERROR(tune("def broken(:\n", Target::cpu(), {}, "broken.py"), "broken.py:1:");
   EXPECT_ERROR(dynamic(parse(kSoftmax).funcs.at(0), Target::cpu(), {{"rows", {1, 64}}}),

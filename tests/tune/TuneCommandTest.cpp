@@ -20,6 +20,7 @@
 #include "tessera/runtime/Sass.h"
 #include "tessera/script/Parser.h"
 #include "tessera/tune/Database.h"
+#include "tessera/dispatch/Package.h"
 
 namespace tessera::cli {
 namespace {
@@ -130,6 +131,40 @@ TEST(TuneCommand, SecondRunAnswersFromTheDatabase) {
                    .output_dir = dir.file("out"), .dims = {"rows=64", "cols=96"}, .no_measure = true});
   ASSERT_EQ(a100.status, 0) << a100.err;
   EXPECT_EQ(a100.out.find("answered from the database"), std::string::npos) << a100.out;
+}
+
+TEST(TuneCommand, SaveWritesAKernelPackageEvenWhenTheDatabaseAnswers) {
+  test::ScratchDir dir;
+  CommandRun r = tune({.file = workload("add_f16.py"), .arch = "h100", .topk = 2, .db = "none",
+                       .output_dir = dir.file("out"), .dims = {"rows=64", "cols=96"}, .no_measure = true,
+                       .save = dir.file("add.tsk")});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("# kernel package: " + dir.file("add.tsk")), std::string::npos) << r.out;
+  dispatch::Package p = dispatch::load_package(dir.file("add.tsk"));
+  ASSERT_EQ(p.kind, "cuda");
+  EXPECT_EQ(p.plan->target, "sm_90");
+  EXPECT_EQ(p.plan->arguments.size(), 3u);
+  EXPECT_EQ(p.meta.at("report").at("rule"), "elementwise");
+  // Answered from the database (nothing compiled by the tune): the package
+  // compiles the stored config.
+  ir::PrimFunc f = analysis::specialize(script::parse_file(workload("add_f16.py")).funcs[0], {{"rows", 64}, {"cols", 96}});
+  tuning::Database db = tuning::Database::open(dir.file("db.jsonl"));
+  db.append({test::ok_record(tuning::TuningKey::of(f, Arch::by_name("h100")), 128, 3.5)});
+  CommandRun again = tune({.file = workload("add_f16.py"), .arch = "h100", .db = dir.file("db.jsonl"),
+                           .output_dir = dir.file("out"), .dims = {"rows=64", "cols=96"}, .no_measure = true,
+                           .save = dir.file("from_db.tsk")});
+  ASSERT_EQ(again.status, 0) << again.err;
+  EXPECT_NE(again.out.find("answered from the database"), std::string::npos) << again.out;
+  dispatch::Package q = dispatch::load_package(dir.file("from_db.tsk"));
+  ASSERT_FALSE(q.plan->kernels.empty());
+  EXPECT_FALSE(q.plan->kernels[0].steps.at(0).cubin.empty());
+  EXPECT_NE(q.meta.at("script").get<std::string>().find("threadIdx.x"), std::string::npos);
+  // A path that cannot be written is the user's error.
+  CommandRun bad = tune({.file = workload("add_f16.py"), .arch = "h100", .topk = 1, .db = "none",
+                         .output_dir = dir.file("out"), .dims = {"rows=64", "cols=96"}, .no_measure = true,
+                         .save = dir.file("no/such/dir/x.tsk")});
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.err.find("cannot write the kernel package"), std::string::npos) << bad.err;
 }
 
 TEST(TuneCommand, TheSecondTuneCompilesNothing) {
