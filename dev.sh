@@ -5,7 +5,8 @@
 #                   (examples/softmax.py) end to end: format, interpret, schedule by the rules
 #                   (verified in the interpreter), then fast-tune it (top-20 compiled with
 #                   NVRTC; verified and timed on a GPU when there is one)
-#   ./dev.sh test   run the test suite (ctest; GPU tests skip without a device)
+#   ./dev.sh test   run the test suite (ctest; GPU tests skip without a device), then the
+#                   Python package: pip install . into ./.venv, and its tests (pytest)
 #   ./dev.sh build  only build
 #   ./dev.sh fuzz [SECONDS]  build the libFuzzer parser target with clang and run it
 #   ./dev.sh bundle          the relocatable GPU bundle: Release build into ./build-release,
@@ -20,6 +21,9 @@ APT_PKGS=(cmake ninja-build g++ ccache
           libgtest-dev libgmock-dev libbenchmark-dev
           llvm-19-dev libzstd-dev libdlpack-dev)
 JOBS=${JOBS:-2}
+# ccache serves the build folders of the same sources (./build, and the
+# Python package's ./build-python) alike: the folder is not part of its key.
+export CCACHE_NOHASHDIR=true
 
 install_deps() {
   install_apt "$@"
@@ -83,6 +87,21 @@ bundle() {
   tests/bundle/relocation_test.sh build-release
 }
 
+# The Python package (pyproject.toml): `pip install .` into a virtual
+# environment of the repository's own, then its tests.
+VENV=.venv
+python_tests() {
+  if [[ ! -x $VENV/bin/python ]]; then
+    python3 -m venv "$VENV" 2>/dev/null || { rm -rf "$VENV"; install_apt python3-venv; python3 -m venv "$VENV"; }
+  fi
+  "$VENV/bin/python" -c 'import sys; sys.exit(sys.version_info < (3, 10))' ||
+    { echo "dev.sh: the Python package needs Python 3.10 or later" >&2; return 1; }
+  echo "== pip install .[test] (into $VENV)"
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check ".[test]"
+  echo "== pytest python/tests"
+  "$VENV/bin/python" -m pytest -q python/tests
+}
+
 # What the device tool needs to run the bundle: shown by `./dev.sh gpu`.
 GPU_BUDGET=${GPU_BUDGET:-420}
 gpu_call() {
@@ -126,6 +145,7 @@ case "${1:-}" in
     install_deps
     build
     ctest --test-dir build --output-on-failure -j "$JOBS" --timeout 600
+    python_tests
     ;;
   build)
     install_deps

@@ -64,12 +64,12 @@ std::string Report::table() const {
                                 measured ? "measured" : "not measured: " + why_unmeasured);
   out += fmt::format("{:>4}  {:>10}  {:<14}  {:<22}  {}\n", "rank", measured ? "time(us)" : "est.(us)", "status",
                      "origin", "config");
-  int rank = 0;
-  for (const Candidate &c : ranked) {
+  for (size_t rank = 1; const Candidate &c : ranked) {
     const double t = c.measured ? c.time_us : c.estimate_us;
-    out += fmt::format("{:>4}  {:>10}  {:<14}  {:<22}  {}\n", ++rank,
-                       c.status != "ok" || t <= 0 ? std::string("-") : fmt::format("{:.2f}", t), c.status,
-                       c.origin + (rank == 1 && c.status == "ok" ? " *" : ""), c.config);
+    const std::string origin = c.origin + (rank == 1 && c.status == "ok" ? " *" : "");
+    out += fmt::format("{:>4}  {:>10}  {:<14}  {:<22}  {}\n", rank++,
+                       c.status != "ok" || t <= 0 ? std::string("-") : fmt::format("{:.2f}", t), c.status, origin,
+                       c.config);
     if (!c.error.empty()) out += "        " + c.error.substr(0, c.error.find('\n')) + "\n";
   }
   return out;

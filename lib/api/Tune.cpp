@@ -99,8 +99,9 @@ Report cpu_report(const tuning::CpuTuneResult &r) {
   report.measured = true;
   report.reference = r.reference;
   for (const tuning::CpuCandidate &c : r.candidates)
-    report.ranked.push_back({c.name, c.config ? c.config->str() : c.loops ? c.loops->str() : "",
-                             c.ok ? "ok" : "wrong_answer", c.error, c.ok, c.ok ? c.median_ms * 1000 : 0, 0});
+    report.ranked.push_back({c.config ? "matmul" : c.loops ? "loops" : c.name,
+                             c.config ? c.config->str() : c.loops ? c.loops->str() : "", c.ok ? "ok" : "wrong_answer",
+                             c.error, c.ok, c.ok ? c.median_ms * 1000 : 0, 0});
   if (!r.ok()) {
     std::string why;
     for (const tuning::CpuCandidate &c : r.candidates) why += "\n  " + c.name + ": " + c.error;

@@ -52,6 +52,8 @@ namespace {
 
 /// Runs fn(0..n-1) on `threads` workers; the calling thread reports progress
 /// (done, n) as items finish. fn must not throw (it records its own errors).
+/// Should `progress` throw (a Python caller's Ctrl-C), no further item is
+/// started, the running ones finish, and the exception goes on.
 void parallel_for(size_t n, unsigned threads, const std::function<void(size_t)> &fn,
                   const std::function<void(int, int)> &progress) {
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
@@ -66,11 +68,17 @@ void parallel_for(size_t n, unsigned threads, const std::function<void(size_t)> 
       }
     });
   size_t reported = size_t(-1);
-  while (true) {
-    size_t d = done.load();
-    if (progress && d != reported) progress(int(d), int(n)), reported = d;
-    if (d == n) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  try {
+    while (true) {
+      size_t d = done.load();
+      if (progress && d != reported) progress(int(d), int(n)), reported = d;
+      if (d == n) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  } catch (...) {
+    next.store(n);
+    for (std::thread &t : pool) t.join();
+    throw;
   }
   for (std::thread &t : pool) t.join();
 }
