@@ -5,8 +5,10 @@
 // output directory.
 //
 //===----------------------------------------------------------------------===//
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -18,15 +20,29 @@
 
 namespace tessera::cli {
 
+namespace {
+
+/// "1.85x" faster than the function as written; "" when it was not timed (a database answer).
+std::string vs_plain(const tuning::CpuTuneResult &r, double ms) {
+  return std::isnan(r.plain_ms) ? std::string() : fmt::format("{:.2f}x", r.plain_ms / ms);
+}
+
+}  // namespace
+
 int cpu_tune(const TuneCommandOptions &opts, const ir::PrimFunc &f, std::ostream &out, std::ostream &err) {
   cpu::CpuArch host = cpu::CpuArch::by_name(opts.cpu);
-  tuning::CpuTuneResult r = tuning::tune_for_cpu(f, host);
+  // The CPU target uses a database only when --db names one (its times are this machine's).
+  std::optional<tuning::Database> db;
+  if (!opts.db.empty()) db = open_database(opts.db, err);
+  tuning::CpuTuneResult r = tuning::tune_for_cpu(f, host, {.db = db ? &*db : nullptr});
   out << "# target: cpu (" << host.str() << "), the LLVM JIT on " << r.threads << " threads; reference: "
       << r.reference << "\n";
+  if (r.from_db) out << "# answered from the database " << db->path() << "\n";
+  if (!r.db_note.empty()) out << "# database: " << r.db_note << "\n";
   out << "| schedule | verified | median ms | vs plain |\n|---|---|---:|---:|\n";
   for (const tuning::CpuCandidate &c : r.candidates) {
     if (c.ok)
-      out << fmt::format("| {} | ok | {:.3f} | {:.2f}x |\n", c.name, c.median_ms, r.plain_ms / c.median_ms);
+      out << fmt::format("| {} | ok | {:.3f} | {} |\n", c.name, c.median_ms, vs_plain(r, c.median_ms));
     else
       out << fmt::format("| {} | no: {} | | |\n", c.name, c.error.substr(0, 160));
   }
@@ -38,8 +54,10 @@ int cpu_tune(const TuneCommandOptions &opts, const ir::PrimFunc &f, std::ostream
   std::filesystem::create_directories(opts.output_dir);
   const std::filesystem::path path = std::filesystem::path(opts.output_dir) / (f.name() + ".cpu.scheduled.py");
   std::ofstream(path) << script::print(best.func);
-  out << fmt::format("# best: {} {:.3f} ms ({:.2f}x the plain function); written to {}\n", best.name,
-                     best.median_ms, r.plain_ms / best.median_ms, path.string());
+  out << fmt::format("# best: {} {:.3f} ms ({} the plain function); written to {}\n", best.name, best.median_ms,
+                     std::isnan(r.plain_ms) ? std::string("not timed against") : vs_plain(r, best.median_ms),
+                     path.string());
+  if (db && !r.from_db) out << "# database: " << db->path() << " (" << r.candidates.size() << " records appended)\n";
   if (!opts.save.empty()) {
     kernel_of(r).save(opts.save);
     out << "# kernel package: " << opts.save << "\n";

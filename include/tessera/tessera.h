@@ -123,6 +123,8 @@ struct Report {
   /// What computed the reference output ("llvm", "interpreter", ...).
   std::string reference;
   bool from_database = false;
+  /// Why the database was not used, or not answered from ("" when it was, or none was given).
+  std::string database_note;
   std::vector<Candidate> ranked;
   double tune_ms = 0;
   /// Everything the tuner recorded, as JSON (tuning::to_json for a GPU).
@@ -156,6 +158,13 @@ struct TuneOptions {
   std::function<void(const std::string &phase, int done, int total)> progress;
 };
 
+/// One buffer parameter of a kernel's function, in order.
+struct Parameter {
+  std::string name;
+  std::string dtype;     ///< as TVMScript names it: "float16", "int32"
+  bool written = false;  ///< an output (or updated in place)
+};
+
 /// A tuned function, ready to run. Cheap to copy (copies share the built
 /// kernel). Running from several threads at once is safe on the CPU; on a
 /// GPU, launches of one Kernel must not overlap when its function runs as
@@ -173,6 +182,8 @@ class Kernel {
   const std::string &cuda_source() const;
   /// The function's symbolic sizes (empty: static shapes).
   const std::vector<std::string> &symbols() const;
+  /// Its buffer parameters, in the order run() takes them.
+  std::vector<Parameter> parameters() const;
 
   /// Runs on host arrays, one per buffer parameter, in order; outputs are
   /// written in place. On a GPU they are copied to the device and back.

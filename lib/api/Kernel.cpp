@@ -81,6 +81,15 @@ const std::string &Kernel::script() const { return checked(impl_).script; }
 const std::string &Kernel::cuda_source() const { return checked(impl_).cuda_source; }
 const std::vector<std::string> &Kernel::symbols() const { return checked(impl_).symbols; }
 
+std::vector<Parameter> Kernel::parameters() const {
+  const Impl &k = checked(impl_);
+  const std::vector<dispatch::Argument> &args =
+      k.target.is_cpu() ? k.arguments : k.dynamic ? k.dynamic->kernel_plan()->arguments : k.plan->arguments;
+  std::vector<Parameter> out;
+  for (const dispatch::Argument &a : args) out.push_back({a.buffer.name, a.dtype, a.written});
+  return out;
+}
+
 void Kernel::run(std::vector<runtime::NDArray> &args) const {
   const Impl &k = checked(impl_);
   if (k.target.is_cpu()) {

@@ -32,6 +32,7 @@ Report gpu_report(const tuning::TuneResult &r, const Target &target) {
   out.why_unmeasured = r.why_unmeasured;
   out.reference = r.reference;
   out.from_database = r.from_db;
+  out.database_note = r.db_note;
   out.tune_ms = r.phases.total_ms;
   out.json = tuning::to_json(r).dump();
   std::vector<size_t> order(r.candidates.size());
@@ -143,8 +144,12 @@ namespace {
 
 Kernel tune_cpu(const ir::PrimFunc &f, const Target &target, const TuneOptions &o) {
   const auto start = Clock::now();
-  tuning::CpuTuneResult r = tuning::tune_for_cpu(f, cpu::CpuArch::detect());
+  std::optional<tuning::Database> db;
+  if (!o.database.empty()) db.emplace(tuning::Database::create(o.database));
+  tuning::CpuTuneResult r = tuning::tune_for_cpu(f, cpu::CpuArch::detect(), {.db = db ? &*db : nullptr});
   Report report = cpu_report(r);
+  report.from_database = r.from_db;
+  report.database_note = r.db_note;
   report.tune_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   return Kernel(cpu_kernel(r.best().func, std::move(report)));
 }

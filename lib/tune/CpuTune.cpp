@@ -1,6 +1,8 @@
 //===- lib/tune/CpuTune.cpp - Every CPU schedule of a function, timed -------===//
 #include "tessera/tune/CpuTune.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <functional>
 
@@ -8,8 +10,74 @@
 #include "tessera/runtime/LlvmJit.h"
 #include "tessera/runtime/Verify.h"
 #include "tessera/support/Error.h"
+#include "tessera/support/Version.h"
 
 namespace tessera::tuning {
+
+TuningKey cpu_tuning_key(const ir::PrimFunc &f, const cpu::CpuArch &arch) {
+  return TuningKey{.workload = workload_hash(f),
+                   .arch = fmt::format("cpu/{}/{}c/{}b/{}t", arch.name, arch.cores, arch.vector_bits,
+                                       runtime::llvm_jit_threads()),
+                   .nvrtc = "none",
+                   .driver = "none",
+                   .tessera = std::string(version())};
+}
+
+namespace {
+
+/// A candidate's config as the database stores it.
+Json config_json(const CpuCandidate &c) {
+  if (c.config) return Json::parse(c.config->str());
+  if (c.loops) return Json::parse(c.loops->str());
+  return Json{{"plain", true}};
+}
+
+/// The stored best of `f`, re-applied; nullopt when there is none. DatabaseError
+/// when its config no longer applies.
+std::optional<CpuCandidate> stored_best(const ir::PrimFunc &f, const cpu::CpuArch &arch, const Database &db) {
+  std::optional<Record> best = db.best(cpu_tuning_key(f, arch));
+  if (!best) return std::nullopt;
+  CpuCandidate c{.name = "database " + best->config.dump(), .ok = true, .median_ms = *best->time_us / 1000};
+  try {
+    if (best->rule != "cpu") throw UserError("the rule '" + best->rule + "' is not the CPU target's");
+    const std::string json = best->config.dump();
+    if (best->config.value("plain", false)) {
+      c.func = f;
+    } else if (std::optional<cpu::CpuLoopConfig> loops = cpu::CpuLoopConfig::parse(json)) {
+      c.loops = *loops;
+      c.func = cpu::schedule_loops_for_cpu(f, *loops);
+    } else {
+      c.config = cpu::CpuMatmulConfig::parse(json);
+      c.func = cpu::schedule_for_cpu(f, arch, *c.config).func;
+    }
+  } catch (const UserError &e) {
+    throw DatabaseError(fmt::format("tuning database {}: the best record of {} (config {}) does not apply: {}",
+                                    db.path(), best->key.str(), best->config.dump(), e.what()));
+  }
+  return c;
+}
+
+/// Every candidate as a record: ok with its time, a wrong answer, or one that
+/// did not schedule or build.
+std::vector<Record> cpu_records(const ir::PrimFunc &f, const cpu::CpuArch &arch, const CpuTuneResult &r) {
+  TuningKey key = cpu_tuning_key(f, arch);
+  Json summary = workload_summary(f);
+  std::vector<Record> out;
+  for (const CpuCandidate &c : r.candidates) {
+    Record rec{.key = key, .workload = summary, .rule = "cpu", .config = config_json(c)};
+    if (c.ok) {
+      rec.status = RecordStatus::Ok;
+      rec.time_us = std::max(c.median_ms * 1000, 1e-3);
+    } else {
+      rec.status = c.error.starts_with("wrong:") ? RecordStatus::WrongAnswer : RecordStatus::CompileError;
+      rec.error = c.error;
+    }
+    out.push_back(std::move(rec));
+  }
+  return out;
+}
+
+}  // namespace
 
 CpuTuneResult tune_for_cpu(const ir::PrimFunc &f, const cpu::CpuArch &arch, const CpuTuneOptions &options) {
   std::unique_ptr<runtime::Backend> llvm = runtime::make_backend("llvm", {.fuse_multiply_add = true});
@@ -20,6 +88,18 @@ CpuTuneResult tune_for_cpu(const ir::PrimFunc &f, const cpu::CpuArch &arch, cons
   CpuTuneResult result;
   result.threads = runtime::llvm_jit_threads();
   std::vector<CpuCandidate> &cands = result.candidates;
+  if (options.db) {
+    try {
+      if (std::optional<CpuCandidate> hit = stored_best(f, arch, *options.db)) {
+        result.from_db = true;
+        result.reference = "database";
+        cands.push_back(std::move(*hit));
+        return result;
+      }
+    } catch (const DatabaseError &e) {
+      result.db_note = std::string("the stored best cannot be applied, tuning again: ") + e.what();
+    }
+  }
   cands.push_back({.name = "plain (as written)", .func = f});
   // A candidate the schedule fails for keeps the reason, and is not run.
   auto add = [&](CpuCandidate cand, const std::function<ir::PrimFunc()> &schedule) {
@@ -59,6 +139,7 @@ CpuTuneResult tune_for_cpu(const ir::PrimFunc &f, const cpu::CpuArch &arch, cons
   std::stable_sort(cands.begin(), cands.end(), [](const CpuCandidate &a, const CpuCandidate &b) {
     return a.ok != b.ok ? a.ok : (a.ok && a.median_ms < b.median_ms);
   });
+  if (options.db && result.ok()) options.db->append(cpu_records(f, arch, result));
   return result;
 }
 

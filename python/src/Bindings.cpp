@@ -30,6 +30,7 @@
 #include "tessera/schedule/Error.h"
 #include "tessera/script/Parser.h"
 #include "tessera/script/Printer.h"
+#include "tessera/runtime/LlvmJit.h"
 #include "tessera/tessera.h"
 #include "tessera/tune/FastTune.h"
 
@@ -37,6 +38,9 @@ namespace nb = nanobind;
 using namespace nb::literals;
 
 namespace tessera::python {
+
+/// tessera.Schedule and its handles (ScheduleBindings.cpp).
+void bind_schedule(nb::module_ &m);
 
 namespace {
 
@@ -249,6 +253,7 @@ NB_MODULE(_tessera, m) {
       .def_ro("why_unmeasured", &Report::why_unmeasured)
       .def_ro("reference", &Report::reference)
       .def_ro("from_database", &Report::from_database)
+      .def_ro("database_note", &Report::database_note, "Why the database was not used ('' when it was, or none).")
       .def_ro("tune_ms", &Report::tune_ms)
       .def_ro("json", &Report::json, "Everything the tuner recorded, as JSON text.")
       .def_prop_ro("candidates",
@@ -261,12 +266,21 @@ NB_MODULE(_tessera, m) {
       .def("table", &Report::table, "The ranked candidates as a text table.")
       .def("__str__", &Report::table);
 
+  nb::class_<Parameter>(m, "Parameter", "A buffer parameter of a kernel's function.")
+      .def_ro("name", &Parameter::name)
+      .def_ro("dtype", &Parameter::dtype)
+      .def_ro("written", &Parameter::written, "An output (or updated in place).")
+      .def("__repr__", [](const Parameter &p) {
+        return "<tessera.Parameter " + p.name + ": " + p.dtype + (p.written ? ", written>" : ">");
+      });
+
   nb::class_<Kernel>(m, "Kernel", "A tuned function, ready to run.")
       .def_prop_ro("target", &Kernel::target)
       .def_prop_ro("name", &Kernel::name)
       .def_prop_ro("script", &Kernel::script, "The winner as scheduled TVMScript.")
       .def_prop_ro("cuda_source", &Kernel::cuda_source, "Its CUDA C ('' on the CPU).")
       .def_prop_ro("symbols", &Kernel::symbols, "Its symbolic sizes, read from the arguments' shapes.")
+      .def("parameters", &Kernel::parameters, "Its buffer parameters, in the order a call takes them.")
       .def("report", &Kernel::report, nb::rv_policy::copy, "What the tune did (Report).")
       .def("__call__", [](const Kernel &k, nb::args args, uintptr_t stream) { call(k, args, stream); },
            "args"_a, nb::kw_only(), "stream"_a = 0,
@@ -339,10 +353,13 @@ NB_MODULE(_tessera, m) {
       },
       "path"_a, "A saved kernel package, ready to run.");
 
+  bind_schedule(m);
+
   m.def("version", [] { return std::string(TESSERA_PYTHON_VERSION); });
   m.def("cuda_device", [] { return runtime::driver_status() == runtime::DriverStatus::Ok; },
         "Whether a usable CUDA device is here.");
   m.def("nvrtc_available", &runtime::nvrtc_available, "Whether this tessera compiles CUDA (NVRTC).");
+  m.def("llvm_available", &runtime::llvm_jit_available, "Whether this tessera has the CPU target (the LLVM JIT).");
 }
 
 }  // namespace tessera::python

@@ -28,6 +28,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _tessera
 from ._tessera import (  # noqa: F401  (re-exported)
+    Block,
     CompileError,
     DeviceError,
     DynamicKernel,
@@ -36,9 +37,11 @@ from ._tessera import (  # noqa: F401  (re-exported)
     InternalError,
     InterpretError,
     Kernel,
+    Loop,
     Module,
     ParseError,
     Report,
+    Schedule,
     ScheduleError,
     SizeRange,
     Target,
@@ -49,6 +52,7 @@ from ._tessera import (  # noqa: F401  (re-exported)
 __version__ = _tessera.version()
 
 __all__ = [
+    "Block", "Loop", "Schedule",
     "CompileError", "DeviceError", "DynamicKernel", "Error", "Function", "InternalError", "InterpretError",
     "Kernel", "Module", "ParseError", "Report", "ScheduleError", "SizeRange", "Target", "TuneError", "UserError",
     "as_target", "dynamic", "load", "parse", "tune",

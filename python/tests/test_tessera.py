@@ -1,6 +1,10 @@
 """tessera from Python: parse, tune for the CPU, run on NumPy without copies,
 check against NumPy in float64 within the rounding bound, save and load,
-every exception type; the GPU target up to the cubin where NVRTC is built."""
+every exception type; the GPU target up to the cubin where NVRTC is built,
+and measured, on PyTorch CUDA tensors, where a GPU is (the device bundle runs
+these on its GPU machine, from a build without the LLVM JIT: the CPU target's
+tests skip there)."""
+import json
 import math
 import os
 import pathlib
@@ -77,8 +81,17 @@ def within_softmax_bound(got, x):
     return float(np.max(np.abs(got.astype(np.float64) - exact) / bound))
 
 
+needs_llvm = pytest.mark.skipif(not tessera._tessera.llvm_available(),
+                                reason="built without the LLVM JIT (the CPU target)")
+needs_nvrtc = pytest.mark.skipif(not tessera._tessera.nvrtc_available(), reason="built without NVRTC")
+needs_gpu = pytest.mark.skipif(not (tessera._tessera.nvrtc_available() and tessera._tessera.cuda_device()),
+                               reason="no CUDA device here")
+
+
 @pytest.fixture(scope="module")
 def cpu_softmax():
+    if not tessera._tessera.llvm_available():
+        pytest.skip("built without the LLVM JIT (the CPU target)")
     return tessera.tune(SOFTMAX, "cpu", dims={"rows": 100}, progress=False)
 
 
@@ -150,6 +163,7 @@ def test_save_and_load_give_the_same_bits(cpu_softmax, tmp_path):
     assert len(loaded.report().candidates) == len(cpu_softmax.report().candidates)
 
 
+@needs_llvm
 def test_float16_kernel_on_numpy_float16():
     k = tessera.tune(ADD, "cpu", progress=False)
     rng = np.random.default_rng(1)
@@ -173,6 +187,12 @@ def test_every_exception_type():
     assert "bad.py:3:" in str(e.value) and e.value.message
     with pytest.raises(tessera.UserError, match="unknown GPU 'v100'"):
         tessera.tune(SOFTMAX, "v100")
+    with pytest.raises(TypeError):
+        tessera.tune(3.5, "cpu")
+    if not tessera._tessera.llvm_available():
+        with pytest.raises(tessera.UserError, match="the CPU target needs the LLVM JIT"):
+            tessera.tune(ADD, "cpu")
+        return
     with pytest.raises(tessera.UserError, match="no function named 'nope'"):
         tessera.tune(SOFTMAX, "cpu", name="nope")
     with pytest.raises(tessera.UserError, match="bind 'rows'"):
@@ -183,11 +203,6 @@ def test_every_exception_type():
         path = pathlib.Path(os.environ.get("TMPDIR", "/tmp")) / "tessera-not-a-package.tsk"
         path.write_text("hello\n")
         tessera.load(path)
-    with pytest.raises(TypeError):
-        tessera.tune(3.5, "cpu")
-
-
-needs_nvrtc = pytest.mark.skipif(not tessera._tessera.nvrtc_available(), reason="built without NVRTC")
 
 
 @needs_nvrtc
@@ -239,6 +254,7 @@ def test_an_exception_in_the_progress_callback_stops_the_tune():
         tessera.tune(ADD, "h100", topk=4, measure=False, progress=interrupt)
 
 
+@needs_llvm
 def test_the_readme_python_example_runs(tmp_path, monkeypatch):
     readme = (ROOT / "README.md").read_text()
     start = readme.index("```python\n") + len("```python\n")
@@ -248,3 +264,162 @@ def test_the_readme_python_example_runs(tmp_path, monkeypatch):
     code = code.replace('k.save("softmax.tsk")', f'k.save({str(tmp_path / "softmax.tsk")!r})')
     exec(compile(code, "README.md", "exec"), {"__name__": "readme"})
     assert (tmp_path / "softmax.tsk").exists()
+
+
+MATMUL = textwrap.dedent(
+    """\
+    @T.prim_func
+    def matmul(A: T.Buffer((64, 48), "float32"), B: T.Buffer((48, 80), "float32"), C: T.Buffer((64, 80), "float32")) -> None:
+        T.func_attr({"tir.noalias": True})
+        for i, j, k in T.grid(64, 80, 48):
+            with T.block("C"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                T.reads(A[vi, vk], B[vk, vj])
+                T.writes(C[vi, vj])
+                with T.init():
+                    C[vi, vj] = T.float32(0)
+                C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+    """
+)
+
+
+def test_schedule_primitives_trace_and_replay():
+    f = tessera.parse(MATMUL)["matmul"]
+    sch = tessera.Schedule(f)
+    c = sch.get_block("C")
+    i, j, k = sch.get_loops(c)
+    assert [l.name for l in (i, j, k)] == ["i", "j", "k"]
+    i0, i1 = sch.split(i, [None, 16])
+    j0, j1 = sch.split(j, [None, 16], names=["j_outer", "j_inner"])
+    sch.reorder(i0, j0, i1, j1)
+    fused = sch.fuse(i0, j0, name="ij")
+    sch.bind(fused, "blockIdx.x")
+    sch.bind(i1, "threadIdx.y")
+    sch.bind(j1, "threadIdx.x")
+    sch.annotate(k, "pragma_unroll_explicit", 1)
+    assert "blockIdx.x" in sch.script() and "j_inner" in sch.script()
+    # The trace replays on a fresh schedule to the same function.
+    again = tessera.Schedule(f)
+    again.replay(sch.trace())
+    assert again.script() == sch.script()
+    # The scheduled function compiles for a GPU as it is (a scheduled function is not re-scheduled).
+    if tessera._tessera.nvrtc_available():
+        k2 = tessera.tune(sch.func, "a100", measure=False, progress=False)
+        assert k2.report().rule == "" and "__global__" in k2.cuda_source
+
+
+def test_a_refused_primitive_says_why_and_changes_nothing():
+    sch = tessera.Schedule(tessera.parse(MATMUL)["matmul"])
+    before = sch.script()
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    with pytest.raises(tessera.ScheduleError, match="split"):
+        sch.split(i, [5, 5])  # 25 iterations cannot cover 64
+    with pytest.raises(tessera.ScheduleError):
+        sch.get_block("nope")
+    with pytest.raises(tessera.UserError, match="an annotation value is"):
+        sch.annotate(i, "key", {"a": 1})
+    assert sch.script() == before
+    assert "split" not in sch.trace() and "annotate" not in sch.trace()
+
+
+@needs_llvm
+def test_torch_operator_on_cpu_tensors():
+    torch = pytest.importorskip("torch")
+    import tessera.torch
+
+    k = tessera.tune(SOFTMAX, "cpu", dims={"rows": 8}, progress=False)
+    softmax = tessera.torch.op("tessera_test::softmax", k)
+    x = torch.rand(8, 256)
+    y = torch.empty_like(x)
+    softmax(x, y)
+    assert within_softmax_bound(y.numpy(), x.numpy()) <= 1.0
+    y.fill_(float("nan"))
+    torch.ops.tessera_test.softmax(x, y)
+    assert within_softmax_bound(y.numpy(), x.numpy()) <= 1.0
+    with pytest.raises(ValueError):
+        tessera.torch.op("no_namespace", k)
+
+
+@needs_gpu
+def test_gpu_kernel_on_torch_cuda_tensors_without_copies():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("this PyTorch sees no GPU")
+    import tessera.torch
+
+    k = tessera.tune(SOFTMAX, "auto", dims={"rows": 512}, topk=4, progress=False)
+    report = k.report()
+    assert report.measured and report.candidates[0]["time_us"] > 0, report.table()
+    x = torch.rand(512, 256, device="cuda") * 8 - 4
+    y = torch.full((512, 256), float("nan"), device="cuda")
+    address = y.data_ptr()
+    k(x, y)
+    torch.cuda.synchronize()
+    assert y.data_ptr() == address  # written where PyTorch put it
+    assert within_softmax_bound(y.cpu().numpy(), x.cpu().numpy()) <= 1.0
+    # The same kernel as a PyTorch operator, on PyTorch's current stream.
+    op = tessera.torch.op("tessera_test::softmax_cuda", k)
+    z = torch.full_like(y, float("nan"))
+    op(x, z)
+    torch.ops.tessera_test.softmax_cuda(x, z)
+    torch.cuda.synchronize()
+    assert torch.equal(y, z)
+    # A host array goes to the GPU and back.
+    h = np.empty((512, 256), np.float32)
+    k(x.cpu().numpy(), h)
+    assert np.array_equal(h, y.cpu().numpy())
+
+
+def test_tune_many_on_ray_requeues_the_work_of_a_lost_actor(tmp_path):
+    ray = pytest.importorskip("ray")
+    import tessera.distributed as td
+
+    if not tessera._tessera.nvrtc_available():
+        pytest.skip("built without NVRTC: nothing to compile on the actors")
+    ray.init(num_cpus=2, include_dashboard=False, ignore_reinit_error=True, log_to_driver=False)
+    try:
+        workloads = [
+            {"name": "softmax", "func": SOFTMAX, "dims": {"rows": 64}},
+            # Its first actor dies while tuning it: the workload is queued again on a fresh one.
+            {"name": "add", "func": ADD, "_test_crash_marker": str(tmp_path / "crashed")},
+            {"name": "broken", "func": "def f(:\n"},
+        ]
+        seen = []
+        results = td.tune_many(workloads, db=str(tmp_path / "tuning.jsonl"), target="h100", topk=2,
+                               progress=lambda done, total, name: seen.append((done, total)))
+    finally:
+        ray.shutdown()
+    by_name = {r.name: r for r in results}
+    assert [r.name for r in results] == ["softmax", "add", "broken"]
+    assert by_name["softmax"].ok and by_name["softmax"].report["rule"] == "general_reduction"
+    assert by_name["add"].ok and by_name["add"].attempts == 2, by_name["add"]
+    assert (tmp_path / "crashed").exists()
+    assert not by_name["broken"].ok and by_name["broken"].error.startswith("ParseError")
+    assert by_name["broken"].attempts == 1
+    assert all(r.where.startswith("node ") for r in results if r.ok)
+    assert seen[-1] == (3, 3)
+    # Nothing was measured (no GPU), so nothing was stored.
+    assert not (tmp_path / "tuning.jsonl").exists() or (tmp_path / "tuning.jsonl").read_text() == ""
+
+
+@needs_llvm
+def test_tune_many_on_ray_merges_what_the_actors_measured(tmp_path):
+    ray = pytest.importorskip("ray")
+    import tessera.distributed as td
+
+    db = tmp_path / "tuning.jsonl"
+    ray.init(num_cpus=2, include_dashboard=False, ignore_reinit_error=True, log_to_driver=False)
+    try:
+        workloads = [
+            {"name": "softmax", "func": SOFTMAX, "dims": {"rows": 16}},
+            {"name": "add", "func": ADD},
+        ]
+        results = td.tune_many(workloads, db=str(db), target="cpu", topk=2, progress=lambda *a: None)
+    finally:
+        ray.shutdown()
+    assert all(r.ok and r.report["measured"] for r in results), results
+    # Both actors' records are in the one database, and tessera answers from it without tuning.
+    records = [json.loads(line) for line in db.read_text().splitlines()]
+    assert len(records) >= 2
+    k = tessera.tune(SOFTMAX, "cpu", dims={"rows": 16}, db=str(db), progress=False)
+    assert k.report().from_database

@@ -97,6 +97,11 @@ TEST(Facade, CpuKernelRunsOnArraysAndTensorsSavesAndLoads) {
   EXPECT_TRUE(k.symbols().empty()) << "rows was bound";
   EXPECT_TRUE(k.cuda_source().empty());
   EXPECT_NE(k.script().find("def softmax"), std::string::npos);
+  ASSERT_EQ(k.parameters().size(), 2u);
+  EXPECT_EQ(k.parameters()[0].name, "A");
+  EXPECT_EQ(k.parameters()[0].dtype, "float32");
+  EXPECT_FALSE(k.parameters()[0].written);
+  EXPECT_TRUE(k.parameters()[1].written);
   const Report &r = k.report();
   EXPECT_EQ(r.rule, "cpu");
   EXPECT_TRUE(r.measured);

@@ -82,6 +82,45 @@ TEST(TuneCommand, TheCpuTargetTimesEveryScheduleAndWritesTheFastest) {
   EXPECT_NE(tpu.err.find("--target must be auto, gpu or cpu, got 'tpu'"), std::string::npos) << tpu.err;
 }
 
+// --db on the CPU target: every timed schedule is stored; the next run applies
+// the stored best without timing anything; a record whose config no longer
+// applies is reported and the function is tuned again.
+TEST(TuneCommand, TheCpuTargetStoresItsTimesAndAnswersFromThem) {
+  if (!runtime::llvm_jit_available()) GTEST_SKIP() << "built without LLVM";
+  test::ScratchDir dir;
+  TuneCommandOptions o{.file = workload("matmul_nn_f32.py"), .db = dir.file("db.jsonl"), .output_dir = dir.file("out"),
+                       .dims = {"m=24", "n=40", "k=17"}, .target = "cpu", .cpu = "ci"};
+  CommandRun first = tune(o);
+  ASSERT_EQ(first.status, 0) << first.err;
+  const std::vector<tuning::Record> records = tuning::Database::open(dir.file("db.jsonl")).records();
+  ASSERT_GE(records.size(), 2u);
+  for (const tuning::Record &rec : records) {
+    EXPECT_EQ(rec.rule, "cpu");
+    EXPECT_TRUE(rec.key.arch.starts_with("cpu/ci/2c/")) << rec.key.arch;
+  }
+  EXPECT_NE(first.out.find(fmt::format("({} records appended)", records.size())), std::string::npos) << first.out;
+
+  CommandRun second = tune(o);
+  ASSERT_EQ(second.status, 0) << second.err;
+  EXPECT_NE(second.out.find("# answered from the database"), std::string::npos) << second.out;
+  EXPECT_EQ(second.out.find("plain (as written)"), std::string::npos) << second.out;  // nothing timed
+  EXPECT_EQ(tuning::Database::open(dir.file("db.jsonl")).records().size(), records.size());
+  EXPECT_NO_THROW(script::parse_file(dir.file("out/main.cpu.scheduled.py")));
+
+  // A faster record of the same key whose config does not apply: tuned again, and said so.
+  tuning::Record stale = records[0];
+  stale.status = tuning::RecordStatus::Ok;
+  stale.time_us = 1e-3;
+  stale.config = tuning::Json{{"tile_m", -4}};
+  tuning::Database db = tuning::Database::open(dir.file("db.jsonl"));
+  db.append({stale});
+  CommandRun third = tune(o);
+  ASSERT_EQ(third.status, 0) << third.err;
+  EXPECT_NE(third.out.find("# database: the stored best cannot be applied, tuning again"), std::string::npos)
+      << third.out;
+  EXPECT_NE(third.out.find("| plain (as written) | ok |"), std::string::npos) << third.out;
+}
+
 TEST(TuneCommand, SassColumnOrTheHintToInstallCuobjdump) {
   test::ScratchDir dir;
   CommandRun r = tune({.file = workload("add_f16.py"), .arch = "h100", .topk = 2, .db = "none",

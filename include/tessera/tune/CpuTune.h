@@ -12,6 +12,11 @@
 //   CpuTuneResult r = tune_for_cpu(f, cpu::CpuArch::detect());
 //   if (r.ok()) print(r.best().func), r.best().median_ms / r.plain_ms;
 //
+// With a database (CpuTuneOptions::db) the stored best of the same workload
+// on the same CPU (cpu_tuning_key) is re-applied without tuning; else every
+// candidate is tuned and appended, rule "cpu", config {"plain": true}, a
+// CpuMatmulConfig's or a CpuLoopConfig's JSON, as the GPU tuner's records are.
+//
 //===----------------------------------------------------------------------===//
 #pragma once
 
@@ -24,6 +29,7 @@
 #include "tessera/cpu/CpuSchedule.h"
 #include "tessera/ir/Func.h"
 #include "tessera/runtime/KernelTimer.h"
+#include "tessera/tune/Database.h"
 
 namespace tessera::tuning {
 
@@ -50,6 +56,10 @@ struct CpuTuneResult {
   /// What computed the reference ("llvm" or "interpreter").
   std::string reference;
   unsigned threads = 1;
+  /// The one candidate is the database's stored best (nothing was timed now).
+  bool from_db = false;
+  /// Why the database was not used, or its best could not be re-applied ("" when it was, or none was given).
+  std::string db_note;
   bool ok() const { return !candidates.empty() && candidates[0].ok; }
   const CpuCandidate &best() const { return candidates.at(0); }
 };
@@ -57,7 +67,13 @@ struct CpuTuneResult {
 struct CpuTuneOptions {
   runtime::TimingOptions timing{.warmup_ms = 0, .measure_ms = 300, .min_reps = 3, .max_reps = 100};
   uint64_t seed = 1;
+  /// Where to look up the stored best and to append what was measured (none: nullptr).
+  Database *db = nullptr;
 };
+
+/// The database key of `f` timed on `arch`: the workload hash, "cpu/NAME/Cc/Vb/Tt"
+/// (cores, vector bits, the JIT's threads), nvrtc and driver "none", this tessera.
+TuningKey cpu_tuning_key(const ir::PrimFunc &f, const cpu::CpuArch &arch);
 
 /// See the file comment. UserError when the LLVM JIT is not in this build or
 /// `f` still has symbolic sizes (bind them first: analysis::specialize).
