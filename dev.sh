@@ -76,11 +76,27 @@ bundle() {
   # GPU machine's oracle is the interpreter or the device (runtime/Oracle.h, tune/Reference.h).
   # Each program links the libraries statically: sections per function and
   # data object, and the linker's garbage collection, keep only what each
-  # program reaches (the bundle must stay under make-bundle.sh's 56 MiB).
+  # program reaches (packed, the bundle must stay under make-bundle.sh's 48 MiB).
+  # The Python extension for the GPU machine's python3 (3.12: the device tool's
+  # KINDS.md), when that Python is here; else the bundle goes without it and
+  # its python step says so.
+  local py=(-DTESSERA_BUILD_PYTHON=OFF) targets=(tessera_bundle_programs)
+  local bundle_python=${TESSERA_BUNDLE_PYTHON:-python3.12}
+  if ! "$bundle_python" -c 'import sys' 2>/dev/null && command -v pyenv >/dev/null; then
+    bundle_python=$(ls -d "$(pyenv root)"/versions/3.12*/bin/python3.12 2>/dev/null | tail -1)
+  fi
+  if [[ -n $bundle_python ]] && "$bundle_python" -c 'import sys' 2>/dev/null; then
+    [[ -x .venv-bundle/bin/python ]] || "$bundle_python" -m venv .venv-bundle
+    .venv-bundle/bin/python -m pip install -q --disable-pip-version-check nanobind
+    py=(-DTESSERA_BUILD_PYTHON=ON "-DPython_EXECUTABLE=$PWD/.venv-bundle/bin/python")
+    targets+=(_tessera)
+  else
+    echo "dev.sh bundle: no $bundle_python here: the bundle goes without the Python package" >&2
+  fi
   cmake -S . -B build-release -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_CXX_FLAGS="-ffunction-sections -fdata-sections" -DCMAKE_EXE_LINKER_FLAGS="-s -Wl,--gc-sections" \
-    -DTESSERA_ENABLE_CUDA=ON -DTESSERA_ENABLE_LLVM=OFF >/dev/null
-  cmake --build build-release -j "$JOBS" --target tessera_bundle_programs
+    -DTESSERA_ENABLE_CUDA=ON -DTESSERA_ENABLE_LLVM=OFF "${py[@]}" >/dev/null
+  cmake --build build-release -j "$JOBS" --target "${targets[@]}"
   tools/bundle/make-bundle.sh build-release build-bundle
   # The relocation check the test build skips when it links LLVM: this
   # bundle's programs, copied away from the tree, run without a GPU.

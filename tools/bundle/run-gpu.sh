@@ -16,7 +16,13 @@
 #      SVG) in whatever time the budget leaves after keeping 50 s for e
 #      (skipped workloads are listed as such);
 #   e. compute-sanitizer: memcheck on one small tune per rule, racecheck on a
-#      cross-thread reduction and on the fallback.
+#      cross-thread reduction and on the fallback;
+# and the kernel package launched by a dispatch-only program, and the Python
+# package's tests on PyTorch CUDA tensors (when the bundle carries the
+# extension built for this machine's python3, and that python3 has torch
+# and pytest).
+# The programs come packed (payload.tar.gz): unpacked first into a scratch
+# folder (TMPDIR), removed at the end.
 # --budget (default 480 s) bounds the whole run; --archive packs OUTDIR into
 # one tarball (the form a device call brings back). Without a GPU every step
 # says why it measured nothing and the exit status is 0; with one, it is 1
@@ -33,7 +39,7 @@ while (($#)); do
   case $1 in
     --budget) budget=${2:?--budget needs seconds}; shift 2 ;;
     --archive) archive=${2:?--archive needs a file}; shift 2 ;;
-    -h | --help) sed -n '2,26p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,/^set /p' "$0" | sed '$d'; exit 0 ;;
     -*) echo "run-gpu.sh: unknown option $1" >&2; exit 2 ;;
     *) out=$1; shift ;;
   esac
@@ -43,12 +49,18 @@ done
 mkdir -p "$out/logs" "$out/tests" "$out/bench" || exit 2
 out=$(cd "$out" && pwd)
 start=$SECONDS
-bin=$here/bin
+payload=$here
+if [[ ! -d $here/bin && -f $here/payload.tar.gz ]]; then
+  payload=$(mktemp -d "${TMPDIR:-/tmp}/tessera-bundle.XXXXXX") || exit 2
+  trap 'rm -rf "$payload"' EXIT
+  tar -xzf "$here/payload.tar.gz" -C "$payload" || { echo "run-gpu.sh: cannot unpack $here/payload.tar.gz" >&2; exit 2; }
+fi
+bin=$payload/bin
 git_hash=$(sed -n 's/^git //p' "$here/BUNDLE.txt" 2>/dev/null)
 git_hash=${git_hash:-unknown}
 
 cd "$out" || exit 2  # whatever a program writes beside itself lands in the results
-export TESSERA_HOME=$here/data
+export TESSERA_HOME=$payload/data
 export TESSERA_DB=$out/tuning.jsonl
 export TESSERA_DUMP_DIR=$out/dumps
 
@@ -264,6 +276,23 @@ if [[ -x $bin/tessera_dispatch_example ]]; then
   finish package-dispatch "$(grep -E '^(launched|no CUDA device)' "$log" | head -1 | cut -c1-150)"
 else
   skip package-dispatch "tessera_dispatch_example not in the bundle"
+fi
+
+# The Python package (issue 38): its tests with the bundle's extension, where
+# the GPU ones run on PyTorch CUDA tensors (the CPU target's skip: the bundle
+# has no LLVM).
+py_dir=$payload/python
+if [[ ! -d $py_dir/tessera ]]; then
+  skip python "the bundle has no Python extension (./dev.sh bundle builds it where python3.12 is)"
+elif ! python3 -c "import sys; sys.exit('%d.%d' % sys.version_info[:2] != '$(cat "$py_dir/PYTHON_VERSION")')" 2>/dev/null; then
+  skip python "the extension is for Python $(cat "$py_dir/PYTHON_VERSION"), python3 here is $(python3 -V 2>&1)"
+elif ! python3 -c 'import pytest, numpy' 2>/dev/null; then
+  skip python "python3 here has no pytest or numpy"
+else
+  step python 150 60 env PYTHONPATH="$py_dir" PYTHONDONTWRITEBYTECODE=1 python3 -m pytest -q -rs -p no:cacheprovider \
+    "$py_dir/tests" "--junitxml=$out/tests/python.xml" --basetemp="$out/python-tmp"
+  finish python "$(grep -E '[0-9]+ (passed|failed)' "$log" | tail -1 | cut -c1-150)"
+  rm -rf "$out/python-tmp"
 fi
 
 # --- d. the tune suites, in what is left ------------------------------------------------
