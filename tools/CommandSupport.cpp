@@ -3,10 +3,14 @@
 
 #include <iostream>
 
+#include <algorithm>
 #include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "Commands.h"
 #include "tessera/tune/Database.h"
@@ -81,7 +85,20 @@ LoadedFunc load_func(const std::string &file, const std::string &func, const std
   }
   ir::Module m = script::parse_file(file);
   for (const std::string &w : m.warnings) std::cerr << w << "\n";
-  return {select_func(m, func, file), dims};
+  ir::PrimFunc f = select_func(m, func, file);
+  // A --dim that names nothing of the function is a typo, not a no-op.
+  std::vector<std::string> known;
+  for (const ir::Var &v : f.shape_vars()) known.push_back(v.name());
+  for (const ir::Var &p : f.params())
+    if (!f.buffer_of(p).defined() && std::find(known.begin(), known.end(), p.name()) == known.end())
+      known.push_back(p.name());
+  for (const auto &[name, value] : dims)
+    if (std::find(known.begin(), known.end(), name) == known.end())
+      throw UserError(fmt::format("--dim {}={}: '{}' has no symbolic size or scalar parameter named '{}' ({})", name,
+                                  value, f.name(), name,
+                                  known.empty() ? std::string("its sizes are all fixed")
+                                                : fmt::format("it has {}", fmt::join(known, ", "))));
+  return {f, dims};
 }
 
 Arch resolve_arch(const std::string &name, std::ostream &out) {

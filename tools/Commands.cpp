@@ -203,7 +203,11 @@ int schedule_command(const ScheduleCommandOptions &opts, std::ostream &out, std:
       std::string trace = read_text(opts.trace);
       schedule::Schedule sch(f, schedule::ScheduleOptions{.verify = true,
                                                           .error_render_level = schedule::ErrorRenderLevel::Detail});
-      sch.replay(trace);
+      try {
+        sch.replay(trace);
+      } catch (const schedule::ScheduleError &e) {
+        throw UserError("--trace " + opts.trace + ": " + e.what());
+      }
       scheduled = sch.func();
     } else if (resolve_target(opts.target, f) == "cpu") {
       if (!opts.rule.empty()) throw UserError("--rule chooses a GPU rule; --target cpu has its own schedule");

@@ -183,10 +183,24 @@ int main(int argc, char **argv) {
   bench_cmd->add_option("--budget", bench.budget_s, "Seconds for the whole suite; workloads that would not fit are skipped")
       ->check(CLI::NonNegativeNumber);
 
+  // A first word that is no command and no option: say so (CLI11 would say
+  // only that a subcommand is required).
+  std::string names;
+  bool known = false;
+  for (const CLI::App *c : app.get_subcommands({})) {
+    names += (names.empty() ? "" : ", ") + c->get_name();
+    known |= argc > 1 && c->check_name(argv[1]);
+  }
+  if (argc > 1 && argv[1][0] != '-' && !known) {
+    std::cerr << "error: unknown command '" << argv[1] << "'; the commands are " << names << "\n";
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
-    return app.exit(e);
+    // --help and --version print and exit 0; every usage error (an unknown
+    // option, a missing or nonexistent file, a value out of range) exits 2.
+    return app.exit(e) == 0 ? 0 : 2;
   }
   if (*fmt_cmd) return fmt_command(fmt, std::cout, std::cerr);
   if (*run_cmd) return run_command(run, std::cout, std::cerr);

@@ -25,6 +25,7 @@
 #include "tessera/runtime/SampledCheck.h"
 #include "tessera/runtime/Verify.h"
 #include "tessera/support/Error.h"
+#include "tessera/support/HostMemory.h"
 #include "tessera/tune/Reference.h"
 
 namespace tessera::cli {
@@ -106,7 +107,7 @@ VerifyPlan plan_verification(const ScheduleCommandOptions &opts, const ir::PrimF
         p.jit ? fmt::format(" per core ({} here)", cores) : "");
   // And when its arrays would not fit: a process the kernel kills for
   // memory tells the user nothing.
-  const double need = tuning::verification_bytes(f, dims), have = tuning::available_memory_bytes();
+  const double need = tuning::verification_bytes(f, dims), have = host_memory().available;
   if (have > 0 && need > 0.75 * have)
     throw UserError(fmt::format(
         "--verify would hold about {:.1f} GiB (the arguments, and the float64 reference with its error bounds) of "

@@ -80,6 +80,11 @@ PrimFunc specialize(const PrimFunc &f, const std::map<std::string, int64_t> &val
       if (p.same_as(*found))
         throw UserError("specialize: '" + name + "' is a scalar parameter of '" + f.name() + "', not only a shape");
     if (value < 0) throw UserError("specialize: '" + name + "' cannot be negative, got " + std::to_string(value));
+    const int bits = found->dtype().bits();
+    if (bits < 64 && value > (int64_t(1) << (bits - 1)) - 1)
+      throw UserError("specialize: '" + name + "' is " + found->dtype().str() + " in '" + f.name() + "': " +
+                      std::to_string(value) + " does not fit it (at most " +
+                      std::to_string((int64_t(1) << (bits - 1)) - 1) + ")");
     map[found->get()] = make_int(found->dtype(), value);
   }
   if (map.empty()) return f;

@@ -217,7 +217,9 @@ struct BlockNode final : StmtExec {
            << " in block '" << a.ctx->block << "'";
         throw InterpretError(os.str());
       }
-      numel *= b.shape[d];
+      if (__builtin_mul_overflow(numel, b.shape[d], &numel))
+        throw InterpretError("alloc_buffer '" + a.ctx->what + "' in block '" + a.ctx->block +
+                             "' has more elements than a 64-bit count holds");
     }
     if (a.strides.empty()) {
       int64_t s = 1;
@@ -235,6 +237,12 @@ struct BlockNode final : StmtExec {
       b.storage = numel == 0 ? 0 : last + 1;
     }
     std::vector<uint8_t> &mem = (*f.alloc_storage)[a.id];
+    const double bytes = double(b.storage) * a.dtype.bytes();
+    if (bytes > double(mem.size())) {
+      const std::string what = "alloc_buffer '" + a.ctx->what + "' in block '" + a.ctx->block + "'";
+      if (bytes >= 9.2e18) throw InterpretError(what + " has more bytes than a 64-bit count holds");
+      NDArray::check_fits(bytes, what);
+    }
     mem.resize(static_cast<size_t>(b.storage) * a.dtype.bytes());
     poison(mem, a.dtype);
     b.data = mem.data();

@@ -230,6 +230,20 @@ std::unordered_map<const ir::BufferNode *, IntegerFill> integer_fills(const ir::
 }  // namespace
 
 std::vector<NDArray> make_random_args(const ir::PrimFunc &f, const DimBindings &dims, uint64_t seed) {
+  // A value that does not fit its variable would wrap in the program.
+  for (const auto &[name, value] : dims) {
+    auto check = [&](const ir::Var &v) {
+      const int bits = v.dtype().bits();
+      if (v.name() != name || !v.dtype().is_integer() || bits >= 64) return;
+      const int64_t hi = v.dtype().is_uint() ? (int64_t(1) << bits) - 1 : (int64_t(1) << (bits - 1)) - 1;
+      const int64_t lo = v.dtype().is_uint() ? 0 : -(int64_t(1) << (bits - 1));
+      if (value < lo || value > hi)
+        throw InterpretError("'" + name + "' is " + v.dtype().str() + " in '" + f.name() + "': " +
+                             std::to_string(value) + " does not fit it");
+    };
+    for (const ir::Var &v : f.shape_vars()) check(v);
+    for (const ir::Var &v : f.params()) check(v);
+  }
   std::mt19937_64 rng(seed);
   std::unordered_map<const ir::VarNode *, int64_t> values;
   std::vector<std::pair<ir::Var, int64_t>> known;
@@ -267,10 +281,13 @@ std::vector<NDArray> make_random_args(const ir::PrimFunc &f, const DimBindings &
   detail::Compiler c(prog);
   std::vector<std::pair<int, int64_t>> slots;
   for (const auto &[v, value] : known) slots.emplace_back(c.bind_var(v), value);
+  // Every buffer's shape first: all of them must fit before any is made.
+  std::vector<std::vector<int64_t>> shapes(params.size());
+  double total_bytes = 0;
   for (size_t i = 0; i < params.size(); ++i) {
     ir::Buffer b = f.buffer_of(params[i]);
     if (!b.defined()) continue;
-    std::vector<int64_t> shape;
+    std::vector<int64_t> &shape = shapes[i];
     for (int d = 0; d < b.ndim(); ++d) {
       const ir::Expr &e = b.shape()[d];
       // Name the first unbound variable of this dimension, if any.
@@ -296,7 +313,17 @@ std::vector<NDArray> make_random_args(const ir::PrimFunc &f, const DimBindings &
                              std::to_string(n));
       shape.push_back(n);
     }
-    NDArray a(b.dtype(), std::move(shape));
+    try {
+      total_bytes += double(NDArray::checked_numel(b.dtype(), shape)) * b.dtype().bytes();
+    } catch (const UserError &e) {
+      throw InterpretError("buffer '" + b.name() + "': " + e.what());
+    }
+  }
+  NDArray::check_fits(total_bytes, "the arguments of '" + f.name() + "'");
+  for (size_t i = 0; i < params.size(); ++i) {
+    ir::Buffer b = f.buffer_of(params[i]);
+    if (!b.defined()) continue;
+    NDArray a(b.dtype(), std::move(shapes[i]));
     auto fill = fills.find(b.get());
     if (fill == fills.end())
       a.fill_random(rng);

@@ -1,41 +1,74 @@
 //===- NDArray.cpp - Host arrays -------------------------------------------===//
 #include "tessera/runtime/NDArray.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <new>
 #include <sstream>
 
 #include "tessera/support/Error.h"
 #include "tessera/support/Half.h"
+#include "tessera/support/HostMemory.h"
 
 namespace tessera::runtime {
 
 using ir::DataType;
 using ir::TypeCode;
 
+namespace {
+
+std::string shape_str(DataType dtype, const std::vector<int64_t> &shape) {
+  std::string s = dtype.str() + "[";
+  for (size_t d = 0; d < shape.size(); ++d) s += (d ? ", " : "") + std::to_string(shape[d]);
+  return s + "]";
+}
+
+}  // namespace
+
+int64_t NDArray::checked_numel(DataType dtype, const std::vector<int64_t> &shape) {
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (shape[d] < 0)
+      throw UserError("array dimension " + std::to_string(d) + " is negative: " + std::to_string(shape[d]));
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) return 0;
+  int64_t n = 1;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (__builtin_mul_overflow(n, shape[d], &n))
+      throw UserError("an array of " + shape_str(dtype, shape) + " has more elements than a 64-bit count holds");
+  }
+  int64_t bytes = 0;
+  if (__builtin_mul_overflow(n, int64_t(dtype.bytes()), &bytes))
+    throw UserError("an array of " + shape_str(dtype, shape) + " has more bytes than a 64-bit count holds");
+  return n;
+}
+
+void NDArray::check_fits(double bytes, const std::string &what) {
+  // Small arrays are not worth reading /proc/meminfo for.
+  if (bytes < double(256 << 20)) return;
+  const HostMemory m = host_memory();
+  if (m.available > 0 && bytes > m.available) throw UserError(needs_memory_message(what, bytes, m));
+}
+
 NDArray::NDArray(DataType dtype, std::vector<int64_t> shape) : dtype_(dtype), shape_(std::move(shape)) {
   if (dtype.lanes() != 1 || dtype.is_handle() || dtype.is_void())
     throw UserError("cannot make an array of " + dtype.str());
-  numel_ = 1;
-  for (size_t d = 0; d < shape_.size(); ++d) {
-    if (shape_[d] < 0)
-      throw UserError("array dimension " + std::to_string(d) + " is negative: " + std::to_string(shape_[d]));
-    numel_ *= shape_[d];
+  numel_ = checked_numel(dtype, shape_);
+  const size_t bytes = static_cast<size_t>(numel_) * dtype.bytes();
+  check_fits(double(bytes), "an array of " + type_str());
+  try {
+    bytes_.assign(bytes, 0);
+  } catch (const std::bad_alloc &) {
+    throw UserError(needs_memory_message("an array of " + type_str(), double(bytes), host_memory()) +
+                    " (the allocation failed)");
   }
-  bytes_.assign(static_cast<size_t>(numel_) * dtype.bytes(), 0);
 }
 
 NDArray NDArray::wrap(DataType dtype, std::vector<int64_t> shape, void *data) {
-  NDArray a(dtype, {});  // checks the dtype; the shape is checked below
+  NDArray a(dtype, {});  // checks the dtype
+  a.numel_ = checked_numel(dtype, shape);
   a.shape_ = std::move(shape);
-  a.numel_ = 1;
-  for (size_t d = 0; d < a.shape_.size(); ++d) {
-    if (a.shape_[d] < 0)
-      throw UserError("array dimension " + std::to_string(d) + " is negative: " + std::to_string(a.shape_[d]));
-    a.numel_ *= a.shape_[d];
-  }
   a.bytes_.clear();
   a.external_bytes_ = static_cast<size_t>(a.numel_) * dtype.bytes();
   if (!data && a.external_bytes_ > 0) throw UserError("cannot wrap a null pointer as an array of " + dtype.str());

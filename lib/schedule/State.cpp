@@ -202,15 +202,15 @@ namespace {
 
 class BlockRenamer : public IRMutator {
  public:
-  BlockRenamer(std::set<std::string> taken, const std::set<std::string> &repeated)
-      : taken_(std::move(taken)), repeated_(repeated) {}
+  /// `kept`: names whose first holder is not among the blocks renamed (the
+  /// root block's), so every block under it of that name gets a fresh one.
+  BlockRenamer(std::set<std::string> taken, const std::set<std::string> &repeated, std::set<std::string> kept)
+      : taken_(std::move(taken)), first_(std::move(kept)), repeated_(repeated) {}
   std::map<std::string, std::vector<std::string>> given;
 
   Stmt visit_(const Block *op, const Stmt &self) override {
     Stmt s = IRMutator::visit_(op, self);
     const Block *b = s.as<Block>();
-    bool root = depth_ == 0;
-    (void)root;
     std::string name = b->name;
     if (name.empty()) name = fresh_name(taken_, "block");
     else if (repeated_.count(name)) name = first_.insert(name).second ? name : fresh_name(taken_, name);
@@ -223,13 +223,16 @@ class BlockRenamer : public IRMutator {
  private:
   std::set<std::string> taken_, first_;
   const std::set<std::string> &repeated_;
-  int depth_ = 0;
 };
 
 }  // namespace
 
 PrimFunc uniquify_block_names(const PrimFunc &f, std::map<std::string, std::vector<std::string>> &ambiguous) {
-  std::set<std::string> taken, repeated;
+  std::set<std::string> taken, repeated, kept;
+  // The root block keeps its name ("root", as TVM names it): a block under it
+  // of the same name (TVM prints such functions) is renamed like a repeat.
+  const Block *root = f.body().as<Block>();
+  if (root) taken.insert(root->name), kept.insert(root->name);
   std::vector<Stmt> blocks = blocks_under(f.body());
   bool any = false;
   for (const Stmt &s : blocks) {
@@ -238,9 +241,7 @@ PrimFunc uniquify_block_names(const PrimFunc &f, std::map<std::string, std::vect
     if (!taken.insert(n).second) repeated.insert(n), any = true;
   }
   if (!any) return f;
-  BlockRenamer r(taken, repeated);
-  // The root block keeps its name: only the blocks under it are renamed.
-  const Block *root = f.body().as<Block>();
+  BlockRenamer r(taken, repeated, kept);
   Stmt body = root ? root->with_body(r.mutate(root->body)) : r.mutate(f.body());
   for (auto &[name, names] : r.given) {
     names.insert(names.begin(), name);

@@ -21,6 +21,7 @@
 #include "tessera/rules/Rule.h"
 #include "tessera/runtime/CudaDriver.h"
 #include "tessera/runtime/CudaFunction.h"
+#include "tessera/runtime/NDArray.h"
 #include "tessera/schedule/Error.h"
 #include "tessera/tune/ApplyBest.h"
 #include "tessera/tune/Database.h"
@@ -283,6 +284,30 @@ std::vector<Record> records_for(const ir::PrimFunc &func, const Arch &arch, cons
 
 }  // namespace
 
+namespace {
+
+/// Every parameter buffer whose sizes are known holds at most 2^63 bytes and
+/// no negative dimension: sizes no kernel can index are refused before any work.
+void check_buffer_sizes(const ir::PrimFunc &func) {
+  for (const ir::Var &p : func.params()) {
+    ir::Buffer b = func.buffer_of(p);
+    if (!b.defined()) continue;
+    std::vector<int64_t> shape;
+    for (const ir::Expr &e : b.shape()) {
+      const auto *imm = e.as<ir::IntImm>();
+      if (!imm) return;  // a symbolic size: checked when its value is known
+      shape.push_back(imm->value);
+    }
+    try {
+      runtime::NDArray::checked_numel(b.dtype(), shape);
+    } catch (const UserError &e) {
+      throw TuneError("buffer '" + b.name() + "' of '" + func.name() + "': " + e.what());
+    }
+  }
+}
+
+}  // namespace
+
 TuneResult fast_tune(const ir::PrimFunc &original, const Arch &arch, const TuneOptions &options) {
   ir::PrimFunc func = schedule::unique_block_names(original);
   try {
@@ -290,6 +315,7 @@ TuneResult fast_tune(const ir::PrimFunc &original, const Arch &arch, const TuneO
   } catch (const UserError &e) {
     throw TuneError(e.what());
   }
+  check_buffer_sizes(func);
   auto start = Clock::now();
   TuneResult result;
   result.arch = arch.fingerprint();

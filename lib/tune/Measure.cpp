@@ -98,16 +98,6 @@ double verification_bytes(const ir::PrimFunc &func, const runtime::DimBindings &
   return parameter_bytes(func, dims, 24);
 }
 
-double available_memory_bytes() {
-  std::ifstream in("/proc/meminfo");
-  std::string key;
-  double kib = 0;
-  std::string unit;
-  while (in >> key >> kib >> unit)
-    if (key == "MemAvailable:") return kib * 1024.0;
-  return 0;
-}
-
 int64_t loop_iterations(const ir::PrimFunc &func, const runtime::DimBindings &dims) {
   // Shape variables are specialised; an integer scalar parameter takes its
   // value from `dims` too, or else one in [1, 8] (runtime::make_random_args).

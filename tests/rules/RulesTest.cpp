@@ -117,6 +117,55 @@ TEST(ApplyDefaultSchedule, LeavesScheduledFunctionsAlone) {
   }
 }
 
+// TVM prints a function whose only block is named "root" (the root block's
+// own name): that block is renamed like a repeated name, the rules schedule
+// it, and the result keeps the function's numbers (it was a segfault).
+TEST(ApplyDefaultSchedule, AComputeBlockNamedRoot) {
+  for (const char *text : {R"(
+# from tvm.script import tir as T
+
+@T.prim_func
+def relu(A: T.Buffer((1024,), "float32"), B: T.Buffer((1024,), "float32")) -> None:
+    T.func_attr({"tir.noalias": True})
+    for i in range(1024):
+        with T.block("root"):
+            vi = T.axis.spatial(1024, i)
+            T.reads(A[vi])
+            T.writes(B[vi])
+            B[vi] = T.max(A[vi], T.float32(0))
+)",
+                           R"(
+# from tvm.script import tir as T
+
+@T.prim_func
+def relu(A: T.Buffer((1024,), "float32"), B: T.Buffer((1024,), "float32")) -> None:
+    T.func_attr({"tir.noalias": True})
+    with T.block("root"):
+        for i in range(1024):
+            with T.block("root"):
+                vi = T.axis.spatial(1024, i)
+                B[vi] = T.max(A[vi], T.float32(0))
+)"}) {
+    ir::PrimFunc f = script::parse_func(text);
+    rules::DefaultSchedule s = rules::apply_default_schedule(f, test_arch());
+    EXPECT_EQ(s.rule, "elementwise");
+    std::vector<runtime::NDArray> want = runtime::make_random_args(f, {}, 3), got = want;
+    runtime::Reference ref = runtime::compute_reference(f, want);
+    runtime::interpret(s.func, got);
+    expect_outputs_match("relu", f, got, ref);
+    schedule::Schedule sch(f);
+    try {
+      sch.get_block("root");
+      FAIL() << "'root' names two blocks";
+    } catch (const schedule::ScheduleError &e) {
+      EXPECT_NE(std::string(e.what()).find("several blocks are named 'root'; the schedule calls them 'root', 'root_1'"),
+                std::string::npos)
+          << e.what();
+    }
+    EXPECT_NO_THROW(sch.get_loops(sch.get_block("root_1")));
+  }
+}
+
 TEST(ApplyDefaultSchedule, ScopedIntermediatesTheKernelsShareBecomeGlobal) {
   // A cache_read into "shared" in an unscheduled program (as TVM's
   // cache_read tests leave it): the rule's kernels write it in one kernel and

@@ -107,5 +107,31 @@ TEST(NDArray, DataStartsACacheLine) {
   }
 }
 
+// Sizes no machine can hold are refused before anything is allocated: a count
+// that overflows 64 bits (it was a segfault), and more than this machine has.
+TEST(NDArray, SizesThatOverflowOrDoNotFitAreRefused) {
+  auto message = [](auto &&make) {
+    try {
+      make();
+    } catch (const UserError &e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message([] { NDArray(DataType::float16(), {int64_t(1) << 62, 2}); })
+                .find("an array of float16[4611686018427387904, 2] has more elements than a 64-bit count holds"),
+            std::string::npos);
+  EXPECT_NE(message([] { NDArray(DataType::float32(), {int64_t(1) << 62}); }).find("has more bytes than"),
+            std::string::npos);
+  // 2^62 x 2 x 0: no elements at all.
+  EXPECT_EQ(NDArray(DataType::float32(), {int64_t(1) << 62, 2, 0}).numel(), 0);
+  EXPECT_NE(message([] { NDArray(DataType::float32(), {int64_t(1) << 50}); })
+                .find("an array of float32[1125899906842624]: 4.5 PB (4503599627370496 bytes) of memory needed; this "
+                      "machine has"),
+            std::string::npos);
+  EXPECT_NE(message([] { NDArray::wrap(DataType::float16(), {int64_t(1) << 62, 4}, nullptr); }).find("64-bit"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace tessera::runtime

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "tessera/support/HostMemory.h"
 #include "tessera/tune/Reference.h"
 #include "tessera/runtime/NVRTC.h"
 #include "tessera/runtime/Sass.h"
@@ -318,7 +319,7 @@ def main(a: T.handle, b: T.handle):
             vi = T.axis.remap("S", [i])
             B[0, vi] = A[0, vi] * T.float32(2)
 )");
-  if (tuning::available_memory_bytes() <= 0) GTEST_SKIP() << "no /proc/meminfo here";
+  if (host_memory().available <= 0) GTEST_SKIP() << "no /proc/meminfo here";
   std::ostringstream out, err;
   EXPECT_EQ(schedule_command({.file = file, .arch = "h100", .verify = true, .dims = {"n=2097152"}}, out, err), 1);
   EXPECT_NE(err.str().find("--verify would hold about"), std::string::npos) << err.str();

@@ -24,9 +24,17 @@ class NDArray {
  public:
   NDArray() = default;
   /// Zero-filled array. An empty shape is a 0-d array with one element (used
-  /// for scalar parameters). A negative dimension or a vector/handle/void
-  /// dtype is a UserError.
+  /// for scalar parameters). A negative dimension, a vector/handle/void
+  /// dtype, a size whose element or byte count overflows 64 bits, and one
+  /// larger than the memory this machine has available are UserErrors (the
+  /// last says what it needs and what there is).
   NDArray(ir::DataType dtype, std::vector<int64_t> shape);
+  /// The element count of `shape`; UserError for a negative dimension or a
+  /// count (of elements, or of bytes of `dtype`) that overflows 64 bits.
+  static int64_t checked_numel(ir::DataType dtype, const std::vector<int64_t> &shape);
+  /// UserError (support/HostMemory.h's message, naming `what`) when `bytes`
+  /// are more than this machine has available; nothing under 256 MiB.
+  static void check_fits(double bytes, const std::string &what);
   /// An array over `data`, memory it does not own (a DLPack tensor's, say):
   /// its elements are read and written there, in place, and copies of it
   /// alias the same memory. `data` must hold numel x element bytes and stay

@@ -41,9 +41,6 @@ int64_t loop_iterations(const ir::PrimFunc &func, const runtime::DimBindings &di
 /// runs on, its error variance and the reference kept (24 bytes). A 128^4
 /// float32 elementwise program: 15 GB (measured 14.8 GB).
 double verification_bytes(const ir::PrimFunc &func, const runtime::DimBindings &dims);
-/// The memory this machine can still give a process (/proc/meminfo's
-/// MemAvailable), 0 when unknown.
-double available_memory_bytes();
 
 struct ReferenceOptions {
   /// Above this many loop iterations (of the original program, with `dims`
