@@ -65,6 +65,12 @@ const MathNames kMath[] = {
     {Intrinsic::Abs, "fabsf", "fabs", "__habs"},     {Intrinsic::Floor, "floorf", "floor", "hfloor"},
     {Intrinsic::Ceil, "ceilf", "ceil", "hceil"},     {Intrinsic::Round, "roundf", "round", nullptr},
     {Intrinsic::Trunc, "truncf", "trunc", "htrunc"}, {Intrinsic::NearbyInt, "nearbyintf", "nearbyint", "hrint"},
+    {Intrinsic::Tan, "tanf", "tan", nullptr},        {Intrinsic::Asin, "asinf", "asin", nullptr},
+    {Intrinsic::Acos, "acosf", "acos", nullptr},     {Intrinsic::Atan, "atanf", "atan", nullptr},
+    {Intrinsic::Sinh, "sinhf", "sinh", nullptr},     {Intrinsic::Cosh, "coshf", "cosh", nullptr},
+    {Intrinsic::Asinh, "asinhf", "asinh", nullptr},  {Intrinsic::Acosh, "acoshf", "acosh", nullptr},
+    {Intrinsic::Atanh, "atanhf", "atanh", nullptr},  {Intrinsic::Atan2, "atan2f", "atan2", nullptr},
+    {Intrinsic::Hypot, "hypotf", "hypot", nullptr},
 };
 
 const MathNames *math_names(Intrinsic op) {

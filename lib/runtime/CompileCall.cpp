@@ -98,6 +98,8 @@ FloatPtr compile_float_math(Compiler &cc, const ir::Call &c) {
   case Intrinsic::Name: return fun(t, arg(0), [](auto x) { return expr; });
 #include "UnaryMath.def"
     case Intrinsic::Pow: return fbin(t, arg(0), arg(1), [](auto x, auto y) { return std::pow(x, y); });
+    case Intrinsic::Atan2: return fbin(t, arg(0), arg(1), [](auto y, auto x) { return std::atan2(y, x); });
+    case Intrinsic::Hypot: return fbin(t, arg(0), arg(1), [](auto x, auto y) { return std::hypot(x, y); });
     default: throw_bad_intrinsic(c, cc);
   }
 }

@@ -80,7 +80,18 @@ bool calls_math(const ir::Stmt &block) {
         case ir::Intrinsic::Tanh:
         case ir::Intrinsic::Sigmoid:
         case ir::Intrinsic::Pow:
-        case ir::Intrinsic::Erf: found = true; break;
+        case ir::Intrinsic::Erf:
+        case ir::Intrinsic::Tan:
+        case ir::Intrinsic::Asin:
+        case ir::Intrinsic::Acos:
+        case ir::Intrinsic::Atan:
+        case ir::Intrinsic::Sinh:
+        case ir::Intrinsic::Cosh:
+        case ir::Intrinsic::Asinh:
+        case ir::Intrinsic::Acosh:
+        case ir::Intrinsic::Atanh:
+        case ir::Intrinsic::Atan2:
+        case ir::Intrinsic::Hypot: found = true; break;
         default: break;
       }
     }

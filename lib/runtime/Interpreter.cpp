@@ -9,6 +9,8 @@
 
 #include "tessera/ir/Opaque.h"
 
+#include <algorithm>
+#include <cmath>
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
@@ -227,6 +229,30 @@ std::unordered_map<const ir::BufferNode *, IntegerFill> integer_fills(const ir::
   return out;
 }
 
+/// The integer buffers whose elements index other buffers (take, gather,
+/// nll_loss, scatter_elements, an embedding lookup): a load of one inside an
+/// index of another buffer's load or store. Each maps to what it indexes:
+/// (that buffer, the dimension).
+std::unordered_map<const ir::BufferNode *, std::vector<std::pair<ir::Buffer, int>>> index_buffers(
+    const ir::PrimFunc &f) {
+  using namespace ir;
+  std::unordered_map<const BufferNode *, std::vector<std::pair<Buffer, int>>> out;
+  auto uses = [&](const Buffer &target, const std::vector<Expr> &idx) {
+    for (size_t d = 0; d < idx.size(); ++d)
+      pre_order_visit(Evaluate::make(idx[d]), [&](const Expr &x) {
+        const auto *l = x.as<Load>();
+        if (l && l->buffer.dtype().is_integer() && !l->buffer.dtype().is_bool() && !l->buffer.same_as(target))
+          out[l->buffer.get()].emplace_back(target, int(d));
+      }, nullptr);
+  };
+  pre_order_visit(f.body(), [&](const Expr &e) {
+    if (const auto *l = e.as<Load>()) uses(l->buffer, l->indices);
+  }, [&](const Stmt &s) {
+    if (const auto *st = s.as<Store>()) uses(st->buffer, st->indices);
+  });
+  return out;
+}
+
 }  // namespace
 
 std::vector<NDArray> make_random_args(const ir::PrimFunc &f, const DimBindings &dims, uint64_t seed) {
@@ -332,6 +358,28 @@ std::vector<NDArray> make_random_args(const ir::PrimFunc &f, const DimBindings &
     else
       a.fill_random_bfloat16_halves(rng);
     out[i] = std::move(a);
+  }
+  // An index read from an input is drawn within what it indexes: [0, n) for
+  // the smallest extent n among the dimensions it indexes (random values
+  // would read out of bounds, and a right program would fail its check).
+  std::unordered_map<const ir::BufferNode *, size_t> param_of;
+  for (size_t i = 0; i < params.size(); ++i)
+    if (ir::Buffer b = f.buffer_of(params[i]); b.defined()) param_of[b.get()] = i;
+  for (const auto &[index, targets] : index_buffers(f)) {
+    auto p = param_of.find(index);
+    if (p == param_of.end()) continue;  // an intermediate: the program computes it
+    int64_t extent = -1;
+    for (const auto &[target, d] : targets) {
+      int64_t n = -1;
+      if (auto t = param_of.find(target.get()); t != param_of.end()) n = out[t->second].shape()[d];
+      else if (const auto *imm = target.shape()[d].as<ir::IntImm>()) n = imm->value;
+      if (n >= 0) extent = extent < 0 ? n : std::min(extent, n);
+    }
+    NDArray &a = out[p->second];
+    if (extent <= 0) continue;
+    const double top = std::min<double>(double(extent), std::ldexp(1.0, a.dtype().bits() - (a.dtype().is_uint() ? 0 : 1)));
+    const auto bound = static_cast<uint64_t>(top);
+    for (int64_t k = 0; k < a.numel(); ++k) a.set_int(k, static_cast<int64_t>(rng() % bound));
   }
   satisfy_assumptions(f, out);
   return out;

@@ -410,6 +410,26 @@ class ReferenceBuilder : public IRMutator {
         Expr d = f64(2 / std::sqrt(M_PI)) * math(Intrinsic::Exp, -(arg(0) * arg(0)));
         return plus(times(square(d), va(0)), rounding(t, w, 4));
       }
+      // The inverse and hyperbolic functions: the squared derivative times the
+      // argument's variance, and four units of roundoff for the function.
+      case Intrinsic::Tan: return plus(times(square(f64(1) + w * w), va(0)), rounding(t, w, 4));
+      case Intrinsic::Asin:
+      case Intrinsic::Acos: return plus(over(va(0), max(f64(1) - arg(0) * arg(0), f64(1e-300))), rounding(t, w, 4));
+      case Intrinsic::Atan: return plus(over(va(0), square(f64(1) + arg(0) * arg(0))), rounding(t, w, 4));
+      case Intrinsic::Sinh: return plus(times(square(math(Intrinsic::Cosh, arg(0))), va(0)), rounding(t, w, 4));
+      case Intrinsic::Cosh: return plus(times(square(math(Intrinsic::Sinh, arg(0))), va(0)), rounding(t, w, 4));
+      case Intrinsic::Asinh: return plus(over(va(0), arg(0) * arg(0) + f64(1)), rounding(t, w, 4));
+      case Intrinsic::Acosh: return plus(over(va(0), max(arg(0) * arg(0) - f64(1), f64(1e-300))), rounding(t, w, 4));
+      case Intrinsic::Atanh:
+        return plus(over(va(0), max(square(f64(1) - arg(0) * arg(0)), f64(1e-300))), rounding(t, w, 4));
+      case Intrinsic::Atan2: {  // atan2(y, x): d/dy = x / r^2, d/dx = -y / r^2
+        Expr y = arg(0), x = arg(1), r2 = max(y * y + x * x, f64(1e-300));
+        return plus(plus(over(times(x * x, va(0)), r2 * r2), over(times(y * y, va(1)), r2 * r2)), rounding(t, w, 4));
+      }
+      case Intrinsic::Hypot: {  // d/dx = x / w, d/dy = y / w
+        Expr x = arg(0), y = arg(1), w2 = max(w * w, f64(1e-300));
+        return plus(plus(over(times(x * x, va(0)), w2), over(times(y * y, va(1)), w2)), rounding(t, w, 4));
+      }
       case Intrinsic::Pow: {
         Expr a = arg(0), b = arg(1);
         Expr da = b * Call::make(kF64, Intrinsic::Pow, {a, b - f64(1)});

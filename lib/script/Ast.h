@@ -40,6 +40,7 @@ enum class PyExprKind : uint8_t {
   Compare,    ///< args[0] ops[0] args[1] ops[1] args[2] ...
   BoolOp,     ///< args[0] op args[1] ...; op is "and" / "or"
   IfExp,      ///< args = {then, cond, else}
+  Starred,    ///< *args[0]: argument unpacking, in a call's arguments only
 };
 
 struct PyExpr {

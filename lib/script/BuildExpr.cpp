@@ -201,6 +201,9 @@ Operand Builder::build(const PyExpr &e) {
         src_.fail(e.pos, "buffer " + quote(e.name) + " used as a value; index it as " + e.name + "[...]");
       if (b->kind == Binding::Kind::Handle)
         src_.fail(e.pos, "handle " + quote(e.name) + " used as a value; bind it with T.match_buffer first");
+      if (b->kind == Binding::Kind::Tuple)
+        src_.fail(e.pos, quote(e.name) + " is a tuple of " + std::to_string(b->elements.size()) +
+                             " loop variables; index it (" + e.name + "[0]) or bind it with T.axis.remap");
       return typed(b->expr);
     }
     case PyExprKind::Call: return build_call(e);
@@ -256,11 +259,61 @@ Operand Builder::build(const PyExpr &e) {
     case PyExprKind::List: src_.fail(e.pos, "expected a value, found a list");
     case PyExprKind::Dict: src_.fail(e.pos, "expected a value, found a dictionary");
     case PyExprKind::Slice: src_.fail(e.pos, "slices are only allowed in T.reads and T.writes");
+    case PyExprKind::Starred:
+      src_.fail(e.pos, "argument unpacking (*...) is only supported as T.grid(*A.shape) or T.grid(*(a, b))");
   }
   src_.fail(e.pos, "unsupported expression");
 }
 
+std::optional<Operand> Builder::build_element(const PyExpr &e) {
+  if (e.kind != PyExprKind::Subscript || !e.base) return std::nullopt;
+  std::vector<ir::Expr> elements;
+  std::string what;
+  if (e.base->kind == PyExprKind::Name) {
+    const Binding *b = lookup(e.base->name);
+    if (!b || b->kind != Binding::Kind::Tuple) return std::nullopt;
+    elements = b->elements, what = quote(e.base->name);
+  } else if (e.base->kind == PyExprKind::Attr && e.base->name == "shape" && e.base->base->kind == PyExprKind::Name) {
+    const Binding *b = lookup(e.base->base->name);
+    if (!b || b->kind != Binding::Kind::Buffer) return std::nullopt;
+    elements = b->view ? b->view->shape : b->buffer.shape();
+    what = quote(e.base->base->name + ".shape");
+  } else {
+    return std::nullopt;
+  }
+  if (e.args.size() != 1) src_.fail(e.pos, what + " takes one index");
+  Operand k = build(*e.args[0]);
+  auto i = as_const_int(k.e);
+  if (!i) src_.fail(e.args[0]->pos, "the index of " + what + " must be an integer constant");
+  const int64_t n = int64_t(elements.size());
+  if (*i < -n || *i >= n)
+    src_.fail(e.args[0]->pos, "index " + std::to_string(*i) + " is out of range for " + what + " of " +
+                                  std::to_string(n) + " element" + (n == 1 ? "" : "s"));
+  return typed(elements[*i < 0 ? *i + n : *i]);
+}
+
+std::vector<Operand> Builder::unpack(const PyExpr &starred) {
+  const PyExpr &x = *starred.args[0];
+  std::vector<Operand> out;
+  if (x.kind == PyExprKind::Tuple || x.kind == PyExprKind::List) {
+    for (const PyExprPtr &a : x.args) out.push_back(build(*a));
+    return out;
+  }
+  if (x.kind == PyExprKind::Attr && x.name == "shape" && x.base->kind == PyExprKind::Name)
+    if (const Binding *b = lookup(x.base->name); b && b->kind == Binding::Kind::Buffer) {
+      for (const ir::Expr &d : b->view ? b->view->shape : b->buffer.shape()) out.push_back(typed(d));
+      return out;
+    }
+  if (x.kind == PyExprKind::Name)
+    if (const Binding *b = lookup(x.name); b && b->kind == Binding::Kind::Tuple) {
+      for (const ir::Expr &v : b->elements) out.push_back(typed(v));
+      return out;
+    }
+  src_.fail(x.pos, "'*' unpacks a buffer's shape (*A.shape), a tuple or a tuple of loop variables here");
+}
+
 Operand Builder::build_load(const PyExpr &e) {
+  if (std::optional<Operand> element = build_element(e)) return *element;
   const Binding &b = buffer_binding(*e.base);
   Buffer buf = b.buffer;
   const std::string &name = b.view ? b.view->name : buf.name();

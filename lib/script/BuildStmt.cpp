@@ -351,7 +351,14 @@ Stmt Builder::build_for(const PyStmt &s) {
   if (fn == "T.grid") {
     reject_kwargs(it, fn);
     if (it.args.empty()) src_.fail(it.pos, "T.grid needs at least one extent");
-    for (const PyExprPtr &a : it.args) specs.push_back({zero(), build(*a), a->pos});
+    for (const PyExprPtr &a : it.args) {
+      if (a->kind != PyExprKind::Starred) {
+        specs.push_back({zero(), build(*a), a->pos});
+        continue;
+      }
+      for (const Operand &o : unpack(*a)) specs.push_back({zero(), o, a->pos});
+    }
+    if (specs.empty()) src_.fail(it.pos, "T.grid needs at least one extent");
   } else if (fn == "range") {
     expect_args(it, 1, 3, fn);
     take_kwargs(false);
@@ -394,7 +401,13 @@ Stmt Builder::build_for(const PyStmt &s) {
   }
   for (const PyExpr *t : targets)
     if (t->kind != PyExprKind::Name) src_.fail(t->pos, "expected a loop variable name");
-  if (targets.size() != specs.size())
+  // `for iters in T.grid(...)`: one name for all the loop variables, which are
+  // called iters_0, iters_1, ...
+  std::vector<std::string> var_names;
+  const bool tuple_target = targets.size() == 1 && specs.size() > 1 && s.target->kind == PyExprKind::Name;
+  for (size_t k = 0; k < specs.size() && tuple_target; ++k) var_names.push_back(targets[0]->name + "_" + std::to_string(k));
+  for (size_t k = 0; k < targets.size() && !tuple_target; ++k) var_names.push_back(targets[k]->name);
+  if (!tuple_target && targets.size() != specs.size())
     src_.fail(s.target->pos, "the loop declares " + std::to_string(targets.size()) + " variable" +
                                  (targets.size() == 1 ? "" : "s") + " but " + fn + " gives " +
                                  std::to_string(specs.size()));
@@ -404,6 +417,7 @@ Stmt Builder::build_for(const PyStmt &s) {
     Expr min, extent;
   };
   std::vector<Loop> loops;
+  std::vector<Expr> elements;
   push_scope();
   for (size_t k = 0; k < specs.size(); ++k) {
     Operand a = specs[k].start, b = specs[k].stop;
@@ -417,7 +431,7 @@ Stmt Builder::build_for(const PyStmt &s) {
     check_literal_fits(a, t);
     check_literal_fits(b, t);
     Expr lo = cast(t, a.e), hi = cast(t, b.e);
-    Var v(targets[k]->name, t);
+    Var v(var_names[k], t);
     if (int64_t step = specs[k].step; step != 1) {
       // A stepped loop counts its iterations from 0; its name is lo + v * step.
       auto clo = as_const_int(lo), chi = as_const_int(hi);
@@ -427,14 +441,22 @@ Stmt Builder::build_for(const PyStmt &s) {
       Binding b;
       b.kind = Binding::Kind::Scalar;
       b.expr = clo && *clo == 0 ? mul(v, make_int(t, step)) : add(lo, mul(v, make_int(t, step)));
-      bind(targets[k]->name, b);
+      if (!tuple_target) bind(var_names[k], b);
+      elements.push_back(b.expr);
       loops.push_back({v, make_int(t, 0), count});
       continue;
     }
     Expr extent = extent_between(lo, hi);
     loop_ranges_[v.get()] = Range{lo, extent};
-    bind_scalar(targets[k]->name, v);
+    if (!tuple_target) bind_scalar(var_names[k], v);
+    elements.push_back(v);
     loops.push_back({v, lo, extent});
+  }
+  if (tuple_target) {
+    Binding tuple;
+    tuple.kind = Binding::Kind::Tuple;
+    tuple.elements = elements;
+    bind(targets[0]->name, tuple);
   }
   Stmt body;
   {
@@ -598,11 +620,22 @@ void Builder::build_axis(const PyStmt &s, const PyExpr &call) {
     expect_args(call, 2, 2, fn);
     std::string kinds = expect_string(*call.args[0], "the iter kinds of T.axis.remap");
     const PyExpr &list = *call.args[1];
-    std::vector<const PyExpr *> vals;
+    // The bindings: a list or tuple of loop variables, one, or a name for
+    // several (`for iters in T.grid(...)`).
+    std::vector<std::pair<Operand, Pos>> vals;
     if (list.kind == PyExprKind::List || list.kind == PyExprKind::Tuple) {
-      for (const PyExprPtr &a : list.args) vals.push_back(a.get());
+      for (const PyExprPtr &a : list.args) {
+        if (a->kind != PyExprKind::Starred) {
+          vals.emplace_back(build(*a), a->pos);
+          continue;
+        }
+        for (const Operand &o : unpack(*a)) vals.emplace_back(o, a->pos);
+      }
+    } else if (const Binding *tb = list.kind == PyExprKind::Name ? lookup(list.name) : nullptr;
+               tb && tb->kind == Binding::Kind::Tuple) {
+      for (const Expr &v : tb->elements) vals.emplace_back(Operand{v}, list.pos);
     } else {
-      vals.push_back(&list);
+      vals.emplace_back(build(list), list.pos);
     }
     if (kinds.size() != vals.size())
       src_.fail(call.args[0]->pos, "T.axis.remap kinds " + quote(kinds) + " have " + std::to_string(kinds.size()) +
@@ -614,10 +647,10 @@ void Builder::build_axis(const PyStmt &s, const PyExpr &call) {
                                    " name" + (names.size() == 1 ? " is" : "s are") + " assigned");
     for (size_t k = 0; k < vals.size(); ++k) {
       IterKind ik = kind_of(kinds[k], call.args[0]->pos);
-      Operand b = build(*vals[k]);
+      const Operand &b = vals[k].first;
       auto r = loop_ranges_.find(b.e.get());
       if (r == loop_ranges_.end())
-        src_.fail(vals[k]->pos, "T.axis.remap binding must be a loop variable");
+        src_.fail(vals[k].second, "T.axis.remap binding must be a loop variable");
       ivs.push_back({Var(names[k]->name, b.e.dtype()), r->second, ik});
       binds.push_back(b.e);
     }

@@ -66,7 +66,9 @@ struct View {
 /// What a name is bound to.
 struct Binding {
   /// Allocation: `X_data = T.allocate(...)`, memory a T.decl_buffer names.
-  enum class Kind : uint8_t { Scalar, Buffer, Handle, Allocation };
+  /// Tuple: `for iters in T.grid(...)`, the loop variables as one name
+  /// (`elements`), for T.axis.remap("SS", iters) and iters[k].
+  enum class Kind : uint8_t { Scalar, Buffer, Handle, Allocation, Tuple };
   Kind kind = Kind::Scalar;
   ir::Expr expr;
   /// Buffer: the buffer (a view's base). Allocation: the buffer made for it by
@@ -78,6 +80,7 @@ struct Binding {
   std::vector<ir::Expr> alloc_shape;
   ir::DataType alloc_dtype;
   std::string alloc_scope;
+  std::vector<ir::Expr> elements;
 };
 
 /// Declarations collected while building one `with T.block(...)`.
@@ -145,6 +148,12 @@ class Builder {
 
   // ---- BuildExpr.cpp ----
   Operand build(const PyExpr &e);
+  /// The values of `*X` (a Starred expression): a buffer's X.shape, a tuple or
+  /// list, or a tuple of loop variables.
+  std::vector<Operand> unpack(const PyExpr &starred);
+  /// `X.shape[k]` and `iters[k]` (a constant k): the value, or nullopt when
+  /// `e` is neither.
+  std::optional<Operand> build_element(const PyExpr &e);
   /// build() that must give an integer (indices, extents, shapes).
   ir::Expr build_int(const PyExpr &e, const std::string &what);
   Operand build_call(const PyExpr &e);

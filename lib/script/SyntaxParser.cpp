@@ -525,10 +525,16 @@ class SyntaxParser {
         c.kwargs.emplace_back(key, parse_expr());
         c.kwarg_pos.push_back(kp);
       } else {
-        if (peek().is_op("*") || peek().is_op("**")) src_.fail(peek().pos, "argument unpacking is not supported");
+        if (peek().is_op("**")) src_.fail(peek().pos, "keyword argument unpacking (**) is not supported");
         if (!c.kwargs.empty()) src_.fail(peek().pos, "positional argument follows keyword argument");
-        if (!starts_expr()) expect_close(")", "(", open);
-        c.args.push_back(parse_expr());
+        if (peek().is_op("*")) {  // T.grid(*A.shape)
+          auto star = make_expr(PyExprKind::Starred, next().pos);
+          star->args.push_back(parse_expr());
+          c.args.push_back(std::move(star));
+        } else {
+          if (!starts_expr()) expect_close(")", "(", open);
+          c.args.push_back(parse_expr());
+        }
       }
       if (!accept_op(",")) break;
     }

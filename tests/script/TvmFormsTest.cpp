@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
 
 #include "tessera/ir/StructuralEqual.h"
@@ -468,4 +469,82 @@ class Module:
 )");
   EXPECT_NE(only_relax.find("ir_module class 'Module' holds no '@T.prim_func' function"), std::string::npos)
       << only_relax;
+}
+
+// Issue 39: what TVM's own tests type. `for iters in T.grid(*A.shape)` with
+// `T.axis.remap("SS", iters)`, A.shape[k] as a value, iters[k], and the rest of
+// TVM's float math (T.atan2, T.tan, ...), each run against std's value.
+TEST(TvmForms, GridOverAShapeWithATupleOfLoopVariables) {
+  ir::PrimFunc f = round_trip(R"(
+# from tvm.script import tir as T
+
+@T.prim_func
+def angle(A: T.Buffer((4, 6), "float32"), B: T.Buffer((4, 6), "float32"), C: T.Buffer((4, 6), "float32")) -> None:
+    for iters in T.grid(*A.shape):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", iters)
+            C[vi, vj] = T.atan2(A[vi, vj], B[vi, vj]) + T.float32(A.shape[1]) * T.float32(0)
+    for i, j in T.grid(*(4, 6)):
+        with T.block("D"):
+            vi = T.axis.spatial(4, i)
+            vj = T.axis.spatial(A.shape[-1], j)
+            C[vi, vj] = C[vi, vj] + T.hypot(A[vi, vj], B[vi, vj]) * T.float32(0)
+)");
+  std::vector<runtime::NDArray> args = runtime::make_random_args(f, {}, 4);
+  runtime::interpret(f, args);
+  for (int64_t i = 0; i < 24; ++i)
+    EXPECT_EQ(args[2].get(i), double(std::atan2(float(args[0].get(i)), float(args[1].get(i))))) << i;
+
+  EXPECT_NE(error_of(R"(
+@T.prim_func
+def f(A: T.Buffer((4, 6), "float32")) -> None:
+    for iters in T.grid(*A.shape):
+        with T.block("C"):
+            vi = T.axis.spatial(4, iters)
+            A[vi, 0] = T.float32(0)
+)").find("prog.py:6:36: error: 'iters' is a tuple of 2 loop variables; index it (iters[0]) or bind it with T.axis.remap"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"(
+@T.prim_func
+def f(A: T.Buffer((4, 6), "float32")) -> None:
+    for i in T.grid(*A):
+        A[i, 0] = T.float32(0)
+)").find("prog.py:4:22: error: '*' unpacks a buffer's shape (*A.shape), a tuple or a tuple of loop variables here"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"(
+@T.prim_func
+def f(A: T.Buffer((4, 6), "float32")) -> None:
+    A[0, 0] = T.float32(A.shape[2])
+)").find("prog.py:4:33: error: index 2 is out of range for 'A.shape' of 2 elements"),
+            std::string::npos);
+}
+
+TEST(TvmForms, TheRestOfTvmsFloatMath) {
+  struct Case {
+    const char *name;
+    double (*fn)(double);
+    double lo, hi;
+  };
+  for (const Case &c : {Case{"tan", [](double x) { return std::tan(x); }, -1.2, 1.2},
+                        Case{"asin", [](double x) { return std::asin(x); }, -0.9, 0.9},
+                        Case{"acos", [](double x) { return std::acos(x); }, -0.9, 0.9},
+                        Case{"atan", [](double x) { return std::atan(x); }, -5, 5},
+                        Case{"sinh", [](double x) { return std::sinh(x); }, -3, 3},
+                        Case{"cosh", [](double x) { return std::cosh(x); }, -3, 3},
+                        Case{"asinh", [](double x) { return std::asinh(x); }, -5, 5},
+                        Case{"acosh", [](double x) { return std::acosh(x); }, 1.5, 5},
+                        Case{"atanh", [](double x) { return std::atanh(x); }, -0.9, 0.9}}) {
+    ir::PrimFunc f = round_trip(std::string(R"(
+@T.prim_func
+def main(A: T.Buffer((64,), "float64"), B: T.Buffer((64,), "float64")) -> None:
+    for i in range(64):
+        with T.block("B"):
+            vi = T.axis.remap("S", [i])
+            B[vi] = T.)") + c.name + "(A[vi])\n");
+    runtime::NDArray a(ir::DataType::float64(), {64}), b(ir::DataType::float64(), {64});
+    for (int64_t i = 0; i < 64; ++i) a.set(i, c.lo + (c.hi - c.lo) * double(i) / 63);
+    std::vector<runtime::NDArray> args{a, b};
+    runtime::interpret(f, args);
+    for (int64_t i = 0; i < 64; ++i) EXPECT_EQ(args[1].get(i), c.fn(a.get(i))) << c.name << " " << i;
+  }
 }

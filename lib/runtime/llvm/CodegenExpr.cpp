@@ -445,6 +445,8 @@ Value *Gen::intrinsic_call(const ir::Call &c) {
     case Intrinsic::Ceil: return fin(intrinsic(llvm::Intrinsic::ceil, x), t);
     case Intrinsic::Trunc: return fin(intrinsic(llvm::Intrinsic::trunc, x), t);
     case Intrinsic::Pow: return fin(math2("pow", t, x, expr(c.args[1])), t);
+    case Intrinsic::Atan2: return fin(math2("atan2", t, x, expr(c.args[1])), t);
+    case Intrinsic::Hypot: return fin(math2("hypot", t, x, expr(c.args[1])), t);
     case Intrinsic::Exp: return fin(exp_inline(t, x), t);
 #define TESSERA_MATH(Name, name) \
 case Intrinsic::Name: return fin(math1(name, t, x), t);
@@ -463,6 +465,15 @@ case Intrinsic::Name: return fin(math1(name, t, x), t);
     TESSERA_MATH(Round, "round")
     TESSERA_MATH(NearbyInt, "nearbyint")
     TESSERA_MATH(RoundToTf32, "round_to_tf32")
+    TESSERA_MATH(Tan, "tan")
+    TESSERA_MATH(Asin, "asin")
+    TESSERA_MATH(Acos, "acos")
+    TESSERA_MATH(Atan, "atan")
+    TESSERA_MATH(Sinh, "sinh")
+    TESSERA_MATH(Cosh, "cosh")
+    TESSERA_MATH(Asinh, "asinh")
+    TESSERA_MATH(Acosh, "acosh")
+    TESSERA_MATH(Atanh, "atanh")
 #undef TESSERA_MATH
     default: break;
   }

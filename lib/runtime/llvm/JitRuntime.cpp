@@ -150,6 +150,10 @@ namespace {
 #include "../UnaryMath.def"
 float tessera_jit_pow_f32(float x, float y) { return std::pow(x, y); }
 double tessera_jit_pow_f64(double x, double y) { return std::pow(x, y); }
+float tessera_jit_atan2_f32(float y, float x) { return std::atan2(y, x); }
+double tessera_jit_atan2_f64(double y, double x) { return std::atan2(y, x); }
+float tessera_jit_hypot_f32(float x, float y) { return std::hypot(x, y); }
+double tessera_jit_hypot_f64(double x, double y) { return std::hypot(x, y); }
 float tessera_jit_fmod_f32(float x, float y) { return std::fmod(x, y); }
 double tessera_jit_fmod_f64(double x, double y) { return std::fmod(x, y); }
 
@@ -190,7 +194,7 @@ const std::vector<JitSymbol> &jit_runtime_symbols() {
     TESSERA_SYM(tessera_jit_parallel_for)
 #define TESSERA_UNARY_MATH(Name, name, expr) TESSERA_SYM_MATH(name)
 #include "../UnaryMath.def"
-    TESSERA_SYM_MATH(pow) TESSERA_SYM_MATH(fmod)
+    TESSERA_SYM_MATH(pow) TESSERA_SYM_MATH(fmod) TESSERA_SYM_MATH(atan2) TESSERA_SYM_MATH(hypot)
 #undef TESSERA_SYM_MATH
 #undef TESSERA_SYM
     return s;
