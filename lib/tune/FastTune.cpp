@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <future>
 #include <fmt/format.h>
@@ -36,6 +37,7 @@ const char *to_string(CandidateStatus s) {
     case CandidateStatus::BuildError: return "compile_error";
     case CandidateStatus::LaunchError: return "launch_error";
     case CandidateStatus::WrongAnswer: return "wrong_answer";
+    case CandidateStatus::InternalError: return "internal_error";
   }
   return "?";
 }
@@ -94,17 +96,35 @@ struct Job {
 };
 
 
-/// Schedules (when `rule`) and builds job `j`; every failure becomes its status.
-void schedule_and_build(Job &j, const ir::PrimFunc &func, const rules::Rule *rule, const rules::Match *match,
-                        const Arch &arch, runtime::KernelCache *cache) {
+/// A test hook: TESSERA_PLANT_INTERNAL_ERROR=K makes candidate K's schedule
+/// hit a planted bug (an InternalError), so the path a real one takes is tested.
+int planted_internal_error() {
+  const char *v = std::getenv("TESSERA_PLANT_INTERNAL_ERROR");
+  return v && *v ? std::atoi(v) : -1;
+}
+
+/// Records a failure of job `j`: a tessera UserError (the config's or the
+/// compiler's refusal) or the driver's (runtime::RuntimeError) is `refused`;
+/// anything else is a bug in tessera.
+void fail_job(Job &j, CandidateStatus refused, const std::exception &e) {
+  const bool user =
+      dynamic_cast<const UserError *>(&e) != nullptr || dynamic_cast<const runtime::RuntimeError *>(&e) != nullptr;
+  j.report.status = user ? refused : CandidateStatus::InternalError;
+  j.report.error = user ? e.what() : std::string("internal error (a bug in tessera): ") + e.what();
+}
+
+/// Schedules (when `rule`) and builds job `j` (candidate `index`); every
+/// failure becomes its status, and only this candidate fails.
+void schedule_and_build(Job &j, size_t index, const ir::PrimFunc &func, const rules::Rule *rule,
+                        const rules::Match *match, const Arch &arch, runtime::KernelCache *cache) {
   auto t0 = Clock::now();
   try {
+    if (int(index) == planted_internal_error())
+      throw InternalError("planted by TESSERA_PLANT_INTERNAL_ERROR=" + std::to_string(index));
     j.report.func = rule ? rule->apply(func, *match, *j.config).func() : func;
   } catch (const std::exception &e) {
-    // A tessera Error, or a bug in a rule: either way only this candidate fails.
     j.schedule_ms = ms_since(t0);
-    j.report.status = CandidateStatus::ScheduleError;
-    j.report.error = e.what();
+    fail_job(j, CandidateStatus::ScheduleError, e);
     return;
   }
   j.schedule_ms = ms_since(t0);
@@ -115,8 +135,7 @@ void schedule_and_build(Job &j, const ir::PrimFunc &func, const rules::Rule *rul
         j.report.func, {.arch = codegen::cuda_target_for(arch.arch_flag(), j.report.func.body()), .cache = cache});
   } catch (const std::exception &e) {
     j.codegen_ms = ms_since(t1);
-    j.report.status = CandidateStatus::BuildError;
-    j.report.error = e.what();
+    fail_job(j, CandidateStatus::BuildError, e);
     return;
   }
   double wall = ms_since(t1);
@@ -224,7 +243,7 @@ Tuned compile_candidates(const ir::PrimFunc &func, const rules::Rule *rule, cons
   }
   auto t1 = Clock::now();
   parallel_for(
-      t.jobs.size(), options.threads, [&](size_t i) { schedule_and_build(t.jobs[i], func, rule, match, arch, options.kernel_cache); },
+      t.jobs.size(), options.threads, [&](size_t i) { schedule_and_build(t.jobs[i], i, func, rule, match, arch, options.kernel_cache); },
       [&](int done, int total) {
         if (options.progress) options.progress("compile", done, total);
       });
@@ -254,7 +273,8 @@ RecordStatus record_status(CandidateStatus s) {
   switch (s) {
     case CandidateStatus::Ok: return RecordStatus::Ok;
     case CandidateStatus::ScheduleError:
-    case CandidateStatus::BuildError: return RecordStatus::CompileError;
+    case CandidateStatus::BuildError:
+    case CandidateStatus::InternalError: return RecordStatus::CompileError;
     case CandidateStatus::LaunchError: return RecordStatus::LaunchError;
     case CandidateStatus::WrongAnswer: return RecordStatus::WrongAnswer;
   }

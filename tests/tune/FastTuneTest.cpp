@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "tessera/script/Parser.h"
 
 #include "../workloads/Workloads.h"
@@ -74,6 +76,32 @@ TEST(FastTune, CompilesEveryCandidateAndPicksThePolicysFirstWithoutADevice) {
   for (const CandidateReport &c : r.candidates)
     if (c.status == CandidateStatus::Ok) expect_same_answer(f, c.func);
   EXPECT_TRUE(ir::structural_equal(r.best_func, w.func));
+}
+
+// A bug in tessera while scheduling one candidate (planted by the test hook)
+// fails that candidate alone, as internal_error with the message, counted
+// apart from the configs the rule refused; the tune goes on.
+TEST(FastTune, AnInternalErrorFailsOneCandidateAndIsCountedApart) {
+  ir::PrimFunc f = small_workload("matmul_nn_f32");
+  setenv("TESSERA_PLANT_INTERNAL_ERROR", "1", 1);
+  TuneResult r;
+  try {
+    r = fast_tune(f, Arch::by_name("h100"), TuneOptions{.topk = 4, .measure = false});
+  } catch (...) {
+    unsetenv("TESSERA_PLANT_INTERNAL_ERROR");
+    throw;
+  }
+  unsetenv("TESSERA_PLANT_INTERNAL_ERROR");
+  ASSERT_GE(r.candidates.size(), 3u);
+  EXPECT_EQ(r.candidates[1].status, CandidateStatus::InternalError);
+  EXPECT_STREQ(to_string(r.candidates[1].status), "internal_error");
+  EXPECT_NE(r.candidates[1].error.find("internal error (a bug in tessera): planted by TESSERA_PLANT_INTERNAL_ERROR=1"),
+            std::string::npos)
+      << r.candidates[1].error;
+  int internal = 0;
+  for (const CandidateReport &c : r.candidates) internal += c.status == CandidateStatus::InternalError;
+  EXPECT_EQ(internal, 1);
+  EXPECT_EQ(r.winner().status, CandidateStatus::Ok);
 }
 
 TEST(FastTune, ForcedRuleAndAlreadyScheduledFunctions) {

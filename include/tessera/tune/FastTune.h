@@ -79,6 +79,10 @@ enum class CandidateStatus {
   BuildError,     ///< lowering, code generation or NVRTC failed
   LaunchError,    ///< the driver refused the launch or the kernel faulted
   WrongAnswer,    ///< ran, but its output differs from the reference
+  /// A bug in tessera while scheduling or building it (an InternalError, or
+  /// an exception that is not a tessera error): counted apart from the
+  /// candidates the config or the compiler refused, with the message.
+  InternalError,
 };
 const char *to_string(CandidateStatus s);
 
