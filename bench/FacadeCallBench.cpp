@@ -9,25 +9,27 @@
 //===----------------------------------------------------------------------===//
 #include <benchmark/benchmark.h>
 
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "tessera/tessera.h"
 
 namespace {
 
-const char *kAdd = R"(
-@T.prim_func
-def add(A: T.Buffer((T.int64(33), T.int64(70)), "float16"), bias: T.Buffer((T.int64(70),), "float16"),
-        C: T.Buffer((T.int64(33), T.int64(70)), "float16")) -> None:
-    T.func_attr({"tir.noalias": True})
-    for i, j in T.grid(T.int64(33), T.int64(70)):
-        with T.block("C"):
-            v_i, v_j = T.axis.remap("SS", [i, j])
-            C[v_i, v_j] = A[v_i, v_j] + bias[v_j]
-)";
+/// The program both benches time (bench/programs/add_33x70_f16.py).
+std::string add_program() {
+  std::ifstream in(TESSERA_CALL_BENCH_PROGRAM);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (text.str().empty()) throw std::runtime_error("cannot read " + std::string(TESSERA_CALL_BENCH_PROGRAM));
+  return text.str();
+}
 
 void BM_KernelRunOnDLTensors(benchmark::State &state) {
-  static const tessera::Kernel k = tessera::tune(kAdd, tessera::Target::cpu());
+  static const tessera::Kernel k = tessera::tune(add_program(), tessera::Target::cpu());
   std::vector<uint16_t> a(33 * 70, 0x3c00), bias(70, 0x3c00), c(33 * 70);
   int64_t sa[] = {33, 70}, sb[] = {70};
   DLTensor ta{a.data(), {kDLCPU, 0}, 2, {kDLFloat, 16, 1}, sa, nullptr, 0};

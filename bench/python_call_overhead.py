@@ -1,10 +1,11 @@
 """What one call of a tuned kernel costs from Python: the 33 x 70 float16 add
-of bench/FacadeCallBench.cpp (which times Kernel::run from C++), called on
-NumPy arrays through DLPack. Prints the median of several timeit runs, in
-microseconds per call.
+(bench/programs/add_33x70_f16.py) that bench/FacadeCallBench.cpp times
+through Kernel::run from C++, called on NumPy arrays through DLPack. Prints
+the median of several timeit runs, in microseconds per call.
 
     .venv/bin/python bench/python_call_overhead.py
 """
+import pathlib
 import statistics
 import timeit
 
@@ -12,16 +13,8 @@ import numpy as np
 
 import tessera
 
-ADD = """
-@T.prim_func
-def add(A: T.Buffer((T.int64(33), T.int64(70)), "float16"), bias: T.Buffer((T.int64(70),), "float16"),
-        C: T.Buffer((T.int64(33), T.int64(70)), "float16")) -> None:
-    T.func_attr({"tir.noalias": True})
-    for i, j in T.grid(T.int64(33), T.int64(70)):
-        with T.block("C"):
-            v_i, v_j = T.axis.remap("SS", [i, j])
-            C[v_i, v_j] = A[v_i, v_j] + bias[v_j]
-"""
+# The same program as the C++ bench's.
+ADD = (pathlib.Path(__file__).resolve().parent / "programs" / "add_33x70_f16.py").read_text()
 
 k = tessera.tune(ADD, "cpu", progress=False)
 a = np.ones((33, 70), np.float16)
