@@ -2,9 +2,8 @@
 //
 // tessera::Kernel::run on DLPack tensors from C++, for a CPU kernel small
 // enough that the call is what is timed (a 33 x 70 float16 add, 2,310
-// elements), and the same kernel's launch when its arguments are bound once
-// (the JIT's own run). bench/python_call_overhead.py times the same kernel
-// called from Python; the difference is the Python layer's overhead.
+// elements). bench/python_call_overhead.py times the same kernel called from
+// Python; the difference is the Python layer's overhead.
 //
 //===----------------------------------------------------------------------===//
 #include <benchmark/benchmark.h>

@@ -17,6 +17,7 @@
 
 #include "Closures.h"
 #include "SolveDimension.h"
+#include "tessera/arith/Analyzer.h"
 #include "tessera/ir/Functor.h"
 
 namespace tessera::runtime {
@@ -259,11 +260,8 @@ std::vector<NDArray> make_random_args(const ir::PrimFunc &f, const DimBindings &
   // A value that does not fit its variable would wrap in the program.
   for (const auto &[name, value] : dims) {
     auto check = [&](const ir::Var &v) {
-      const int bits = v.dtype().bits();
-      if (v.name() != name || !v.dtype().is_integer() || bits >= 64) return;
-      const int64_t hi = v.dtype().is_uint() ? (int64_t(1) << bits) - 1 : (int64_t(1) << (bits - 1)) - 1;
-      const int64_t lo = v.dtype().is_uint() ? 0 : -(int64_t(1) << (bits - 1));
-      if (value < lo || value > hi)
+      if (v.name() != name || !v.dtype().is_integer() || v.dtype().bits() >= 64) return;
+      if (!arith::IntBound::of_dtype(v.dtype()).contains(value))
         throw InterpretError("'" + name + "' is " + v.dtype().str() + " in '" + f.name() + "': " +
                              std::to_string(value) + " does not fit it");
     };

@@ -265,22 +265,21 @@ Operand Builder::build(const PyExpr &e) {
   src_.fail(e.pos, "unsupported expression");
 }
 
+std::optional<std::pair<std::vector<ir::Expr>, std::string>> Builder::sequence_of(const PyExpr &x) const {
+  if (x.kind == PyExprKind::Name)
+    if (const Binding *b = lookup(x.name); b && b->kind == Binding::Kind::Tuple)
+      return std::pair{b->elements, quote(x.name)};
+  if (x.kind == PyExprKind::Attr && x.name == "shape" && x.base->kind == PyExprKind::Name)
+    if (const Binding *b = lookup(x.base->name); b && b->kind == Binding::Kind::Buffer)
+      return std::pair{b->view ? b->view->shape : b->buffer.shape(), quote(x.base->name + ".shape")};
+  return std::nullopt;
+}
+
 std::optional<Operand> Builder::build_element(const PyExpr &e) {
   if (e.kind != PyExprKind::Subscript || !e.base) return std::nullopt;
-  std::vector<ir::Expr> elements;
-  std::string what;
-  if (e.base->kind == PyExprKind::Name) {
-    const Binding *b = lookup(e.base->name);
-    if (!b || b->kind != Binding::Kind::Tuple) return std::nullopt;
-    elements = b->elements, what = quote(e.base->name);
-  } else if (e.base->kind == PyExprKind::Attr && e.base->name == "shape" && e.base->base->kind == PyExprKind::Name) {
-    const Binding *b = lookup(e.base->base->name);
-    if (!b || b->kind != Binding::Kind::Buffer) return std::nullopt;
-    elements = b->view ? b->view->shape : b->buffer.shape();
-    what = quote(e.base->base->name + ".shape");
-  } else {
-    return std::nullopt;
-  }
+  auto seq = sequence_of(*e.base);
+  if (!seq) return std::nullopt;
+  const auto &[elements, what] = *seq;
   if (e.args.size() != 1) src_.fail(e.pos, what + " takes one index");
   Operand k = build(*e.args[0]);
   auto i = as_const_int(k.e);
@@ -299,16 +298,10 @@ std::vector<Operand> Builder::unpack(const PyExpr &starred) {
     for (const PyExprPtr &a : x.args) out.push_back(build(*a));
     return out;
   }
-  if (x.kind == PyExprKind::Attr && x.name == "shape" && x.base->kind == PyExprKind::Name)
-    if (const Binding *b = lookup(x.base->name); b && b->kind == Binding::Kind::Buffer) {
-      for (const ir::Expr &d : b->view ? b->view->shape : b->buffer.shape()) out.push_back(typed(d));
-      return out;
-    }
-  if (x.kind == PyExprKind::Name)
-    if (const Binding *b = lookup(x.name); b && b->kind == Binding::Kind::Tuple) {
-      for (const ir::Expr &v : b->elements) out.push_back(typed(v));
-      return out;
-    }
+  if (auto seq = sequence_of(x)) {
+    for (const ir::Expr &v : seq->first) out.push_back(typed(v));
+    return out;
+  }
   src_.fail(x.pos, "'*' unpacks a buffer's shape (*A.shape), a tuple or a tuple of loop variables here");
 }
 

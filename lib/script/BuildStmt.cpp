@@ -405,8 +405,10 @@ Stmt Builder::build_for(const PyStmt &s) {
   // called iters_0, iters_1, ...
   std::vector<std::string> var_names;
   const bool tuple_target = targets.size() == 1 && specs.size() > 1 && s.target->kind == PyExprKind::Name;
-  for (size_t k = 0; k < specs.size() && tuple_target; ++k) var_names.push_back(targets[0]->name + "_" + std::to_string(k));
-  for (size_t k = 0; k < targets.size() && !tuple_target; ++k) var_names.push_back(targets[k]->name);
+  if (tuple_target)
+    for (size_t k = 0; k < specs.size(); ++k) var_names.push_back(targets[0]->name + "_" + std::to_string(k));
+  else
+    for (const PyExpr *t : targets) var_names.push_back(t->name);
   if (!tuple_target && targets.size() != specs.size())
     src_.fail(s.target->pos, "the loop declares " + std::to_string(targets.size()) + " variable" +
                                  (targets.size() == 1 ? "" : "s") + " but " + fn + " gives " +
@@ -624,13 +626,7 @@ void Builder::build_axis(const PyStmt &s, const PyExpr &call) {
     // several (`for iters in T.grid(...)`).
     std::vector<std::pair<Operand, Pos>> vals;
     if (list.kind == PyExprKind::List || list.kind == PyExprKind::Tuple) {
-      for (const PyExprPtr &a : list.args) {
-        if (a->kind != PyExprKind::Starred) {
-          vals.emplace_back(build(*a), a->pos);
-          continue;
-        }
-        for (const Operand &o : unpack(*a)) vals.emplace_back(o, a->pos);
-      }
+      for (const PyExprPtr &a : list.args) vals.emplace_back(build(*a), a->pos);
     } else if (const Binding *tb = list.kind == PyExprKind::Name ? lookup(list.name) : nullptr;
                tb && tb->kind == Binding::Kind::Tuple) {
       for (const Expr &v : tb->elements) vals.emplace_back(Operand{v}, list.pos);

@@ -151,6 +151,9 @@ class Builder {
   /// The values of `*X` (a Starred expression): a buffer's X.shape, a tuple or
   /// list, or a tuple of loop variables.
   std::vector<Operand> unpack(const PyExpr &starred);
+  /// What `x` names as a sequence, and how to quote it: a buffer's A.shape or
+  /// a tuple of loop variables; nullopt for anything else.
+  std::optional<std::pair<std::vector<ir::Expr>, std::string>> sequence_of(const PyExpr &x) const;
   /// `X.shape[k]` and `iters[k]` (a constant k): the value, or nullopt when
   /// `e` is neither.
   std::optional<Operand> build_element(const PyExpr &e);
