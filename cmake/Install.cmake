@@ -3,6 +3,7 @@
 #   PREFIX/include/tessera/              the public headers (tessera/tessera.h is the facade)
 #   PREFIX/lib/cmake/tessera/            tesseraConfig.cmake, its version file, the exported targets
 #   PREFIX/bin/tessera                   the program
+#   PREFIX/libexec/tessera/              tessera-measure-worker, which fast_tune measures in
 #   PREFIX/share/tessera/                its data: arch/, workloads/, bench/suites/, examples/
 # A project then writes
 #   find_package(tessera 0.1 CONFIG REQUIRED)
@@ -25,6 +26,10 @@ install(EXPORT tesseraTargets NAMESPACE tessera:: DESTINATION ${CMAKE_INSTALL_LI
 # LLVM, fmt) as its run path.
 set_target_properties(tessera PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
 install(TARGETS tessera RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# The measuring worker fast_tune spawns (tune/MeasureWorkerMain.h), where
+# find_measure_worker looks for it: PREFIX/libexec/tessera.
+set_target_properties(tessera-measure-worker PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
+install(TARGETS tessera-measure-worker RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/tessera)
 
 # Headers: all but those of the program's own libraries (the benchmark suites).
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/tessera DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}

@@ -46,6 +46,12 @@ int cpu_tune(const TuneCommandOptions &opts, const ir::PrimFunc &f, std::ostream
     else
       out << fmt::format("| {} | no: {} | | |\n", c.name, c.error.substr(0, 160));
   }
+  // Written whether or not a schedule verified: the failures are in it too.
+  if (!opts.json.empty()) {
+    std::ofstream j(opts.json);
+    j << tuning::to_json(r).dump(2) << "\n";
+    if (!j) throw UserError("cannot write '" + opts.json + "'");
+  }
   if (!r.ok()) {
     err << "error: no CPU schedule of '" << f.name() << "' ran and verified\n";
     return 1;

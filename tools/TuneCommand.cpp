@@ -161,7 +161,8 @@ int tune_command(const TuneCommandOptions &opts, std::ostream &out, std::ostream
         out << "# rule '" << a << "' matched but none of its candidates built\n";
       out << fmt::format("# candidates: {} (policy top-{} + the default config)\n", r.candidates.size(), opts.topk);
       if (r.measured)
-        out << fmt::format("# measured on {}: verified against the reference, median times\n", r.device);
+        out << fmt::format("# measured on {} in {}: verified against the reference, median times\n", r.device,
+                           r.isolation);
       else
         out << "# NOT MEASURED (" << r.why_unmeasured
             << "): the policy's best-ranked candidate that compiled is picked; times are the policy's estimates\n";

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 
 #include "tessera/runtime/Backend.h"
@@ -78,6 +79,26 @@ std::vector<Record> cpu_records(const ir::PrimFunc &f, const cpu::CpuArch &arch,
 }
 
 }  // namespace
+
+nlohmann::json to_json(const CpuTuneResult &r) {
+  nlohmann::json cands = nlohmann::json::array();
+  // NaN has no JSON form: an untimed median is null.
+  auto number = [](double v) { return std::isnan(v) ? nlohmann::json() : nlohmann::json(v); };
+  for (const CpuCandidate &c : r.candidates) {
+    nlohmann::json config;
+    if (c.config) config = nlohmann::json::parse(c.config->str());
+    else if (c.loops) config = nlohmann::json::parse(c.loops->str());
+    cands.push_back({{"name", c.name},
+                     {"config", config},
+                     {"ok", c.ok},
+                     {"error", c.error},
+                     {"median_ms", number(c.median_ms)},
+                     {"error_ratio", c.error_ratio}});
+  }
+  return {{"target", "cpu"},           {"threads", r.threads}, {"reference", r.reference},
+          {"plain_ms", number(r.plain_ms)}, {"from_db", r.from_db}, {"db_note", r.db_note},
+          {"candidates", cands}};
+}
 
 CpuTuneResult tune_for_cpu(const ir::PrimFunc &f, const cpu::CpuArch &arch, const CpuTuneOptions &options) {
   std::unique_ptr<runtime::Backend> llvm = runtime::make_backend("llvm", {.fuse_multiply_add = true});

@@ -13,6 +13,8 @@
 #include <set>
 #include <thread>
 
+#include <stdlib.h>
+
 #include "Measure.h"
 #include "tessera/analysis/BlockInfo.h"
 #include "tessera/analysis/Specialize.h"
@@ -38,6 +40,7 @@ const char *to_string(CandidateStatus s) {
     case CandidateStatus::LaunchError: return "launch_error";
     case CandidateStatus::WrongAnswer: return "wrong_answer";
     case CandidateStatus::InternalError: return "internal_error";
+    case CandidateStatus::Timeout: return "timeout";
   }
   return "?";
 }
@@ -185,6 +188,7 @@ void read_sass(std::vector<Job> &jobs, const ir::PrimFunc &func, const Arch &arc
 /// Why the candidates cannot be measured on this machine, or "" when they can.
 std::string why_not_measurable(const ir::PrimFunc &func, const Arch &arch, const TuneOptions &options) {
   if (!options.measure) return "measuring was turned off";
+  if (options.simulate_device) return "";
   if (runtime::driver_status() != runtime::DriverStatus::Ok) return "no CUDA device: " + runtime::driver_message();
   if (runtime::device_count() == 0) return "no CUDA device: the driver reports none";
   runtime::DeviceProperties p = runtime::query_device(0);
@@ -275,7 +279,8 @@ RecordStatus record_status(CandidateStatus s) {
     case CandidateStatus::ScheduleError:
     case CandidateStatus::BuildError:
     case CandidateStatus::InternalError: return RecordStatus::CompileError;
-    case CandidateStatus::LaunchError: return RecordStatus::LaunchError;
+    case CandidateStatus::LaunchError:
+    case CandidateStatus::Timeout: return RecordStatus::LaunchError;
     case CandidateStatus::WrongAnswer: return RecordStatus::WrongAnswer;
   }
   return RecordStatus::Skipped;
@@ -328,7 +333,39 @@ void check_buffer_sizes(const ir::PrimFunc &func) {
 
 }  // namespace
 
+namespace {
+
+/// A kernel cache in a fresh temporary folder, removed with it: what the
+/// tuner compiles through so that its measuring worker reads the cubins
+/// instead of compiling them again.
+struct TemporaryKernelCache {
+  std::filesystem::path dir;
+  std::optional<runtime::KernelCache> cache;
+  TemporaryKernelCache() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "tessera-run-XXXXXX").string();
+    if (::mkdtemp(pattern.data())) {
+      dir = pattern;
+      cache.emplace(dir);
+    }
+  }
+  ~TemporaryKernelCache() {
+    std::error_code ec;
+    if (!dir.empty()) std::filesystem::remove_all(dir, ec);
+  }
+};
+
+}  // namespace
+
 TuneResult fast_tune(const ir::PrimFunc &original, const Arch &arch, const TuneOptions &options) {
+  if (options.isolate && options.measure && !options.kernel_cache &&
+      why_not_measurable(original, arch, options).empty()) {
+    TemporaryKernelCache temporary;
+    if (temporary.cache) {
+      TuneOptions with_cache = options;
+      with_cache.kernel_cache = &*temporary.cache;
+      return fast_tune(original, arch, with_cache);
+    }
+  }
   ir::PrimFunc func = schedule::unique_block_names(original);
   try {
     rules::check_gpu_target(func);
@@ -428,8 +465,12 @@ TuneResult fast_tune(const ir::PrimFunc &original, const Arch &arch, const TuneO
     fns.push_back(j.exe.get());
   }
   if (result.why_unmeasured.empty()) {
-    result.device = runtime::query_device(0).name;
     MeasureStats stats = measure_candidates(func, arch, options, reports, fns);
+    result.device = !stats.device.empty() ? stats.device
+                    : options.simulate_device ? "simulated (the interpreter)"
+                                              : runtime::query_device(0).name;
+    result.isolation = stats.isolation;
+    result.workers_started = stats.workers_started;
     result.phases.reference_ms = stats.reference_ms;
     result.reference = stats.reference;
     result.phases.measure_ms = stats.measure_ms;
@@ -517,6 +558,8 @@ nlohmann::ordered_json to_json(const TuneResult &r) {
         {"sass_tool", r.sass_tool},
         {"sass_note", r.sass_note},
         {"reference", r.reference},
+        {"isolation", r.isolation},
+        {"workers_started", r.workers_started},
         {"best", r.best},
         {"default", r.default_index},
         {"speedup_over_default", r.speedup_over_default()},

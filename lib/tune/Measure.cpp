@@ -4,16 +4,20 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <fstream>
+#include <filesystem>
 #include <limits>
+#include <map>
+#include <memory>
+#include <optional>
 
+#include "MeasureWorker.h"
+#include "Measurer.h"
 #include "tessera/analysis/Specialize.h"
 #include "tessera/arith/Analyzer.h"
+#include "tessera/codegen/CodegenCUDA.h"
 #include "tessera/ir/Functor.h"
-#include "tessera/runtime/CudaDriver.h"
-#include "tessera/runtime/Interpreter.h"
-#include "tessera/runtime/KernelTimer.h"
 #include "tessera/runtime/Verify.h"
+#include "tessera/script/Printer.h"
 #include "tessera/tune/Reference.h"
 
 namespace tessera::tuning {
@@ -118,56 +122,106 @@ int64_t loop_iterations(const ir::PrimFunc &func, const runtime::DimBindings &di
   return c.total;
 }
 
+namespace {
+
+/// How long one request for a candidate may take in the worker before the
+/// watchdog calls it hung: the build (parse, lower, print, the cubin from the
+/// cache, the module load), then the run, the check and the timing: about
+/// twelve runs, each allowed 100 times the estimate (the policy's, else the
+/// time to move its arguments once at the DRAM bandwidth).
+double candidate_timeout_ms(const CandidateReport &r, const Arch &arch, const TuneOptions &options, double bytes) {
+  if (options.measure_timeout_ms > 0) return options.measure_timeout_ms;
+  double moved_ms = arch.memory.dram_bandwidth_gbps > 0 ? bytes / (arch.memory.dram_bandwidth_gbps * 1e6) : 0;
+  double estimate_ms = std::max(r.policy_score / 1e3, moved_ms);
+  return 10000 + 2 * (options.warmup_ms + options.measure_budget_ms) + 1200 * estimate_ms;
+}
+
+std::unique_ptr<CandidateMeasurer> make_measurer(const ir::PrimFunc &func, const Arch &arch,
+                                                 const TuneOptions &options, const runtime::DimBindings &dims,
+                                                 const std::vector<CandidateReport *> &reports,
+                                                 const std::vector<const runtime::Executable *> &fns) {
+  MeasureContext ctx{.func = func,
+                     .arch = arch,
+                     .dims = dims,
+                     .seed = options.seed,
+                     .interpreter_limit = options.interpreter_limit,
+                     .oracle = options.oracle,
+                     .warmup_ms = options.warmup_ms,
+                     .measure_ms = options.measure_budget_ms,
+                     .cache_dir = options.kernel_cache ? options.kernel_cache->dir().string() : "",
+                     .simulate = options.simulate_device};
+  std::map<size_t, std::string> plants = planted_faults();
+  std::string looked;
+  std::optional<std::filesystem::path> worker = options.isolate ? find_measure_worker(&looked) : std::nullopt;
+  if (!worker) {
+    if (!plants.empty()) throw UserError("TESSERA_PLANT_FAULT plants faults in the measuring worker: none is used");
+    std::vector<const runtime::Executable *> run = fns;
+    std::vector<std::unique_ptr<runtime::Executable>> simulated;
+    if (options.simulate_device)
+      for (size_t i = 0; i < reports.size(); ++i)
+        if (run[i]) run[i] = simulated.emplace_back(runtime::make_backend("interpreter")->build(reports[i]->func)).get();
+    struct Owning : InProcessMeasurer {
+      std::vector<std::unique_ptr<runtime::Executable>> keep;
+      using InProcessMeasurer::InProcessMeasurer;
+    };
+    auto m = std::make_unique<Owning>(std::move(ctx), std::move(run),
+                                      options.isolate ? "no measuring worker found; looked at " + looked : "");
+    m->keep = std::move(simulated);
+    return m;
+  }
+  double bytes = argument_bytes(func, dims);
+  std::vector<CandidateSpec> specs(reports.size());
+  std::vector<double> timeouts(reports.size(), 0);
+  for (size_t i = 0; i < reports.size(); ++i) {
+    if (!fns[i]) continue;
+    const ir::PrimFunc &f = reports[i]->func;
+    specs[i] = {.text = script::print(f), .target = codegen::cuda_target_for(arch.arch_flag(), f.body())};
+    if (auto it = plants.find(i); it != plants.end()) specs[i].planted = it->second;
+    timeouts[i] = candidate_timeout_ms(*reports[i], arch, options, bytes);
+  }
+  double start_ms = options.measure_timeout_ms > 0 ? std::max(options.measure_timeout_ms, 60000.0)
+                                                   : 120000 + 1e-5 * double(loop_iterations(func, dims));
+  return std::make_unique<WorkerMeasurer>(*worker, std::move(ctx), std::move(specs), std::move(timeouts), start_ms);
+}
+
+}  // namespace
+
 MeasureStats measure_candidates(const ir::PrimFunc &func, const Arch &arch, const TuneOptions &options,
                                 const std::vector<CandidateReport *> &reports,
                                 const std::vector<const runtime::Executable *> &fns) {
   MeasureStats stats;
-  auto t0 = Clock::now();
   runtime::DimBindings dims = complete_dims(func, options.dims, options.symbolic_hint);
-  std::vector<runtime::NDArray> inputs;
-  runtime::Reference want;
+  std::unique_ptr<CandidateMeasurer> m;
   try {
-    inputs = runtime::make_random_args(func, dims, options.seed);
-    ComputedReference computed =
-        reference_for(func, inputs, dims, arch, {.interpreter_limit = options.interpreter_limit, .oracle = options.oracle});
-    want = std::move(computed.ref);
-    stats.reference = computed.how;
+    m = make_measurer(func, arch, options, dims, reports, fns);
+    m->start();
   } catch (const Error &e) {
-    stats.error = std::string("cannot make the reference output: ") + e.what();
+    stats.error = e.what();
+    if (m) stats.isolation = m->isolation();
     return stats;
   }
-  stats.reference_ms = ms_since(t0);
+  stats.reference = m->reference_how();
+  stats.reference_ms = m->reference_ms();
+  if (auto *w = dynamic_cast<WorkerMeasurer *>(m.get())) stats.device = w->device();
 
   auto t1 = Clock::now();
-  runtime::TimingOptions quick{.warmup_ms = options.warmup_ms, .measure_ms = options.measure_budget_ms};
   int total = 0, done = 0;
   for (const auto *fn : fns) total += fn != nullptr;
   for (size_t i = 0; i < reports.size(); ++i) {
     if (!fns[i]) continue;
     CandidateReport &r = *reports[i];
-    std::vector<runtime::NDArray> got = inputs;
-    try {
-      fns[i]->run(got);
-      // ptxas's report can be missing (seen under compute-sanitizer on an
-      // H100: every candidate at 0 registers); the loaded kernel's own
-      // attributes are the driver's word.
-      if (r.registers == 0) {
-        runtime::KernelAttributes a = fns[i]->attributes();
-        r.registers = a.registers;
-        if (r.shared_bytes == 0) r.shared_bytes = a.static_shared_bytes;
-      }
-      const runtime::ChecksSummary checks = runtime::summarize_checks(runtime::check_outputs(func, got, want));
-      r.error_ratio = checks.worst_ratio;
-      if (!checks.ok()) {
-        r.status = CandidateStatus::WrongAnswer;
-        r.error = checks.failures;
-      } else {
-        r.time_us = fns[i]->time(inputs, quick).median_ms * 1e3;
-        r.measured = true;
-      }
-    } catch (const std::exception &e) {
-      r.status = CandidateStatus::LaunchError;
-      r.error = e.what();
+    Measurement got = m->measure(i);
+    r.status = got.status;
+    r.error = got.error;
+    r.error_ratio = got.error_ratio;
+    r.measured = got.measured;
+    r.time_us = got.time_us;
+    // ptxas's report can be missing (seen under compute-sanitizer on an
+    // H100: every candidate at 0 registers); the loaded kernel's own
+    // attributes are the driver's word.
+    if (r.registers == 0) {
+      r.registers = got.registers;
+      if (r.shared_bytes == 0) r.shared_bytes = got.static_shared_bytes;
     }
     if (options.progress) options.progress("measure", ++done, total);
   }
@@ -182,19 +236,21 @@ MeasureStats measure_candidates(const ir::PrimFunc &func, const Arch &arch, cons
     if (reports[i]->measured && reports[i]->time_us <= best * (1 + options.retime_within)) leaders.push_back(i);
   if (leaders.size() > 1) {
     std::vector<std::vector<double>> samples(leaders.size());
-    runtime::TimingOptions longer{.warmup_ms = options.warmup_ms, .measure_ms = options.retime_ms / 2};
-    try {
-      for (int round = 0; round < 2; ++round)
-        for (size_t l = 0; l < leaders.size(); ++l) {
-          runtime::TimingResult t = fns[leaders[l]]->time(inputs, longer);
-          samples[l].insert(samples[l].end(), t.samples_ms.begin(), t.samples_ms.end());
-        }
+    bool complete = true;
+    for (int round = 0; round < 2 && complete; ++round)
+      for (size_t l = 0; l < leaders.size() && complete; ++l) {
+        std::optional<std::vector<double>> t = m->time_samples(leaders[l], options.retime_ms / 2);
+        if (!t) complete = false;
+        else samples[l].insert(samples[l].end(), t->begin(), t->end());
+      }
+    // Each leader was timed once already and ran correctly: should a retime
+    // fail, those times stand.
+    if (complete)
       for (size_t l = 0; l < leaders.size(); ++l) reports[leaders[l]]->time_us = runtime::median(samples[l]) * 1e3;
-    } catch (const Error &) {
-      // Each leader was timed once already and ran correctly; keep those times.
-    }
   }
   stats.measure_ms = ms_since(t1);
+  stats.isolation = m->isolation();
+  stats.workers_started = m->workers_started();
   return stats;
 }
 

@@ -31,6 +31,10 @@ struct MeasureStats {
   /// could not be made); the candidates are then untouched and fast_tune
   /// reports the run as unmeasured with this reason.
   std::string error;
+  /// Where the candidates ran (CandidateMeasurer::isolation) and how many
+  /// worker processes were started; the device the worker measured on.
+  std::string isolation, device;
+  int workers_started = 0;
 };
 
 /// Fills status, measured, time_us and error_ratio of every report whose

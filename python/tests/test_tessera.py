@@ -8,6 +8,7 @@ import json
 import math
 import os
 import pathlib
+import subprocess
 import textwrap
 
 import numpy as np
@@ -173,6 +174,15 @@ def test_float16_kernel_on_numpy_float16():
     k(a, bias, c)
     # One float16 addition each: correctly rounded.
     assert np.array_equal(c, (a.astype(np.float32) + bias.astype(np.float32)).astype(np.float16))
+
+
+def test_the_package_carries_its_measuring_worker():
+    # fast_tune measures GPU candidates in this program (beside the module);
+    # with no request on its standard input it exits cleanly.
+    worker = pathlib.Path(tessera.__file__).parent / "tessera-measure-worker"
+    assert worker.is_file() and os.access(worker, os.X_OK), worker
+    done = subprocess.run([str(worker)], stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
+    assert done.returncode == 0, done.stderr
 
 
 def test_every_exception_type():

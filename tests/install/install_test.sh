@@ -20,11 +20,13 @@ prefix="$tmp/prefix"
 cmake --install "$build" --prefix "$prefix" >"$tmp/install.log" 2>&1 || { cat "$tmp/install.log"; fail "cmake --install"; }
 for f in include/tessera/tessera.h include/tessera/dispatch/Dispatcher.h lib/cmake/tessera/tesseraConfig.cmake \
   lib/cmake/tessera/tesseraConfigVersion.cmake lib/cmake/tessera/tesseraTargets.cmake lib/libtessera_api.a \
-  lib/libtessera_dispatch.a bin/tessera share/tessera/arch/h100_sxm.json share/tessera/workloads/workloads.json \
+  lib/libtessera_dispatch.a bin/tessera libexec/tessera/tessera-measure-worker share/tessera/arch/h100_sxm.json share/tessera/workloads/workloads.json \
   share/tessera/workloads/longtail/prefix_sum.py share/tessera/bench/suites/smoke.json share/tessera/examples/softmax.py; do
   [[ -e $prefix/$f ]] || fail "$f is not installed"
 done
 [[ ! -e $prefix/include/tessera/bench ]] || fail "the program's own headers are installed"
+# The measuring worker runs from the prefix (its libraries found): no request, a clean exit.
+"$prefix/libexec/tessera/tessera-measure-worker" </dev/null || fail "the installed measuring worker does not run"
 echo "installed: $(find "$prefix" -type f | wc -l) files, $(du -sm "$prefix" | cut -f1) MiB"
 
 # 2. The program from the prefix, from an empty folder, its data the prefix's.

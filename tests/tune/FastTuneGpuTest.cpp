@@ -47,6 +47,37 @@ void expect_measured_and_consistent(const TuneResult &r) {
   }
 }
 
+// The planted kernels are real on a device (lib/tune/Measurer.h): a store a
+// gigabyte past its buffer, a kernel that never ends, a block of 2048
+// threads, and a worker that crashes. Each fails its candidate alone; the
+// run goes on in fresh workers and the rest verify.
+TEST(FastTuneGpu, RealFaultsInTheWorkerFailTheirCandidateAlone) {
+  TESSERA_REQUIRE_GPU();
+  Arch arch = runtime::detect_arch();
+  setenv("TESSERA_PLANT_FAULT", "0:illegal_address,1:hang,2:launch_error,3:crash", 1);
+  TuneResult r;
+  try {
+    r = fast_tune(workload("matmul_nn_f16", false), arch, {.topk = 8, .measure_timeout_ms = 8000});
+  } catch (...) {
+    unsetenv("TESSERA_PLANT_FAULT");
+    throw;
+  }
+  unsetenv("TESSERA_PLANT_FAULT");
+  ASSERT_TRUE(r.measured) << r.why_unmeasured;
+  ASSERT_GE(r.candidates.size(), 6u);
+  EXPECT_EQ(r.candidates[0].status, CandidateStatus::LaunchError);
+  EXPECT_NE(r.candidates[0].error.find("ILLEGAL_ADDRESS"), std::string::npos) << r.candidates[0].error;
+  EXPECT_EQ(r.candidates[1].status, CandidateStatus::Timeout) << r.candidates[1].error;
+  EXPECT_EQ(r.candidates[2].status, CandidateStatus::LaunchError) << r.candidates[2].error;
+  EXPECT_EQ(r.candidates[3].status, CandidateStatus::LaunchError);
+  EXPECT_NE(r.candidates[3].error.find("killed by signal 11"), std::string::npos) << r.candidates[3].error;
+  EXPECT_EQ(r.workers_started, 4) << r.isolation;
+  for (size_t i = 4; i < r.candidates.size(); ++i)
+    EXPECT_NE(r.candidates[i].status, CandidateStatus::WrongAnswer) << r.candidates[i].error;
+  EXPECT_GE(r.best, 4);
+  EXPECT_TRUE(r.winner().measured);
+}
+
 TEST(FastTuneGpu, EveryCandidateVerifiedAndTheFastestKept) {
   TESSERA_REQUIRE_GPU();
   Arch arch = runtime::detect_arch();

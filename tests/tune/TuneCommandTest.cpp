@@ -64,10 +64,25 @@ TEST(TuneCommand, WithoutADeviceCompilesEveryCandidateAndWritesTheBest) {
 TEST(TuneCommand, TheCpuTargetTimesEveryScheduleAndWritesTheFastest) {
   if (!runtime::llvm_jit_available()) GTEST_SKIP() << "built without LLVM";
   test::ScratchDir dir;
-  CommandRun r = tune({.file = workload("matmul_nn_f32.py"), .output_dir = dir.file("out"),
+  CommandRun r = tune({.file = workload("matmul_nn_f32.py"), .json = dir.file("r.json"), .output_dir = dir.file("out"),
                        .dims = {"m=40", "n=72", "k=33"}, .target = "cpu", .cpu = "ci"});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("# target: cpu (ci: 2 cores"), std::string::npos) << r.out;
+  {
+    // --json: every schedule with its config as the rule's JSON (null for the plain one).
+    std::ifstream j(dir.file("r.json"));
+    auto report = nlohmann::json::parse(j);
+    EXPECT_EQ(report["target"], "cpu");
+    ASSERT_GE(report["candidates"].size(), 3u);
+    bool plain = false, tiled = false;
+    for (const auto &c : report["candidates"]) {
+      EXPECT_TRUE(c["ok"].get<bool>()) << c.dump();
+      EXPECT_GT(c["median_ms"].get<double>(), 0) << c.dump();
+      plain |= c["name"] == "plain (as written)" && c["config"].is_null();
+      tiled |= c["config"] == nlohmann::json{{"tile_m", 4}, {"tile_n", 32}, {"tile_k", 0}};
+    }
+    EXPECT_TRUE(plain && tiled) << report.dump(1);
+  }
   EXPECT_NE(r.out.find("| plain (as written) | ok |"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("| matmul {\"tile_m\":4,\"tile_n\":32,\"tile_k\":0} | ok |"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("| no:"), std::string::npos) << r.out;  // every schedule verified

@@ -289,7 +289,8 @@ elif ! python3 -c "import sys; sys.exit('%d.%d' % sys.version_info[:2] != '$(cat
 elif ! python3 -c 'import pytest, numpy' 2>/dev/null; then
   skip python "python3 here has no pytest or numpy"
 else
-  step python 150 60 env PYTHONPATH="$py_dir" PYTHONDONTWRITEBYTECODE=1 python3 -m pytest -q -rs -p no:cacheprovider \
+  step python 150 60 env PYTHONPATH="$py_dir" PYTHONDONTWRITEBYTECODE=1 \
+    TESSERA_MEASURE_WORKER="$payload/bin/tessera-measure-worker" python3 -m pytest -q -rs -p no:cacheprovider \
     "$py_dir/tests" "--junitxml=$out/tests/python.xml" --basetemp="$out/python-tmp"
   finish python "$(grep -E '[0-9]+ (passed|failed)' "$log" | tail -1 | cut -c1-150)"
   rm -rf "$out/python-tmp"

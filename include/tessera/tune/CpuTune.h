@@ -20,6 +20,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <cmath>
 #include <optional>
 #include <string>
@@ -63,6 +65,11 @@ struct CpuTuneResult {
   bool ok() const { return !candidates.empty() && candidates[0].ok; }
   const CpuCandidate &best() const { return candidates.at(0); }
 };
+
+/// The result as JSON (`tessera tune --target cpu --json`): each candidate's
+/// name, config (the rule's JSON, null for the plain function), verdict,
+/// error, median and error ratio, then the run's fields.
+nlohmann::json to_json(const CpuTuneResult &r);
 
 struct CpuTuneOptions {
   runtime::TimingOptions timing{.warmup_ms = 0, .measure_ms = 300, .min_reps = 3, .max_reps = 100};

@@ -83,6 +83,9 @@ enum class CandidateStatus {
   /// an exception that is not a tessera error): counted apart from the
   /// candidates the config or the compiler refused, with the message.
   InternalError,
+  /// Did not finish within its deadline in the measuring worker (a hang): the
+  /// watchdog killed the worker (tune/MeasureWorkerMain.h).
+  Timeout,
 };
 const char *to_string(CandidateStatus s);
 
@@ -167,6 +170,18 @@ struct TuneOptions {
   /// Compiled candidates kept on disk: a candidate compiled before (the same
   /// CUDA C for the same target and toolchain) is read, not compiled. May be null.
   runtime::KernelCache *kernel_cache = nullptr;
+  /// Verify and time in a worker process that owns the CUDA context
+  /// (tune/MeasureWorkerMain.h): a candidate that faults or hangs fails
+  /// alone (launch_error, timeout) and a fresh worker measures the next.
+  /// Without a worker program, or with false, they run in this process.
+  bool isolate = true;
+  /// A candidate's deadline in the worker (ms); 0: derived from its estimate
+  /// (at least 10 s).
+  double measure_timeout_ms = 0;
+  /// Tests without a GPU: measure as if there were a device, the interpreter
+  /// running each candidate (in the worker when isolating), with the
+  /// device's faults simulated (TESSERA_PLANT_FAULT, lib/tune/Measurer.h).
+  bool simulate_device = false;
   /// Called as work completes: (phase, done, total), phase one of
   /// "compile", "measure". From the calling thread only.
   std::function<void(const std::string &, int, int)> progress;
@@ -181,6 +196,10 @@ struct TuneResult {
   /// What computed the reference output: "llvm", "interpreter" or "device
   /// (fallback rule, float64)"; "" when none was computed.
   std::string reference;
+  /// Where the candidates were measured: "worker (N started)", "in-process"
+  /// or "in-process (why)"; "" when nothing was measured.
+  std::string isolation;
+  int workers_started = 0;
   bool from_db = false;    ///< answered from the database without tuning
   /// Why the database was not used or not answered from ("" when it was, or none given).
   std::string db_note;
