@@ -7,8 +7,13 @@
 #                   NVRTC; verified and timed on a GPU when there is one)
 #   ./dev.sh test   run the test suite (ctest; GPU tests skip without a device), then the
 #                   Python package: pip install . into ./.venv, and its tests (pytest)
+#   ./dev.sh test --sanitize [--subset]  the unit tests built with ASan + UBSan (clang,
+#                   ./build-sanitize) and run; --subset: the IR, arithmetic, TVMScript,
+#                   analysis and schedule tests and the fuzz replays only (what CI runs)
 #   ./dev.sh build  only build
-#   ./dev.sh fuzz [SECONDS]  build the libFuzzer parser target with clang and run it
+#   ./dev.sh fuzz [TARGET] [SECONDS]  a libFuzzer campaign (parser, trace, config or
+#                   database; default parser, 60 s) on ./build-sanitize, the libraries
+#                   instrumented; crashes land in build-sanitize/fuzz/TARGET/
 #   ./dev.sh bundle          the relocatable GPU bundle: Release build into ./build-release,
 #                            assembled in ./build-bundle (tools/bundle/make-bundle.sh)
 #   ./dev.sh gpu             the bundle, then the exact device call that runs it on a GPU machine
@@ -22,8 +27,10 @@ APT_PKGS=(cmake ninja-build g++ ccache
           llvm-19-dev libzstd-dev libdlpack-dev)
 JOBS=${JOBS:-2}
 # ccache serves the build folders of the same sources (./build, and the
-# Python package's ./build-python) alike: the folder is not part of its key.
+# Python package's ./build-python) alike: the folder is not part of its key,
+# and paths under the checkout are keyed relative to it (another clone hits).
 export CCACHE_NOHASHDIR=true
+export CCACHE_BASEDIR="$PWD"
 
 install_deps() {
   install_apt "$@"
@@ -118,6 +125,68 @@ python_tests() {
   "$VENV/bin/python" -m pytest -q python/tests
 }
 
+# The sanitizer build (ASan + UBSan, libFuzzer's coverage on every library):
+# clang 19, -O1 with line tables (symbolised reports, a small build folder).
+SANITIZE_SUBSET=(tessera_ir_test tessera_arith_test tessera_parser_test tessera_printer_test
+                 tessera_roundtrip_test tessera_tvm_forms_test tessera_access_regions_test
+                 tessera_analysis_test tessera_schedule_test tessera_parser_replay_test
+                 tessera_fuzz_replay_parser tessera_fuzz_replay_trace tessera_fuzz_replay_config)
+configure_sanitize() {
+  install_deps clang-19 libclang-rt-19-dev
+  CC=clang-19 CXX=clang++-19 cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" -DTESSERA_BUILD_FUZZERS=ON \
+    -DTESSERA_BUILD_BENCH=OFF >/dev/null
+}
+# Reports stop the test that made them; leaks are reported at exit (LeakSanitizer),
+# with the suppressions of tests/sanitize/lsan.supp (the CUDA libraries' own).
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/tests/sanitize/lsan.supp:print_suppressions=0}
+sanitize_tests() {
+  configure_sanitize
+  # ASan's redzones make each frame several times larger (its fake stack
+  # runs out in deep recursions): the depth tests' 3,000-level expressions,
+  # fine in 8 MB normally, get 64 MB here.
+  ulimit -s 65536 2>/dev/null || ulimit -s unlimited 2>/dev/null || true
+  if [[ ${1:-} == --subset ]]; then
+    local targets=() t exe failed=()
+    for t in "${SANITIZE_SUBSET[@]}"; do targets+=(--target "$t"); done
+    cmake --build build-sanitize -j "$JOBS" "${targets[@]}"
+    # The subset's test programs, each run whole from its folder (as CTest
+    # would), then the fuzz replays through CTest.
+    for t in "${SANITIZE_SUBSET[@]}"; do
+      [[ $t == tessera_fuzz_replay_* ]] && continue
+      exe=$(find build-sanitize/tests -type f -name "$t" -perm -u+x | head -n 1)
+      [[ -n $exe ]] || { echo "dev.sh: $t was not built" >&2; return 1; }
+      echo "== $t (ASan + UBSan)"
+      (cd "$(dirname "$exe")" && "./$t" --gtest_brief=1) || failed+=("$t")
+    done
+    local replays
+    replays=$(printf '%s\n' "${SANITIZE_SUBSET[@]}" | grep '^tessera_fuzz_replay_' | paste -sd '|')
+    ctest --test-dir build-sanitize --output-on-failure -j "$JOBS" --timeout 900 -L "^prog=($replays)\$" ||
+      failed+=(fuzz-replays)
+    if ((${#failed[@]})); then
+      echo "dev.sh: the sanitizer subset failed: ${failed[*]}" >&2
+      return 1
+    fi
+    echo "dev.sh: the sanitizer subset ran clean"
+  else
+    cmake --build build-sanitize -j "$JOBS"
+    ctest --test-dir build-sanitize --output-on-failure -j "$JOBS" --timeout 900 -LE gpu
+  fi
+}
+
+fuzz_campaign() {
+  local target=${1:-parser} seconds=${2:-60}
+  configure_sanitize
+  cmake --build build-sanitize -j "$JOBS" --target "tessera_${target}_fuzzer"
+  mkdir -p "build-sanitize/fuzz/$target/corpus"
+  # Crash inputs are written to build-sanitize/fuzz/TARGET/; keep each under
+  # tests/fuzz/crashes/TARGET/ once fixed (CTest replays them).
+  ./build-sanitize/tests/fuzz/tessera_${target}_fuzzer -max_total_time="$seconds" -print_final_stats=1 \
+    -artifact_prefix="build-sanitize/fuzz/$target/" "build-sanitize/fuzz/$target/corpus" "tests/fuzz/seeds/$target"
+}
+
 # What the device tool needs to run the bundle: shown by `./dev.sh gpu`.
 GPU_BUDGET=${GPU_BUDGET:-420}
 gpu_call() {
@@ -158,6 +227,10 @@ case "${1:-}" in
     fi
     ;;
   test)
+    if [[ ${2:-} == --sanitize ]]; then
+      sanitize_tests "${3:-}"
+      exit
+    fi
     install_deps
     build
     ctest --test-dir build --output-on-failure -j "$JOBS" --timeout 600
@@ -181,13 +254,7 @@ case "${1:-}" in
     python3 tools/bundle/import-results.py "$2" bench/results bench/README.md
     ;;
   fuzz)
-    install_deps clang
-    CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DTESSERA_BUILD_FUZZERS=ON \
-      -DTESSERA_BUILD_BENCH=OFF >/dev/null
-    cmake --build build-fuzz -j "$JOBS" --target tessera_parser_fuzzer
-    mkdir -p build-fuzz/corpus
-    ./build-fuzz/tests/fuzz/tessera_parser_fuzzer -max_total_time="${2:-60}" \
-      build-fuzz/corpus tests/fuzz/seeds
+    fuzz_campaign "${2:-parser}" "${3:-60}"
     ;;
   *)
     sed -n '2,12p' "$0"

@@ -393,14 +393,14 @@ IntPtr Compiler::compile_int(const Expr &e) {
               return w(uint64_t(x / y));
             });
           if (floor)
-            return ibin(*this, a, c, [w, cx](int64_t x, int64_t y) {
+            return ibin(*this, a, c, [cx](int64_t x, int64_t y) {
               if (y == 0) throw_div_zero(cx, x);
               if (y == -1) return int64_t{0};
               int64_t r = x % y;
               if (r != 0 && ((r < 0) != (y < 0))) r += y;
               return r;
             });
-          return ibin(*this, a, c, [w, cx](int64_t x, int64_t y) {
+          return ibin(*this, a, c, [cx](int64_t x, int64_t y) {
             if (y == 0) throw_div_zero(cx, x);
             if (y == -1) return int64_t{0};
             return x % y;

@@ -108,7 +108,9 @@ def f(A: T.Buffer((8, 4), "float32"), B: T.Buffer((8,), "float32")):
 /// The loop variables of cpu_parallel_loops(f), with their private copies.
 std::vector<std::string> cpu_loops(const std::string &text) {
   std::vector<std::string> out;
-  for (const CpuParallelLoop &l : cpu_parallel_loops(script::parse_func(text, "t.py"))) {
+  // The loops point into the function: it must outlive them.
+  const ir::PrimFunc f = script::parse_func(text, "t.py");
+  for (const CpuParallelLoop &l : cpu_parallel_loops(f)) {
     std::string s = l.loop->loop_var.name();
     for (const ir::Buffer &b : l.private_copies) s += " " + b.name();
     out.push_back(s);
