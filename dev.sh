@@ -11,8 +11,8 @@
 #                   ./build-sanitize) and run; --subset: the IR, arithmetic, TVMScript,
 #                   analysis and schedule tests and the fuzz replays only (what CI runs)
 #   ./dev.sh build  only build
-#   ./dev.sh fuzz [TARGET] [SECONDS]  a libFuzzer campaign (parser, trace, config or
-#                   database; default parser, 60 s) on ./build-sanitize, the libraries
+#   ./dev.sh fuzz [TARGET] [SECONDS] [RUNS]  a libFuzzer campaign (parser, trace, config
+#                   or database; default parser, 60 s, RUNS executions at most) on ./build-sanitize, the libraries
 #                   instrumented; crashes land in build-sanitize/fuzz/TARGET/
 #   ./dev.sh bundle          the relocatable GPU bundle: Release build into ./build-release,
 #                            assembled in ./build-bundle (tools/bundle/make-bundle.sh)
@@ -177,13 +177,14 @@ sanitize_tests() {
 }
 
 fuzz_campaign() {
-  local target=${1:-parser} seconds=${2:-60}
+  local target=${1:-parser} seconds=${2:-60} runs=${3:--1}
   configure_sanitize
+  ulimit -s 65536 2>/dev/null || true  # as for the tests: ASan's frames are larger
   cmake --build build-sanitize -j "$JOBS" --target "tessera_${target}_fuzzer"
   mkdir -p "build-sanitize/fuzz/$target/corpus"
   # Crash inputs are written to build-sanitize/fuzz/TARGET/; keep each under
   # tests/fuzz/crashes/TARGET/ once fixed (CTest replays them).
-  ./build-sanitize/tests/fuzz/tessera_${target}_fuzzer -max_total_time="$seconds" -print_final_stats=1 \
+  ./build-sanitize/tests/fuzz/tessera_${target}_fuzzer -max_total_time="$seconds" -runs="$runs" -print_final_stats=1 \
     -artifact_prefix="build-sanitize/fuzz/$target/" "build-sanitize/fuzz/$target/corpus" "tests/fuzz/seeds/$target"
 }
 
@@ -254,7 +255,7 @@ case "${1:-}" in
     python3 tools/bundle/import-results.py "$2" bench/results bench/README.md
     ;;
   fuzz)
-    fuzz_campaign "${2:-parser}" "${3:-60}"
+    fuzz_campaign "${2:-parser}" "${3:-60}" "${4:--1}"
     ;;
   *)
     sed -n '2,12p' "$0"

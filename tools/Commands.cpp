@@ -173,7 +173,7 @@ ir::PrimFunc schedule_by_rules(const ScheduleCommandOptions &opts, const ir::Pri
     rules::Json j;
     try {
       j = rules::Json::parse(text);
-    } catch (const rules::Json::parse_error &e) {
+    } catch (const rules::Json::exception &e) {
       throw UserError(std::string("--config is not valid JSON: ") + e.what());
     }
     config = rule->config_from_json(j);

@@ -312,7 +312,7 @@ Arch Arch::parse(std::string_view text, std::string_view source_name) {
   ArchJson j;
   try {
     j = ArchJson::parse(text);
-  } catch (const nlohmann::json::parse_error &e) {
+  } catch (const nlohmann::json::exception &e) {
     // nlohmann's what() starts "[json.exception.parse_error.101] parse error at line 3, column 5: ...".
     std::string message = e.what();
     if (auto pos = message.find("] "); pos != std::string::npos) message = message.substr(pos + 2);

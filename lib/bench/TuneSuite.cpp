@@ -143,7 +143,7 @@ json read_json(const std::string &path) {
   if (!in) throw UserError("cannot read '" + path + "'");
   try {
     return json::parse(in);
-  } catch (const json::parse_error &e) {
+  } catch (const json::exception &e) {
     throw UserError(path + ": not valid JSON: " + e.what());
   }
 }

@@ -115,7 +115,7 @@ CpuMatmulConfig CpuMatmulConfig::parse(const std::string &text) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error &e) {
+  } catch (const nlohmann::json::exception &e) {
     throw UserError(std::string("CPU matmul config is not valid JSON: ") + e.what());
   }
   if (!j.is_object()) throw UserError("CPU matmul config: expected an object like " + CpuMatmulConfig{}.str());

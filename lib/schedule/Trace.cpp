@@ -74,7 +74,7 @@ Trace Trace::from_json(std::string_view text) {
   Json j;
   try {
     j = Json::parse(text);
-  } catch (const nlohmann::json::parse_error &e) {
+  } catch (const nlohmann::json::exception &e) {
     trace_error(std::string("trace is not valid JSON: ") + e.what());
   }
   if (!j.is_array()) trace_error("a trace must be a JSON list of instructions");

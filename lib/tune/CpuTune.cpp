@@ -85,11 +85,8 @@ nlohmann::json to_json(const CpuTuneResult &r) {
   // NaN has no JSON form: an untimed median is null.
   auto number = [](double v) { return std::isnan(v) ? nlohmann::json() : nlohmann::json(v); };
   for (const CpuCandidate &c : r.candidates) {
-    nlohmann::json config;
-    if (c.config) config = nlohmann::json::parse(c.config->str());
-    else if (c.loops) config = nlohmann::json::parse(c.loops->str());
     cands.push_back({{"name", c.name},
-                     {"config", config},
+                     {"config", c.config || c.loops ? nlohmann::json(config_json(c)) : nlohmann::json()},
                      {"ok", c.ok},
                      {"error", c.error},
                      {"median_ms", number(c.median_ms)},

@@ -90,7 +90,7 @@ bool is_blank(std::string_view line) {
 }
 
 /// nlohmann's message without its "[json.exception.parse_error.101] " prefix.
-std::string parse_reason(const Json::parse_error &e) {
+std::string parse_reason(const Json::exception &e) {
   std::string_view what = e.what();
   if (size_t close = what.find("] "); what.starts_with("[json.exception") && close != std::string_view::npos)
     what.remove_prefix(close + 2);
@@ -136,7 +136,7 @@ Database Database::open(std::string path) {
     Json j;
     try {
       j = Json::parse(line);
-    } catch (const Json::parse_error &e) {
+    } catch (const Json::exception &e) {
       db.warnings_.push_back({line_no, "not valid JSON: " + parse_reason(e) + truncated});
       continue;
     }

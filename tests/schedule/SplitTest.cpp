@@ -197,6 +197,12 @@ TEST(SplitError, InvalidFactors) {
                                                   "factor 0 is not positive");
   expect_schedule_error<InvalidSplitFactorsError>(sch, [&] { sch.split(loops[0], {}); },
                                                   "give at least one factor");
+  // Found by the trace fuzzer: a product past the loop variable's type
+  // (int32 here) or past int64 itself is refused, not overflowed.
+  expect_schedule_error<InvalidSplitFactorsError>(sch, [&] { sch.split(loops[0], {nullopt, 65536, 65536}); },
+                                                  "the factors multiply past the largest int32 (2147483647)");
+  expect_schedule_error<InvalidSplitFactorsError>(
+      sch, [&] { sch.split(loops[0], {nullopt, int64_t(1999999999999999999), 32}); }, "the factors multiply past");
 }
 
 TEST(SplitError, FactorsDoNotCoverTheLoop) {

@@ -13,8 +13,10 @@
 //===----------------------------------------------------------------------===//
 #include "../Primitive.h"
 
-#include "tessera/ir/Functor.h"
 #include <functional>
+#include <limits>
+
+#include "tessera/ir/Functor.h"
 
 #include "tessera/ir/Op.h"
 #include "tessera/script/Printer.h"
@@ -55,6 +57,11 @@ struct SplitPlan {
   bool needs_predicate = false;
 };
 
+/// The largest value of an integer loop variable's type.
+int64_t max_of(DataType t) {
+  return t.bits() >= 64 ? std::numeric_limits<int64_t>::max() : (int64_t(1) << (t.bits() - 1)) - 1;
+}
+
 SplitPlan check_factors(const StmtPath &p, const std::vector<std::optional<int64_t>> &factors) {
   const For &loop = *p.loop();
   DataType t = loop.loop_var.dtype();
@@ -69,14 +76,18 @@ SplitPlan check_factors(const StmtPath &p, const std::vector<std::optional<int64
     }
     if (*factors[i] <= 0)
       invalid_factors(p, factors, "factor " + std::to_string(*factors[i]) + " is not positive");
-    product *= *factors[i];
+    // The new loops' indices recombine as i0 * f1 + i1 in the loop
+    // variable's type: the product of the factors must fit it.
+    if (__builtin_mul_overflow(product, *factors[i], &product) || product > max_of(t))
+      invalid_factors(p, factors, "the factors multiply past the largest " + t.str() + " (" +
+                                      std::to_string(max_of(t)) + ")");
   }
   SplitPlan plan;
   for (const auto &f : factors) plan.extents.push_back(f ? make_int(t, *f) : Expr());
   std::optional<int64_t> extent = as_const_int(loop.extent);
   if (extent) {
     if (inferred >= 0) {
-      int64_t n = (*extent + product - 1) / product;
+      int64_t n = *extent / product + (*extent % product != 0);
       plan.extents[inferred] = make_int(t, std::max<int64_t>(n, 1));
       plan.needs_predicate = std::max<int64_t>(n, 1) * product != *extent;
       return plan;
