@@ -120,7 +120,10 @@ python_tests() {
   "$VENV/bin/python" -c 'import sys; sys.exit(sys.version_info < (3, 10))' ||
     { echo "dev.sh: the Python package needs Python 3.10 or later" >&2; return 1; }
   echo "== pip install .[test] (into $VENV)"
-  "$VENV/bin/python" -m pip install -q --disable-pip-version-check ".[test]"
+  # scikit-build-core compiles with the compiler Python was built with
+  # (sysconfig's CXX, often g++) unless CXX is set; ./build has CMake's
+  # default, c++. The same one lets ccache serve ./build's objects.
+  CXX=${CXX:-c++} CC=${CC:-cc} "$VENV/bin/python" -m pip install -q --disable-pip-version-check ".[test]"
   echo "== pytest python/tests"
   "$VENV/bin/python" -m pytest -q python/tests
 }

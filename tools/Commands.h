@@ -224,6 +224,10 @@ struct TuneCommandOptions {
   std::vector<std::string> dims;
   unsigned threads = 0;
   bool no_measure = false;
+  /// Measure in this process instead of the measuring worker (TuneOptions::isolate).
+  bool in_process = false;
+  /// One request's deadline in the worker, ms (0: derived from each candidate's estimate).
+  double measure_timeout_ms = 0;
   /// Skip the SASS summaries even when cuobjdump is found (TuneOptions::read_sass).
   bool no_sass = false;
   bool progress = true;

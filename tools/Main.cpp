@@ -120,6 +120,12 @@ int main(int argc, char **argv) {
   tune_cmd->add_option("--dim", tune.dims, "Bind a symbolic dimension, e.g. --dim n=4096 (repeatable)");
   tune_cmd->add_option("--threads", tune.threads, "Compile workers (default: all cores)");
   tune_cmd->add_flag("--no-measure", tune.no_measure, "Stop at the cubin even with a device");
+  tune_cmd->add_flag("--in-process", tune.in_process,
+                     "Measure the candidates in this process, not in the measuring worker (no watchdog; a "
+                     "faulting candidate ends the run)");
+  tune_cmd->add_option("--measure-timeout", tune.measure_timeout_ms,
+                       "A candidate's deadline in the measuring worker, in ms (default: from its estimate)")
+      ->check(CLI::NonNegativeNumber);
   tune_cmd->add_flag("--no-sass", tune.no_sass, "Do not summarise the candidates' SASS (cuobjdump)");
   tune_cmd->add_option("--func", tune.func, "Function of a module (default: the only one, or main)");
   tune_cmd->add_option("--save", tune.save,

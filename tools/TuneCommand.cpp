@@ -143,7 +143,9 @@ int tune_command(const TuneCommandOptions &opts, std::ostream &out, std::ostream
 
     ProgressBar bar(err, opts.progress && isatty(STDERR_FILENO));
     tuning::TuneOptions to{.topk = opts.topk, .rule = opts.rule, .threads = opts.threads, .measure = !opts.no_measure,
-                        .read_sass = !opts.no_sass};
+                        .read_sass = !opts.no_sass,
+                        .isolate = !opts.in_process,
+                        .measure_timeout_ms = opts.measure_timeout_ms};
     to.oracle = runtime::parse_oracle(opts.oracle);
     to.db = db ? &*db : nullptr;
     to.kernel_cache = cache ? &*cache : nullptr;

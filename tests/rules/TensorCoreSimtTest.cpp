@@ -65,7 +65,9 @@ TEST(TensorCoreSimt, CorpusWorkloadsAtShapesThatDivideNoTile) {
         if (e.name == "matmul_nn_f16_acc16") c.acc_bytes = 2;
         if (e.name == "matmul_nt_i8" && swizzle) c.warps_n = 4;  // fewer element copies per thread
         // The workload facts from the rule's own default.
-        const auto &d = dynamic_cast<const rules::TensorCoreConfig &>(*rule.default_config(**gm, test_arch()));
+        // The default config is held: a reference into a temporary's pointee dangles (ASan).
+        std::unique_ptr<rules::Config> dflt = rule.default_config(**gm, test_arch());
+        const auto &d = dynamic_cast<const rules::TensorCoreConfig &>(*dflt);
         c.a_elementwise = d.a_elementwise, c.b_elementwise = d.b_elementwise;
         if (swizzle) c.swizzle = true, c.pad = 0, c.block_n = 64;  // rows of 64 bytes at least
         c.validate(test_arch());
@@ -92,7 +94,8 @@ TEST(TensorCoreSimt, ConvolutionAsAnImplicitGemm) {
   auto m = rule.match(f, test_arch());
   ASSERT_TRUE(m) << m.reason();
   rules::TensorCoreConfig c = small_config();
-  const auto &d = dynamic_cast<const rules::TensorCoreConfig &>(*rule.default_config(**m, test_arch()));
+  std::unique_ptr<rules::Config> dflt = rule.default_config(**m, test_arch());
+  const auto &d = dynamic_cast<const rules::TensorCoreConfig &>(*dflt);
   c.a_elementwise = d.a_elementwise, c.b_elementwise = d.b_elementwise;
   ir::PrimFunc s = rule.apply(f, **m, c).func();
   std::string error;

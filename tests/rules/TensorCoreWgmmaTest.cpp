@@ -42,7 +42,7 @@ std::vector<Case> cases() {
           {"bfloat16 tt", matmul_text("bfloat16", false, false, "m", 56, 200), 2}};
 }
 
-/// The T.wgmma calls of `f`.
+/// The T.wgmma calls of `f` (pointers into it: `f` must outlive them).
 std::vector<const ir::Call *> wgmma_calls(const ir::PrimFunc &f) {
   std::vector<const ir::Call *> out;
   ir::pre_order_visit(
@@ -105,8 +105,9 @@ TEST(TensorCoreWgmma, SixteenBitMnMajorOperandsAreReadAsTheyArrive) {
   ir::PrimFunc tn = script::parse_func(matmul_text("bfloat16", false, true, "128", 56, 200));  // M rows aligned
   auto mt = rules::matmul_tensor_core_rule().match(tn, test_arch());
   ASSERT_TRUE(mt) << mt.reason();
-  std::vector<const ir::Call *> calls =
-      wgmma_calls(rules::matmul_tensor_core_rule().apply(tn, **mt, wgmma_config(2, 2, 32)).func());
+  // The calls point into the scheduled function: it is held while they are read.
+  const ir::PrimFunc tn_scheduled = rules::matmul_tensor_core_rule().apply(tn, **mt, wgmma_config(2, 2, 32)).func();
+  std::vector<const ir::Call *> calls = wgmma_calls(tn_scheduled);
   ASSERT_EQ(calls.size(), 1u);
   EXPECT_EQ(ir::as_const_int(calls[0]->args[8]).value_or(-1), 1) << "trans_a";
   EXPECT_EQ(ir::as_const_int(calls[0]->args[9]).value_or(-1), 0) << "trans_b";
