@@ -398,6 +398,8 @@ TEST(LlvmJit, ReferenceOracleIsReported) {
   runtime::Reference interp = runtime::compute_reference(f, args, runtime::Oracle::Interpreter, &used);
   EXPECT_EQ(used, runtime::Oracle::Interpreter);
   for (size_t i = 0; i < jit.values.size(); ++i) {
+    // (memcmp of an empty array's null data is undefined: UBSan.)
+    if (jit.values[i].nbytes() == 0) continue;
     EXPECT_EQ(std::memcmp(jit.values[i].data(), interp.values[i].data(), jit.values[i].nbytes()), 0);
     EXPECT_EQ(std::memcmp(jit.variance[i].data(), interp.variance[i].data(), jit.variance[i].nbytes()), 0);
   }

@@ -19,6 +19,7 @@ inline void expect_same_bits(const ir::PrimFunc &original, const ir::PrimFunc &s
   runtime::interpret(scheduled, got);
   for (size_t i = 0; i < want.size(); ++i) {
     ASSERT_EQ(want[i].nbytes(), got[i].nbytes());
+    if (want[i].nbytes() == 0) continue;  // an empty array's data may be null: no memcmp (UBSan)
     EXPECT_EQ(std::memcmp(want[i].data(), got[i].data(), want[i].nbytes()), 0) << "argument " << i;
   }
 }

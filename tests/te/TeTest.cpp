@@ -31,13 +31,17 @@ std::vector<ir::Stmt> stages(const ir::PrimFunc &f) {
   return {body};
 }
 
-// The loops around a stage's block, outermost first, and the block.
+// The loops around a stage's block, outermost first, and the block. The
+// stage is held: the pointers are into it (a nest of a temporary function's
+// stage outlives the function).
 struct Nest {
+  ir::Stmt stage;
   std::vector<const ir::For *> loops;
   const ir::Block *block = nullptr;
 };
 Nest nest_of(const ir::Stmt &s) {
   Nest n;
+  n.stage = s;
   ir::Stmt cur = s;
   while (const auto *f = cur.as<ir::For>()) {
     n.loops.push_back(f);
