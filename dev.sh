@@ -129,7 +129,8 @@ python_tests() {
 }
 
 # The sanitizer build (ASan + UBSan, libFuzzer's coverage on every library):
-# clang 19, -O1 with line tables (symbolised reports, a small build folder).
+# clang 19, -O1 with line tables (symbolised reports, a small build folder),
+# without NDEBUG: the IR checks after each schedule primitive are on too.
 SANITIZE_SUBSET=(tessera_ir_test tessera_arith_test tessera_parser_test tessera_printer_test
                  tessera_roundtrip_test tessera_tvm_forms_test tessera_access_regions_test
                  tessera_analysis_test tessera_schedule_test tessera_parser_replay_test

@@ -249,8 +249,13 @@ class ReferenceBuilder : public IRMutator {
     Var w("ref_value", kF64), v("ref_variance", kF64), q("ref_squares", kF64);
     Stmt stores = Seq::make({Store::make(wide(op->buffer), w, idx), Store::make(variance_of(op->buffer), v, idx),
                              Store::make(squares_of(op->buffer), q, idx)});
-    return LetStmt::make(w, mutate(op->value),
-                         LetStmt::make(v, variance(op->value), LetStmt::make(q, squares(op->value), stores)));
+    // Sequenced (squares, variance, value): as arguments of one call their
+    // order would be the compiler's (gcc and clang differ), and the builder's
+    // state (the companions made on first use) follows it.
+    Expr sq = squares(op->value);
+    Expr var = variance(op->value);
+    Expr value = mutate(op->value);
+    return LetStmt::make(w, value, LetStmt::make(v, var, LetStmt::make(q, sq, stores)));
   }
   Stmt visit_(const LetStmt *op, const Stmt &self) override {
     if (!op->var.dtype().is_float()) return IRMutator::visit_(op, self);
@@ -275,10 +280,13 @@ class ReferenceBuilder : public IRMutator {
     Stmt s = IRMutator::visit_(op, self);
     reduction_ = std::move(outer);
     const auto *b = s.as<Block>();
-    // Every region and allocation of a float buffer gets its variance companion.
+    // Every region and allocation of a float buffer gets its variance
+    // companion, but an input's: it has none (mark_input), and a region of a
+    // buffer that is neither a parameter nor allocated is ill-formed (the
+    // schedule's IR check, on in builds without NDEBUG, found it).
     auto companions = [&](const std::vector<BufferRegion> &original, std::vector<BufferRegion> out) {
       for (const BufferRegion &r : original) {
-        if (!r.buffer.dtype().is_float()) continue;
+        if (!r.buffer.dtype().is_float() || inputs_.count(r.buffer.get())) continue;
         BufferRegion c = mutate_region(r);
         c.buffer = variance_of(r.buffer);
         out.push_back(c);
