@@ -465,10 +465,9 @@ TuneResult fast_tune(const ir::PrimFunc &original, const Arch &arch, const TuneO
     fns.push_back(j.exe.get());
   }
   if (result.why_unmeasured.empty()) {
+    // The worker measures on the same device 0 (it inherits the environment).
+    result.device = options.simulate_device ? "simulated (the interpreter)" : runtime::query_device(0).name;
     MeasureStats stats = measure_candidates(func, arch, options, reports, fns);
-    result.device = !stats.device.empty() ? stats.device
-                    : options.simulate_device ? "simulated (the interpreter)"
-                                              : runtime::query_device(0).name;
     result.isolation = stats.isolation;
     result.workers_started = stats.workers_started;
     result.phases.reference_ms = stats.reference_ms;

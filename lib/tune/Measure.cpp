@@ -202,7 +202,6 @@ MeasureStats measure_candidates(const ir::PrimFunc &func, const Arch &arch, cons
   }
   stats.reference = m->reference_how();
   stats.reference_ms = m->reference_ms();
-  if (auto *w = dynamic_cast<WorkerMeasurer *>(m.get())) stats.device = w->device();
 
   auto t1 = Clock::now();
   int total = 0, done = 0;

@@ -32,8 +32,8 @@ struct MeasureStats {
   /// reports the run as unmeasured with this reason.
   std::string error;
   /// Where the candidates ran (CandidateMeasurer::isolation) and how many
-  /// worker processes were started; the device the worker measured on.
-  std::string isolation, device;
+  /// worker processes were started.
+  std::string isolation;
   int workers_started = 0;
 };
 

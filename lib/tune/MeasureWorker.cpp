@@ -240,7 +240,6 @@ void WorkerMeasurer::ensure_worker() {
   if (o == Outcome::Answered && answer.value("ok", false)) {
     reference_how_ = answer.value("reference", "");
     reference_ms_ = answer.value("reference_ms", 0.0);
-    device_ = answer.value("device", "");
     return;
   }
   std::string reason = o == Outcome::Answered ? answer.value("error", std::string("no reason given")) : why;

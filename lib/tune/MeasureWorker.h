@@ -6,7 +6,7 @@
 // error; each request is one JSON line, each answer one JSON line:
 //
 //   {"op": "start", "context": MeasureContext}
-//       -> {"ok": true, "reference": "llvm", "reference_ms": 12.5, "device": "NVIDIA H100"}
+//       -> {"ok": true, "reference": "llvm", "reference_ms": 12.5}
 //   {"op": "measure", "index": 3, "candidate": CandidateSpec}
 //       -> {"ok": true, "measurement": Measurement}
 //   {"op": "time", "index": 3, "candidate": CandidateSpec, "budget_ms": 50}
@@ -61,8 +61,6 @@ class WorkerMeasurer : public CandidateMeasurer {
   std::optional<std::vector<double>> time_samples(size_t index, double budget_ms) override;
   std::string isolation() const override;
   int workers_started() const override { return started_; }
-  /// The device the worker measured on (its start's answer).
-  const std::string &device() const { return device_; }
 
  private:
   struct Process {
@@ -89,7 +87,7 @@ class WorkerMeasurer : public CandidateMeasurer {
   double start_timeout_ms_;
   Process proc_;
   std::string stderr_tail_, pending_;
-  std::string reference_how_, device_;
+  std::string reference_how_;
   double reference_ms_ = 0;
   int started_ = 0;
 };
