@@ -9,7 +9,6 @@
 
 #include "../workloads/Workloads.h"
 #include "TuneTestUtil.h"
-#include "tessera/analysis/Specialize.h"
 #include "tessera/runtime/DetectArch.h"
 #include "tessera/runtime/CudaDriver.h"
 #include "tessera/tune/Database.h"
@@ -24,12 +23,6 @@ namespace {
       GTEST_SKIP() << "no CUDA device: " << runtime::driver_message();         \
   } while (0)
 
-ir::PrimFunc workload(const std::string &name, bool full) {
-  for (const test::Entry &e : test::load_manifest())
-    if (e.name == name) return analysis::specialize(test::load_func(e), full ? e.full : e.small);
-  ADD_FAILURE() << "no workload " << name;
-  return {};
-}
 
 void expect_measured_and_consistent(const TuneResult &r) {
   EXPECT_TRUE(r.measured) << r.why_unmeasured;
@@ -57,7 +50,7 @@ TEST(FastTuneGpu, RealFaultsInTheWorkerFailTheirCandidateAlone) {
   setenv("TESSERA_PLANT_FAULT", "0:illegal_address,1:hang,2:launch_error,3:crash", 1);
   TuneResult r;
   try {
-    r = fast_tune(workload("matmul_nn_f16", false), arch, {.topk = 8, .measure_timeout_ms = 8000});
+    r = fast_tune(test::workload_at_size("matmul_nn_f16", false), arch, {.topk = 8, .measure_timeout_ms = 8000});
   } catch (...) {
     unsetenv("TESSERA_PLANT_FAULT");
     throw;
@@ -85,7 +78,7 @@ TEST(FastTuneGpu, EveryCandidateVerifiedAndTheFastestKept) {
   for (bool full : {false, true})
     for (const char *name : {"add_f16", "softmax_f16", "matmul_nn_f16", "gemv_int4", "reduce_sum_outer_f32"}) {
       SCOPED_TRACE(std::string(name) + (full ? " full" : " small"));
-      TuneResult r = fast_tune(workload(name, full), arch, {.topk = 8});
+      TuneResult r = fast_tune(test::workload_at_size(name, full), arch, {.topk = 8});
       expect_measured_and_consistent(r);
       EXPECT_GT(r.phases.measure_ms, 0);
     }
@@ -96,7 +89,7 @@ TEST(FastTuneGpu, TheDatabaseAnswersTheSecondCall) {
   test::ScratchDir dir;
   Database db = Database::open(dir.file("db.jsonl"));
   Arch arch = runtime::detect_arch();
-  ir::PrimFunc f = workload("reduce_sum_f32", true);
+  ir::PrimFunc f = test::workload_at_size("reduce_sum_f32", true);
   TuneResult first = fast_tune(f, arch, {.topk = 5, .db = &db});
   expect_measured_and_consistent(first);
   EXPECT_FALSE(first.from_db);

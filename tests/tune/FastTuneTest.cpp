@@ -13,7 +13,6 @@
 #include "tessera/script/Parser.h"
 
 #include "../workloads/Workloads.h"
-#include "tessera/analysis/Specialize.h"
 #include "tessera/ir/StructuralEqual.h"
 #include "tessera/runtime/Interpreter.h"
 #include "tessera/runtime/Verify.h"
@@ -26,12 +25,6 @@
 namespace tessera::tuning {
 namespace {
 
-ir::PrimFunc small_workload(const std::string &name) {
-  for (const test::Entry &e : test::load_manifest())
-    if (e.name == name) return analysis::specialize(test::load_func(e), e.small);
-  ADD_FAILURE() << "no workload " << name;
-  return {};
-}
 
 /// The interpreter's outputs of `g` on f's inputs are within the bounds of
 /// f's float64 reference.
@@ -43,7 +36,7 @@ void expect_same_answer(const ir::PrimFunc &f, const ir::PrimFunc &g) {
 }
 
 TEST(FastTune, CompilesEveryCandidateAndPicksThePolicysFirstWithoutADevice) {
-  ir::PrimFunc f = small_workload("matmul_nn_f32");
+  ir::PrimFunc f = test::workload_at_size("matmul_nn_f32");
   TuneOptions o{.topk = 6, .measure = false};
   std::vector<std::string> phases;
   o.progress = [&](const std::string &phase, int done, int total) {
@@ -82,7 +75,7 @@ TEST(FastTune, CompilesEveryCandidateAndPicksThePolicysFirstWithoutADevice) {
 // fails that candidate alone, as internal_error with the message, counted
 // apart from the configs the rule refused; the tune goes on.
 TEST(FastTune, AnInternalErrorFailsOneCandidateAndIsCountedApart) {
-  ir::PrimFunc f = small_workload("matmul_nn_f32");
+  ir::PrimFunc f = test::workload_at_size("matmul_nn_f32");
   setenv("TESSERA_PLANT_INTERNAL_ERROR", "1", 1);
   TuneResult r;
   try {
@@ -105,7 +98,7 @@ TEST(FastTune, AnInternalErrorFailsOneCandidateAndIsCountedApart) {
 }
 
 TEST(FastTune, ForcedRuleAndAlreadyScheduledFunctions) {
-  ir::PrimFunc f = small_workload("reduce_sum_f32");
+  ir::PrimFunc f = test::workload_at_size("reduce_sum_f32");
   TuneResult r = fast_tune(f, Arch::by_name("a100"), {.topk = 3, .rule = "fallback", .measure = false});
   EXPECT_EQ(r.rule, "fallback");
   expect_same_answer(f, r.best_func);
@@ -117,7 +110,7 @@ TEST(FastTune, ForcedRuleAndAlreadyScheduledFunctions) {
 }
 
 TEST(FastTune, ErrorsNameTheProblem) {
-  ir::PrimFunc f = small_workload("copy_f16");
+  ir::PrimFunc f = test::workload_at_size("copy_f16");
   try {
     fast_tune(f, Arch::by_name("h100"), {.rule = "no_such_rule", .measure = false});
     FAIL() << "expected a TuneError";
@@ -134,7 +127,7 @@ TEST(FastTune, ErrorsNameTheProblem) {
 }
 
 TEST(FastTune, JsonReportListsEveryCandidate) {
-  ir::PrimFunc f = small_workload("softmax_f16");
+  ir::PrimFunc f = test::workload_at_size("softmax_f16");
   TuneResult r = fast_tune(f, Arch::by_name("h100"), {.topk = 4, .measure = false});
   auto j = to_json(r);
   EXPECT_EQ(j["rule"], "general_reduction");
@@ -149,7 +142,7 @@ TEST(FastTune, JsonReportListsEveryCandidate) {
 // report and in the JSON; read_sass = false (or no tool) leaves them out.
 TEST(FastTuneSass, EveryBuiltCandidateCarriesItsSassSummary) {
   if (!runtime::find_disassembler()) GTEST_SKIP() << runtime::kNoDisassemblerHint;
-  ir::PrimFunc f = small_workload("softmax_f16");
+  ir::PrimFunc f = test::workload_at_size("softmax_f16");
   TuneResult r = fast_tune(f, Arch::by_name("h100"), {.topk = 4, .measure = false});
   EXPECT_FALSE(r.sass_tool.empty());
   EXPECT_EQ(r.sass_note, "");

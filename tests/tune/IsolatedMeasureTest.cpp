@@ -16,7 +16,6 @@
 #include "../workloads/Workloads.h"
 #include "MeasureWorker.h"  // lib/tune
 #include "Measurer.h"
-#include "tessera/analysis/Specialize.h"
 #include "tessera/arch/Arch.h"
 #include "tessera/script/Parser.h"
 #include "tessera/tune/FastTune.h"
@@ -24,12 +23,6 @@
 namespace tessera::tuning {
 namespace {
 
-ir::PrimFunc small_workload(const std::string &name) {
-  for (const test::Entry &e : test::load_manifest())
-    if (e.name == name) return analysis::specialize(test::load_func(e), e.small);
-  ADD_FAILURE() << "no workload " << name;
-  return {};
-}
 
 /// Sets an environment variable for one scope.
 struct ScopedEnv {
@@ -64,7 +57,7 @@ TEST(IsolatedMeasure, TheWorkerProgramIsFound) {
 }
 
 TEST(IsolatedMeasure, AWorkerAgreesWithTheTunersOwnProcess) {
-  ir::PrimFunc f = small_workload("matmul_nn_f32");
+  ir::PrimFunc f = test::workload_at_size("matmul_nn_f32");
   TuneResult in = fast_tune(f, Arch::by_name("h100"), simulated(false));
   TuneResult out = fast_tune(f, Arch::by_name("h100"), simulated(true));
   ASSERT_TRUE(in.measured) << in.why_unmeasured;
@@ -87,7 +80,7 @@ TEST(IsolatedMeasure, AWorkerAgreesWithTheTunersOwnProcess) {
 }
 
 TEST(IsolatedMeasure, EachPlantedFaultFailsItsCandidateAloneAndAFreshWorkerGoesOn) {
-  ir::PrimFunc f = small_workload("matmul_nn_f32");
+  ir::PrimFunc f = test::workload_at_size("matmul_nn_f32");
   ScopedEnv plant("TESSERA_PLANT_FAULT", "0:crash,1:hang,2:launch_error,3:illegal_address,4:wrong_answer");
   TuneResult r = fast_tune(f, Arch::by_name("h100"), simulated(true));
   ASSERT_TRUE(r.measured) << r.why_unmeasured;
@@ -122,7 +115,7 @@ TEST(IsolatedMeasure, EachPlantedFaultFailsItsCandidateAloneAndAFreshWorkerGoesO
 }
 
 TEST(IsolatedMeasure, AWorkerThatCannotStartLeavesTheRunUnmeasuredWithItsReason) {
-  ir::PrimFunc f = small_workload("matmul_nn_f32");
+  ir::PrimFunc f = test::workload_at_size("matmul_nn_f32");
   ScopedEnv worker("TESSERA_MEASURE_WORKER", "/bin/false");
   TuneResult r = fast_tune(f, Arch::by_name("h100"), simulated(true));
   EXPECT_FALSE(r.measured);
@@ -133,7 +126,7 @@ TEST(IsolatedMeasure, AWorkerThatCannotStartLeavesTheRunUnmeasuredWithItsReason)
 }
 
 TEST(IsolatedMeasure, BadHooksAreRefusedWithTheReason) {
-  ir::PrimFunc f = small_workload("matmul_nn_f32");
+  ir::PrimFunc f = test::workload_at_size("matmul_nn_f32");
   {
     ScopedEnv worker("TESSERA_MEASURE_WORKER", "/no/such/worker");
     TuneResult r = fast_tune(f, Arch::by_name("h100"), simulated(true));

@@ -1,9 +1,15 @@
-//===- tests/workloads/Workloads.cpp - A program beyond the corpus ----------===//
+//===- tests/workloads/Workloads.cpp - Workloads at test sizes, and beyond ---===//
 #include "Workloads.h"
 
+#include "tessera/analysis/Specialize.h"
 #include "tessera/script/Parser.h"
 
 namespace tessera::test {
+
+ir::PrimFunc workload_at_size(const std::string &name, bool full) {
+  const Entry &e = find_entry(name);
+  return analysis::specialize(load_func(e), full ? e.full : e.small);
+}
 
 ir::PrimFunc matmul_layout_program(const std::string &layout, int m, int n, int k) {
   auto s = [](int v) { return std::to_string(v); };
